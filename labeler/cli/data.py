@@ -1,0 +1,173 @@
+"""Data commands: init, import, export, schema, app."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from labeler.store import ImportItem, Store
+from scorer import importers
+from scorer.errors import InvalidRecord
+from scorer.formats import json_schemas
+from scorer.importers import Converted, ImportOptions
+from scorer.model import ToolSpec
+
+DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+
+db_option = click.option(
+    "--db", "db", envvar="TOOLGOLD_DB", default=None, show_envvar=True,
+    help="Database file or SQLAlchemy URL [default: data/toolgold.db].",
+)
+
+
+def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
+    """A progress bar on stderr, hidden when stderr is not a terminal (CI logs stay clean)."""
+    return tqdm(file=sys.stderr, disable=not sys.stderr.isatty(), **kwargs)  # type: ignore[call-overload]
+
+
+def load_tools(path: Path) -> tuple[ToolSpec, ...]:
+    """Tool schemas from a JSON file: a list of ``{name, description, parameters}`` or OpenAI
+    ``{"type": "function", "function": {...}}`` entries."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidRecord(f"cannot read tool schemas: {exc}", source=str(path)) from None
+    if not isinstance(raw, list):
+        raise InvalidRecord("expected a JSON array of tool schemas", source=str(path))
+    tools = []
+    for i, entry in enumerate(raw):
+        spec = entry.get("function", entry) if isinstance(entry, dict) else entry
+        try:
+            tools.append(ToolSpec.model_validate(spec))
+        except Exception as exc:
+            raise InvalidRecord(f"tool {i}: {exc}", source=str(path)) from None
+    return tuple(tools)
+
+
+def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
+                  ) -> tuple[list[ImportItem], list[InvalidRecord]]:
+    """Convert every file; return the good items and the bad records (with file and line)."""
+    items: list[ImportItem] = []
+    rejects: list[InvalidRecord] = []
+    with _progress(desc="reading", unit=" records") as bar:
+        for path in paths:
+            for item in importers.convert(path, fmt, options):
+                if isinstance(item, Converted):
+                    items.append(ImportItem(item.record, str(path), item.line))
+                else:
+                    rejects.append(item)
+                bar.update()
+    return items, rejects
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--from", "fmt", type=click.Choice([i.NAME for i in importers.IMPORTERS]), default=None,
+              help="Input format [default: detected from the file].")
+@click.option("--tools", "tools_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Tool schemas (JSON array) for sources that do not carry them.")
+@click.option("--split", type=click.Choice(["regression", "rolling"]), default="regression", show_default=True,
+              help="Split for the gold cases this import creates.")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid records; list the bad ones in a rejects file.")
+@click.option("--rejects", "rejects_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where --skip-invalid writes the rejected lines [default: toolgold-rejects.txt].")
+@db_option
+def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None, split: str,
+               skip_invalid: bool, rejects_file: Path | None, db: str | None) -> None:
+    """Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL,
+    ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
+    FILE:LINE and nothing is written, unless --skip-invalid."""
+    options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
+    items, rejects = convert_files(list(files), fmt, options)
+    if rejects and not skip_invalid:
+        raise rejects[0]
+    store = Store(db)
+    result = store.import_items(items, skip_invalid=skip_invalid)
+    rejects += result.rejects
+    result.rejects = rejects
+    click.echo(result.summary)
+    if rejects:
+        target = rejects_file or Path("toolgold-rejects.txt")
+        target.write_text("".join(f"{r}\n" for r in rejects), encoding="utf-8")
+        click.echo(f"{len(rejects)} rejected records listed in {target}", err=True)
+
+
+@click.command("export")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file [default: standard output].")
+@click.option("--split", type=click.Choice(["regression", "rolling"]), default=None)
+@click.option("--status", type=click.Choice(["draft", "submitted", "approved", "rejected"]), default=None)
+@click.option("--tag", default=None, help="Only cases carrying this tag.")
+@db_option
+def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str | None, db: str | None) -> None:
+    """Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same bytes)."""
+    store = Store(db)
+    total = store.count_gold(split=split, status=status, tag=tag)
+    lines = store.iter_gold_lines(split=split, status=status, tag=tag)
+    if out is None:
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        return
+    tmp = out.with_name(out.name + ".part")
+    with tmp.open("w", encoding="utf-8", newline="\n") as fh, _progress(total=total, desc="export", unit=" cases") as bar:
+        for line in lines:
+            fh.write(line + "\n")
+            bar.update()
+    tmp.replace(out)
+    click.echo(f"{total} gold cases written to {out}", err=True)
+
+
+@click.command("schema")
+@click.option("--write", "write_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write one <format>.schema.json per format into this directory.")
+def schema_cmd(write_dir: Path | None) -> None:
+    """Print (or write) the JSON Schemas of toolgold's formats."""
+    schemas = json_schemas()
+    if write_dir is None:
+        click.echo(json.dumps(schemas, indent=2, sort_keys=True))
+        return
+    write_dir.mkdir(parents=True, exist_ok=True)
+    for tag, schema in schemas.items():
+        name = tag.replace("toolgold.", "").replace("/", "-v") + ".schema.json"
+        (write_dir / name).write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        click.echo(str(write_dir / name))
+
+
+@click.command("init")
+@click.option("--demo-if-empty", is_flag=True, help="Import the bundled demo transcripts when the store is empty.")
+@db_option
+def init_cmd(demo_if_empty: bool, db: str | None) -> None:
+    """Create or migrate the database (and seed the demo)."""
+    store = Store(db)
+    click.echo(f"database ready: {store.url} (schema version {store.schema_version()})")
+    if demo_if_empty and store.count_transcripts() == 0:
+        files = sorted(DEMO_DIR.glob("*.jsonl"))
+        items, rejects = convert_files(files, None, ImportOptions())
+        if rejects:
+            raise rejects[0]
+        click.echo("demo: " + store.import_items(items, actor="demo").summary)
+
+
+@click.command("app")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Keep 127.0.0.1 unless a proxy with authentication stands in front.")
+@click.option("--port", default=8501, show_default=True, type=int)
+@db_option
+def app_cmd(host: str, port: int, db: str | None) -> None:
+    """Start the labeling app (Streamlit)."""
+    env = dict(os.environ)
+    if db:
+        env["TOOLGOLD_DB"] = db
+    entry = Path(__file__).resolve().parent.parent / "app" / "main.py"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.address", host,
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    raise SystemExit(subprocess.call(cmd, env=env))
+
+
+COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd, app_cmd]

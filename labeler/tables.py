@@ -1,0 +1,102 @@
+"""SQLModel table definitions. Only ``labeler.store`` imports this module: table rows never leave it.
+
+Bodies are canonical JSON text of the domain types (validated with pydantic at the store boundary,
+since ``table=True`` models skip validation); the columns next to them exist to filter and index.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+class MigrationRow(SQLModel, table=True):
+    __tablename__ = "toolgold_migrations"
+    version: int = Field(primary_key=True)
+    name: str
+    applied_at: str
+
+
+class TranscriptRow(SQLModel, table=True):
+    __tablename__ = "transcripts"
+    id: int | None = Field(default=None, primary_key=True)
+    external_id: str = Field(unique=True)
+    source: str = Field(index=True)
+    content_hash: str = Field(unique=True)
+    title: str = ""
+    body: str  # canonical JSON of the Transcript without its tools (those live in tool_schemas)
+    n_messages: int
+    n_turns: int
+    n_tool_calls: int
+    started_at: str | None = None  # the transcript's own timestamp, when it has one
+    imported_at: str
+
+
+class ToolSchemaRow(SQLModel, table=True):
+    """A tool's schema, versioned by content hash: a changed schema is a new row with the same name."""
+
+    __tablename__ = "tool_schemas"
+    hash: str = Field(primary_key=True)
+    name: str = Field(index=True)
+    body: str  # canonical JSON of the ToolSpec
+    first_seen: str
+
+
+class TranscriptToolRow(SQLModel, table=True):
+    __tablename__ = "transcript_tools"
+    transcript_id: int = Field(foreign_key="transcripts.id", primary_key=True, ondelete="CASCADE")
+    position: int = Field(primary_key=True)
+    schema_hash: str = Field(foreign_key="tool_schemas.hash", index=True)
+
+
+class TurnRow(SQLModel, table=True):
+    """A decision point: the message index in its transcript where the agent chose what to do."""
+
+    __tablename__ = "turns"
+    __table_args__ = (UniqueConstraint("transcript_id", "message_index"),)
+    id: int | None = Field(default=None, primary_key=True)
+    transcript_id: int = Field(foreign_key="transcripts.id", index=True, ondelete="CASCADE")
+    ordinal: int  # 0-based position among the transcript's decision points
+    message_index: int
+    observed: str  # canonical JSON list of the agent's calls ([{name, arguments}]) at this point
+    observed_behavior: str  # "call" | "text" | "open" (no assistant message: the agent has yet to answer)
+    n_calls: int
+
+
+class GoldCaseRow(SQLModel, table=True):
+    __tablename__ = "gold_cases"
+    __table_args__ = (Index("ix_gold_cases_split_status", "split", "status"),)
+    id: str = Field(primary_key=True)
+    conversation_id: str | None = Field(default=None, index=True)
+    turn: int | None = None
+    split: str
+    kind: str
+    status: str
+    behavior: str
+    tags: str  # canonical JSON list, for display; filtering uses gold_case_tags
+    source: str | None = None
+    body: str  # canonical JSON of the GoldCase, exactly as exported
+    content_hash: str
+    created_at: str
+    updated_at: str
+
+
+class GoldCaseTagRow(SQLModel, table=True):
+    __tablename__ = "gold_case_tags"
+    case_id: str = Field(foreign_key="gold_cases.id", primary_key=True, ondelete="CASCADE")
+    tag: str = Field(primary_key=True, index=True)
+
+
+class AuditRow(SQLModel, table=True):
+    """Append-only: who did what, when, with the before and after state."""
+
+    __tablename__ = "audit_log"
+    id: int | None = Field(default=None, primary_key=True)
+    at: str = Field(index=True)
+    actor: str
+    action: str
+    entity: str
+    entity_id: str = Field(index=True)
+    before: str | None = None
+    after: str | None = None
+    note: str | None = None

@@ -1,0 +1,42 @@
+"""Canonical JSON: the one way toolgold serializes values for comparing, hashing and saving.
+
+Keys are sorted, separators are compact and integral floats collapse to ints (``5.0`` and ``5`` are
+the same argument value), so two structurally equal values always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+
+def normalize(value: Any) -> Any:
+    """Return ``value`` with integral floats turned into ints, recursively (tuples become lists)."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {str(k): normalize(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalize(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints)."""
+    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(value: Any) -> str:
+    """A stable SHA-256 hex digest of ``value``'s canonical JSON."""
+    return hashlib.sha256(dumps(value).encode("utf-8")).hexdigest()
+
+
+def equal(a: Any, b: Any) -> bool:
+    """Structural equality on canonical JSON: nested dicts compare by keys, ``5 == 5.0``, ``True != 1``."""
+    return dumps(a) == dumps(b)

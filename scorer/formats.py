@@ -1,0 +1,183 @@
+"""Reading and writing toolgold's JSON Lines formats.
+
+Reading works on an iterable of lines (text or bytes) and a source name, so errors always say
+``FILE:LINE: what is wrong`` and the caller decides where the lines come from. Writing is canonical
+(sorted keys, compact), so exporting the same values always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from scorer import canonical
+from scorer.errors import InvalidRecord, UnknownFormat
+from scorer.model import GOLD_FORMAT, RUN_FORMAT, TRANSCRIPT_FORMAT, GoldCase, RunRecord, Transcript
+
+FORMATS: dict[str, type[BaseModel]] = {
+    TRANSCRIPT_FORMAT: Transcript,
+    GOLD_FORMAT: GoldCase,
+    RUN_FORMAT: RunRecord,
+}
+Record = Transcript | GoldCase | RunRecord
+M = TypeVar("M", bound=BaseModel)
+
+MAX_DEPTH = 200
+"""Values nested deeper than this are rejected: no real tool argument needs it, and it bounds recursion."""
+
+
+def iter_json_lines(lines: Iterable[str | bytes], source: str) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank line; raise ``InvalidRecord`` at the first bad one.
+
+    A UTF-8 byte-order mark on the first line and CRLF line ends are accepted; invalid UTF-8 is not.
+    """
+    for number, value in iter_json_lines_tolerant(lines, source):
+        if isinstance(value, InvalidRecord):
+            raise value
+        yield number, value
+
+
+def iter_json_lines_tolerant(lines: Iterable[str | bytes], source: str) -> Iterator[tuple[int, Any]]:
+    """Like ``iter_json_lines`` but a bad line yields its ``InvalidRecord`` and reading goes on."""
+    for number, raw in enumerate(lines, start=1):
+        if isinstance(raw, bytes):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=source, line=number)
+                continue
+        else:
+            text = raw
+        if number == 1:
+            text = text.removeprefix("\ufeff")
+        if not text.strip():
+            continue
+        try:
+            yield number, parse_json_text(text, source=source, line=number)
+        except InvalidRecord as err:
+            yield number, err
+
+
+def parse_json_text(text: str, *, source: str | None = None, line: int | None = None) -> Any:
+    """Parse one JSON document, turning every failure into an ``InvalidRecord`` at ``source:line``."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", source=source, line=line) from None
+    except ValueError as exc:
+        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        col = f" (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise InvalidRecord(f"not valid JSON: {msg}{col}", source=source, line=line) from None
+    if _depth(value) > MAX_DEPTH:
+        raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", source=source, line=line)
+    return value
+
+
+def _depth(value: Any) -> int:
+    depth, frontier = 0, [value]
+    while frontier:
+        nxt: list[Any] = []
+        for v in frontier:
+            if isinstance(v, dict):
+                nxt.extend(v.values())
+            elif isinstance(v, list):
+                nxt.extend(v)
+        if nxt:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return depth
+        frontier = nxt
+    return depth
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem, naming the field path (``messages.3.role``) and what is wrong."""
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    more = len(exc.errors()) - 5
+    if more > 0:
+        parts.append(f"(+{more} more)")
+    return "; ".join(parts)
+
+
+def parse_record(value: Any, *, expect: type[M] | None = None, source: str | None = None,
+                 line: int | None = None) -> Any:
+    """Validate one decoded JSON value as a toolgold record, dispatching on its ``format`` tag.
+
+    With ``expect`` the record must be of that type. Raises ``UnknownFormat`` for a format or version
+    toolgold does not read and ``InvalidRecord`` for anything else wrong, both placed at ``source:line``.
+    """
+    if not isinstance(value, dict):
+        raise InvalidRecord(f"expected a JSON object, got {_json_type(value)}", source=source, line=line)
+    tag = value.get("format")
+    if tag is None:
+        raise InvalidRecord(
+            f"missing 'format' (one of: {', '.join(FORMATS)})", source=source, line=line
+        )
+    model = FORMATS.get(tag) if isinstance(tag, str) else None
+    if model is None:
+        known = ", ".join(FORMATS)
+        family = str(tag).rsplit("/", 1)[0]
+        hint = " (a newer version than this toolgold reads?)" if any(
+            k.startswith(family + "/") for k in FORMATS) else ""
+        raise UnknownFormat(f"unknown format {tag!r}{hint}; this toolgold reads {known}", source=source, line=line)
+    if expect is not None and model is not expect:
+        wanted = next(k for k, v in FORMATS.items() if v is expect)
+        raise InvalidRecord(f"expected a {wanted} record, got {tag}", source=source, line=line)
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise InvalidRecord(describe_validation_error(exc), source=source, line=line) from None
+
+
+def read_records(lines: Iterable[str | bytes], source: str, *, expect: type[M]) -> Iterator[tuple[int, M]]:
+    """Yield ``(line_number, record)`` of type ``expect`` from JSON Lines."""
+    for number, value in iter_json_lines(lines, source):
+        yield number, parse_record(value, expect=expect, source=source, line=number)
+
+
+def _json_type(value: Any) -> str:
+    return {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def to_json(record: BaseModel) -> dict[str, Any]:
+    """The record as plain JSON values (the shape written to files)."""
+    return record.model_dump(mode="json")
+
+
+def dumps_record(record: BaseModel) -> str:
+    """One canonical JSON line (without the newline) for ``record``."""
+    return canonical.dumps(to_json(record))
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """JSON Schema of each format, keyed by format tag, generated from the models."""
+    out = {}
+    for tag, model in FORMATS.items():
+        schema = model.model_json_schema()
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://toolgold.dev/schema/{tag.replace('/', '-')}.json"
+        out[tag] = schema
+    return out
+
+
+__all__ = [
+    "FORMATS",
+    "Record",
+    "describe_validation_error",
+    "dumps_record",
+    "iter_json_lines",
+    "iter_json_lines_tolerant",
+    "json_schemas",
+    "parse_json_text",
+    "parse_record",
+    "read_records",
+    "to_json",
+]

@@ -1,0 +1,434 @@
+"""The domain model: transcripts, gold cases and run records, as frozen pydantic types.
+
+These types are the public contract of toolgold's JSON Lines formats. Each top-level record carries a
+``format`` tag with a version (``toolgold.gold/1``); readers reject versions they do not know. The JSON
+Schemas under ``docs/schema/`` are generated from these classes (``toolgold schema``).
+
+Values carry no storage identity: ids here are the dataset's own ids, never database keys.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+TRANSCRIPT_FORMAT: Final = "toolgold.transcript/1"
+GOLD_FORMAT: Final = "toolgold.gold/1"
+RUN_FORMAT: Final = "toolgold.run/1"
+
+Role = Literal["system", "user", "assistant", "tool"]
+Behavior = Literal["call", "no_call", "clarify"]
+Split = Literal["regression", "rolling"]
+CaseKind = Literal["turn", "trajectory"]
+OrderMode = Literal["strict", "unordered", "subset", "superset"]
+LabelStatus = Literal["draft", "submitted", "approved", "rejected"]
+MatchKind = Literal[
+    "exact",
+    "one_of",
+    "any",
+    "ci",
+    "number",
+    "date",
+    "datetime",
+    "currency",
+    "phone",
+    "regex",
+    "semantic",
+    "from_call",
+]
+MATCH_KINDS: tuple[str, ...] = MatchKind.__args__  # type: ignore[attr-defined]
+
+
+class Frozen(BaseModel):
+    """Base of every domain type: immutable, and unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------------------------------
+# Tools and messages (OpenAI chat shape, the lingua franca every importer converts into)
+# --------------------------------------------------------------------------------------------------
+
+
+class ToolSpec(Frozen):
+    """A tool offered to the agent: its name, description and JSON Schema for the arguments."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        props = self.parameters.get("properties")
+        return props if isinstance(props, dict) else {}
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        req = self.parameters.get("required")
+        return tuple(r for r in req if isinstance(r, str)) if isinstance(req, list) else ()
+
+
+class FunctionCall(Frozen):
+    """``function`` of an OpenAI tool call: arguments stay the JSON string the model produced."""
+
+    name: str = Field(min_length=1)
+    arguments: str = "{}"
+
+
+class ToolCallRef(Frozen):
+    """One tool call inside an assistant message."""
+
+    id: str = Field(min_length=1)
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+    def parsed_arguments(self) -> dict[str, Any] | str:
+        """The arguments as a dict, or the raw string when it is not a JSON object."""
+        return parse_arguments(self.function.arguments)
+
+
+class Message(Frozen):
+    """A chat message. Assistant messages may carry ``tool_calls``; tool messages a ``tool_call_id``."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCallRef, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _role_fields(self) -> Message:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError(f"only assistant messages carry tool_calls (this one is {self.role!r})")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message needs the tool_call_id it answers")
+        if self.role != "tool" and self.tool_call_id is not None:
+            raise ValueError(f"tool_call_id belongs on tool messages, not {self.role!r}")
+        return self
+
+
+def _check_tool_call_links(messages: tuple[Message, ...]) -> None:
+    """Tool call ids are unique, and every tool result answers a call made before it."""
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        for call in message.tool_calls:
+            if call.id in seen:
+                raise ValueError(f"messages[{index}]: duplicate tool_call id {call.id!r}")
+            seen.add(call.id)
+        if message.role == "tool" and message.tool_call_id not in seen:
+            raise ValueError(
+                f"messages[{index}]: tool result answers {message.tool_call_id!r}, "
+                "which no earlier assistant message called"
+            )
+
+
+def _check_unique_tools(tools: tuple[ToolSpec, ...]) -> None:
+    names = [t.name for t in tools]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"tools are listed twice: {', '.join(dupes)}")
+
+
+class Transcript(Frozen):
+    """A conversation as it happened, with the tools the agent had. ``format: toolgold.transcript/1``.
+
+    Every assistant message is a decision point that can be labeled; a transcript with no assistant
+    message (a bare question, as in BFCL) has one decision point after its last message.
+    """
+
+    format: Literal["toolgold.transcript/1"] = TRANSCRIPT_FORMAT
+    id: str = Field(min_length=1)
+    messages: tuple[Message, ...] = Field(min_length=1)
+    tools: tuple[ToolSpec, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _links(self) -> Transcript:
+        _check_tool_call_links(self.messages)
+        _check_unique_tools(self.tools)
+        return self
+
+    def decision_points(self) -> tuple[int, ...]:
+        """Message indexes where the agent decided (or must decide) what to do."""
+        points = tuple(i for i, m in enumerate(self.messages) if m.role == "assistant")
+        return points or (len(self.messages),)
+
+
+# --------------------------------------------------------------------------------------------------
+# Gold cases
+# --------------------------------------------------------------------------------------------------
+
+
+class Call(Frozen):
+    """A tool call with parsed arguments (what the gold expects)."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Answer(Frozen):
+    """What the agent should do at a decision point: call tools, make no call, or ask the user."""
+
+    behavior: Behavior
+    calls: tuple[Call, ...] = ()
+    tool_only: bool = False
+    """When true only the tool names are checked (an alternative that accepts any arguments)."""
+
+    @model_validator(mode="after")
+    def _calls_fit_behavior(self) -> Answer:
+        if self.behavior == "call" and not self.calls:
+            raise ValueError("behavior 'call' needs at least one call")
+        if self.behavior != "call" and self.calls:
+            raise ValueError(f"behavior {self.behavior!r} takes no calls")
+        return self
+
+
+class ArgRule(Frozen):
+    """How one argument of the actual call is compared with the gold value."""
+
+    match: MatchKind = "exact"
+    accept: tuple[Any, ...] = ()
+    """Further acceptable values (``one_of``; also honoured by the other matchers)."""
+    optional: bool = False
+    """The argument may be omitted; when present it is still compared."""
+    tolerance: float | None = Field(default=None, ge=0)
+    """Absolute tolerance for ``number`` (and amount tolerance for ``currency``)."""
+    pattern: str | None = None
+    """Regular expression for ``regex`` (full match)."""
+    intent: str | None = None
+    """What the value must capture, in words, for ``semantic`` (asked of the judge)."""
+    from_call: int | None = Field(default=None, ge=0)
+    """For ``from_call``: index of the expected call whose result must contain the value."""
+    currency: str | None = None
+    """Default ISO currency for ``currency`` when a value names none."""
+    region: str | None = None
+    """Default region for ``phone`` numbers written without a country code (e.g. ``US``)."""
+    grounded: bool | None = None
+    """Force (true) or waive (false) the check that the value appears in the context."""
+
+    @model_validator(mode="after")
+    def _parameters_fit_kind(self) -> ArgRule:
+        if self.match == "regex" and not self.pattern:
+            raise ValueError("match 'regex' needs a pattern")
+        if self.match == "semantic" and not self.intent:
+            raise ValueError("match 'semantic' needs an intent sentence")
+        if self.match == "one_of" and not self.accept:
+            raise ValueError("match 'one_of' needs the accepted values in 'accept'")
+        if self.pattern is not None:
+            import re
+
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern is not a valid regular expression: {exc}") from exc
+        return self
+
+
+class Dependency(Frozen):
+    """In a trajectory, expected call ``step`` may only happen after every call in ``requires``."""
+
+    step: int = Field(ge=0)
+    requires: tuple[int, ...] = Field(min_length=1)
+
+
+class ForbiddenCall(Frozen):
+    """A call that must not happen in the trajectory (any arguments, or only these)."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = None
+    reason: str = ""
+
+
+class Provenance(Frozen):
+    """Who made the label and where it came from."""
+
+    annotators: tuple[str, ...] = ()
+    reviewer: str | None = None
+    status: LabelStatus = "approved"
+    labeled_at: datetime | None = None
+    source: str | None = None
+    gold_version: str | None = None
+
+
+class GoldCase(Frozen):
+    """The expected behaviour at one decision point (``kind: turn``) or over a whole conversation
+    (``kind: trajectory``). ``format: toolgold.gold/1``.
+
+    For a turn case ``messages`` is the context the agent saw and ``turn`` the index of the decision
+    point in the conversation (so ``len(messages) == turn`` when the context is complete). Several calls
+    in ``expected.calls`` of a turn case are parallel calls, matched without regard to order.
+    """
+
+    format: Literal["toolgold.gold/1"] = GOLD_FORMAT
+    id: str = Field(min_length=1)
+    conversation_id: str | None = None
+    turn: int | None = Field(default=None, ge=0)
+    split: Split = "regression"
+    kind: CaseKind = "turn"
+    tools: tuple[ToolSpec, ...] = ()
+    messages: tuple[Message, ...] = ()
+    reference_time: datetime | None = None
+    expected: Answer
+    alternatives: tuple[Answer, ...] = ()
+    arg_rules: dict[str, dict[str, ArgRule]] = Field(default_factory=dict)
+    required_args: dict[str, tuple[str, ...]] | None = None
+    order: OrderMode | None = None
+    after: tuple[Dependency, ...] = ()
+    forbidden: tuple[ForbiddenCall, ...] = ()
+    tags: tuple[str, ...] = ()
+    rationale: str = ""
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("reference_time")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("reference_time needs a timezone (e.g. 2024-05-15T15:00:00-05:00 or ...Z)")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GoldCase:
+        _check_tool_call_links(self.messages)
+        _check_unique_tools(self.tools)
+        n = len(self.expected.calls)
+        if self.kind == "turn":
+            if self.order is not None or self.after or self.forbidden:
+                raise ValueError("order / after / forbidden belong to trajectory cases (kind: trajectory)")
+        else:
+            for dep in self.after:
+                bad = [i for i in (dep.step, *dep.requires) if i >= n]
+                if bad:
+                    raise ValueError(f"after: step {bad[0]} does not exist ({n} expected calls)")
+                if dep.step in dep.requires:
+                    raise ValueError(f"after: step {dep.step} cannot require itself")
+        for tool, rules in self.arg_rules.items():
+            for arg, rule in rules.items():
+                if rule.match == "from_call" and rule.from_call is not None and rule.from_call >= n:
+                    raise ValueError(f"arg_rules.{tool}.{arg}: from_call {rule.from_call} is not an expected call")
+        return self
+
+    @property
+    def order_mode(self) -> OrderMode:
+        return self.order or "strict"
+
+    def tool(self, name: str) -> ToolSpec | None:
+        for spec in self.tools:
+            if spec.name == name:
+                return spec
+        return None
+
+    def required_for(self, tool: str) -> tuple[str, ...]:
+        """Argument keys the call to ``tool`` must carry: the schema's ``required`` ∪ ``required_args``."""
+        spec = self.tool(tool)
+        keys = list(spec.required if spec else ())
+        if self.required_args is not None:
+            keys += [k for k in self.required_args.get(tool, ()) if k not in keys]
+        return tuple(keys)
+
+    def rule_for(self, tool: str, arg: str) -> ArgRule:
+        return self.arg_rules.get(tool, {}).get(arg) or ArgRule()
+
+
+# --------------------------------------------------------------------------------------------------
+# Run records: what the agent under test did
+# --------------------------------------------------------------------------------------------------
+
+
+class RunCall(Frozen):
+    """A call the agent made. ``arguments`` may arrive as a JSON string (as OpenAI returns them); an
+    unparseable string is kept as-is and reported as ``malformed_arguments``, never dropped."""
+
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _parse(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_arguments(value)
+        return value
+
+    @property
+    def malformed(self) -> bool:
+        return isinstance(self.arguments, str)
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return self.arguments if isinstance(self.arguments, dict) else {}
+
+
+class RunRecord(Frozen):
+    """What the agent did for one gold case (``format: toolgold.run/1``).
+
+    A turn case gets ``calls`` (empty = no call) and optional ``text``; a trajectory case gets the full
+    ``messages`` of the run.
+    """
+
+    format: Literal["toolgold.run/1"] = RUN_FORMAT
+    case_id: str = Field(min_length=1)
+    calls: tuple[RunCall, ...] | None = None
+    text: str | None = None
+    messages: tuple[Message, ...] | None = None
+    run_id: str | None = None
+    model: str | None = None
+    trial: int = Field(default=0, ge=0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> RunRecord:
+        if self.calls is not None and self.messages is not None:
+            raise ValueError("a run record has either calls (turn case) or messages (trajectory), not both")
+        if self.messages is not None:
+            _check_tool_call_links(self.messages)
+        return self
+
+    def actual_calls(self) -> tuple[RunCall, ...]:
+        """The calls of a turn record, or every call in a trajectory's messages, in order."""
+        if self.calls is not None:
+            return self.calls
+        return tuple(
+            RunCall(name=c.function.name, arguments=c.function.arguments)
+            for m in self.messages or ()
+            for c in m.tool_calls
+        )
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | str:
+    """Parse a JSON-object argument string; return the raw string when it is not one."""
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+__all__ = [
+    "GOLD_FORMAT",
+    "MATCH_KINDS",
+    "RUN_FORMAT",
+    "TRANSCRIPT_FORMAT",
+    "Answer",
+    "ArgRule",
+    "Behavior",
+    "Call",
+    "CaseKind",
+    "Dependency",
+    "ForbiddenCall",
+    "FunctionCall",
+    "GoldCase",
+    "LabelStatus",
+    "MatchKind",
+    "Message",
+    "OrderMode",
+    "Provenance",
+    "RunCall",
+    "RunRecord",
+    "Split",
+    "ToolCallRef",
+    "ToolSpec",
+    "Transcript",
+    "parse_arguments",
+]
