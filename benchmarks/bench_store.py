@@ -1,0 +1,127 @@
+"""Import and export throughput of the store, end to end through the real CLI.
+
+- import: N transcripts of tau-bench size (real gpt-4o airline trajectories from the bundled demo, each
+  copied under new ids with a varied message so every one is new content), `toolgold import` into an
+  empty SQLite file. Target: ≥ 500 transcripts/s.
+- export: M gold cases (tau-bench-sized context each), `toolgold export -o`. Target: ≥ 20,000 cases/s,
+  memory flat in M (peak RSS reported for two sizes).
+- DB size per 10,000 transcripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "labeler" / "demo"
+
+
+def _base_transcripts() -> list[dict]:
+    rows = []
+    for path in sorted(DEMO.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if rec.get("format") == "toolgold.transcript/1" and rec.get("metadata", {}).get("source") == "tau-bench":
+                rows.append(rec)
+    if not rows:
+        raise SystemExit("no tau-bench transcripts in labeler/demo/: run python -m labeler.demo.build_demo")
+    return rows
+
+
+def _base_gold() -> list[dict]:
+    rows = []
+    for path in sorted(DEMO.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if rec.get("format") == "toolgold.gold/1" and rec.get("kind") == "turn":
+                rows.append(rec)
+    return rows
+
+
+def write_transcripts(path: Path, n: int) -> int:
+    base = _base_transcripts()
+    size = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            rec = dict(base[i % len(base)])
+            rec["id"] = f"bench/{i}"
+            msgs = list(rec["messages"])
+            msgs[1] = {**msgs[1], "content": f"{msgs[1].get('content') or ''} (bench {i})"}
+            rec["messages"] = msgs
+            line = json.dumps(rec) + "\n"
+            size += len(line)
+            fh.write(line)
+    return size
+
+
+def write_gold(path: Path, n: int) -> None:
+    base = _base_gold()
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            rec = dict(base[i % len(base)])
+            rec["id"] = f"bench-{i:07d}"
+            fh.write(json.dumps(rec) + "\n")
+
+
+MEASURE = """
+import atexit, resource, sys
+def _report():
+    with open(sys.argv[1], "w") as fh:
+        fh.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+atexit.register(_report)
+sys.argv = ["toolgold", *sys.argv[2:]]
+from labeler.cli import main
+main()
+"""
+
+
+def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run `toolgold ARGS` in a fresh process; return wall seconds and that process's peak RSS in MB."""
+    with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", MEASURE, rss_file.name, *args], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - started
+        return elapsed, int(Path(rss_file.name).read_text() or 0) / 1024
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_store")
+    parser.add_argument("--transcripts", type=int, default=10_000)
+    parser.add_argument("--gold", type=int, default=100_000)
+    args = parser.parse_args(argv)
+    toolgold = [sys.executable, "-m", "labeler.cli"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmpdir = Path(tmp)
+        env = {**os.environ, "TOOLGOLD_DB": str(tmpdir / "bench.db")}
+        src = tmpdir / "transcripts.jsonl"
+        size = write_transcripts(src, args.transcripts)
+        secs, rss = run_measured(["import", str(src)], env)
+        db_mb = sum(p.stat().st_size for p in tmpdir.glob("bench.db*")) / 1e6
+        rows.append(("import transcripts (tau-bench size, avg %.1f KB)" % (size / args.transcripts / 1000),
+                     args.transcripts, secs, args.transcripts / secs, rss, "≥ 500/s"))
+        gold_src = tmpdir / "gold.jsonl"
+        for n in sorted({args.gold // 10, args.gold}):
+            env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db")}
+            write_gold(gold_src, n)
+            subprocess.run([*toolgold, "import", str(gold_src)], env=env_g, check=True, stdout=subprocess.DEVNULL)
+            secs, rss = run_measured(["export", "-o", str(tmpdir / "out.jsonl")], env_g)
+            rows.append((f"export gold cases ({n:,})", n, secs, n / secs, rss, "≥ 20,000/s, flat memory"))
+    print("| what | n | seconds | per second | peak RSS MB | target |")
+    print("|---|---:|---:|---:|---:|---|")
+    for what, n, secs, rate, rss, target in rows:
+        print(f"| {what} | {n:,} | {secs:.1f} | {rate:,.0f} | {rss:.0f} | {target} |")
+    print(f"\nSQLite size for {args.transcripts:,} transcripts: {db_mb:.0f} MB "
+          f"({db_mb / args.transcripts * 10_000:.0f} MB per 10,000)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
