@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,3 +34,35 @@ def store(isolated_db: Path):  # type: ignore[no-untyped-def]
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+POSTGRES_URL_ENV = "TOOLGOLD_TEST_POSTGRES_URL"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test (the server is started by .ci/run)."""
+    base = os.environ.get(POSTGRES_URL_ENV)
+    if not base:
+        pytest.skip(f"{POSTGRES_URL_ENV} is not set (.ci/run starts a throwaway PostgreSQL and sets it)")
+    from sqlalchemy import create_engine, text
+
+    name = f"toolgold_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield base.rsplit("/", 1)[0] + "/" + name
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_store(request: pytest.FixtureRequest, isolated_db: Path):  # type: ignore[no-untyped-def]
+    """The store on each supported backend: a real SQLite file, and a real PostgreSQL database."""
+    from labeler.store import Store
+
+    url = str(isolated_db) if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    s = Store(url)
+    yield s
+    s.close()
