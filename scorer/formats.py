@@ -25,6 +25,9 @@ FORMATS: dict[str, type[BaseModel]] = {
 Record = Transcript | GoldCase | RunRecord
 M = TypeVar("M", bound=BaseModel)
 
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""A record longer than this is refused before parsing: no real transcript line comes near it."""
+
 MAX_DEPTH = 200
 """Values nested deeper than this are rejected: no real tool argument needs it, and it bounds recursion."""
 
@@ -43,6 +46,11 @@ def iter_json_lines(lines: Iterable[str | bytes], source: str) -> Iterator[tuple
 def iter_json_lines_tolerant(lines: Iterable[str | bytes], source: str) -> Iterator[tuple[int, Any]]:
     """Like ``iter_json_lines`` but a bad line yields its ``InvalidRecord`` and reading goes on."""
     for number, raw in enumerate(lines, start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            yield number, InvalidRecord(
+                f"record is {len(raw) / 1e6:.1f} MB; the limit is {MAX_LINE_BYTES // (1024 * 1024)} MB per line",
+                source=source, line=number)
+            continue
         if isinstance(raw, bytes):
             try:
                 text = raw.decode("utf-8")
@@ -53,6 +61,7 @@ def iter_json_lines_tolerant(lines: Iterable[str | bytes], source: str) -> Itera
             text = raw
         if number == 1:
             text = text.removeprefix("\ufeff")
+        text = text.rstrip("\r\n")
         if not text.strip():
             continue
         try:
@@ -95,12 +104,16 @@ def _depth(value: Any) -> int:
 
 def describe_validation_error(exc: ValidationError) -> str:
     """One line per problem, naming the field path (``messages.3.role``) and what is wrong."""
+    errors = exc.errors()
+    # A failing item also fails its container's length check; report only the item.
+    errors = [e for e in errors if not (e["type"] == "too_short" and any(
+        len(o["loc"]) > len(e["loc"]) and o["loc"][:len(e["loc"])] == e["loc"] for o in errors))]
     parts = []
-    for err in exc.errors()[:5]:
+    for err in errors[:5]:
         loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
         msg = err["msg"].removeprefix("Value error, ")
         parts.append(f"{loc}: {msg}" if loc else msg)
-    more = len(exc.errors()) - 5
+    more = len(errors) - 5
     if more > 0:
         parts.append(f"(+{more} more)")
     return "; ".join(parts)

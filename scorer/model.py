@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Final, Literal
 
+import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 TRANSCRIPT_FORMAT: Final = "toolgold.transcript/1"
@@ -59,6 +61,14 @@ class ToolSpec(Frozen):
     name: str = Field(min_length=1)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    @field_validator("parameters")
+    @classmethod
+    def _valid_json_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        problem = json_schema_problem(value)
+        if problem:
+            raise ValueError(f"parameters is not a valid JSON Schema: {problem}")
+        return value
 
     @property
     def properties(self) -> dict[str, Any]:
@@ -286,7 +296,7 @@ class GoldCase(Frozen):
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
-            raise ValueError("reference_time needs a timezone (e.g. 2024-05-15T15:00:00-05:00 or ...Z)")
+            raise ValueError("needs a timezone (e.g. 2024-05-15T15:00:00-05:00 or ...Z)")
         return value
 
     @model_validator(mode="after")
@@ -396,6 +406,23 @@ class RunRecord(Frozen):
         )
 
 
+@lru_cache(maxsize=4096)
+def _schema_problem(schema_json: str) -> str | None:
+    schema = json.loads(schema_json)
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path)
+        return f"{exc.message}" + (f" (at {where})" if where else "")
+    return None
+
+
+def json_schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema, or None. Cached: the same tools recur in every transcript."""
+    return _schema_problem(json.dumps(schema, sort_keys=True))
+
+
 def parse_arguments(raw: str) -> dict[str, Any] | str:
     """Parse a JSON-object argument string; return the raw string when it is not one."""
     try:
@@ -430,5 +457,6 @@ __all__ = [
     "ToolCallRef",
     "ToolSpec",
     "Transcript",
+    "json_schema_problem",
     "parse_arguments",
 ]

@@ -57,12 +57,16 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
     rejects: list[InvalidRecord] = []
     with _progress(desc="reading", unit=" records") as bar:
         for path in paths:
+            seen = 0
             for item in importers.convert(path, fmt, options):
+                seen += 1
                 if isinstance(item, Converted):
                     items.append(ImportItem(item.record, str(path), item.line))
                 else:
                     rejects.append(item)
                 bar.update()
+            if not seen:
+                rejects.append(InvalidRecord("no records in this file (it is empty)", source=str(path)))
     return items, rejects
 
 
