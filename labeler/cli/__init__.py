@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from labeler.cli import data as _data
+from labeler.cli import run as _run
 from scorer.errors import ToolgoldError
 
 EXIT_BAD_INPUT = 2
@@ -34,7 +35,7 @@ def cli() -> None:
     """toolgold: gold labels and scoring for agent tool calls."""
 
 
-for command in _data.COMMANDS:
+for command in [*_data.COMMANDS, *_run.COMMANDS]:
     cli.add_command(command)
 
 

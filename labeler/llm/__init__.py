@@ -1,0 +1,1 @@
+"""Access to hosted models. Only anthropic_gateway.py imports an SDK."""
