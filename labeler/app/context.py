@@ -1,0 +1,58 @@
+"""What every page shares: the store, the parsed-transcript cache, and the state kept in the URL.
+
+The store (engine) is the only cached resource. Parsed transcripts are cached as data: a transcript id
+never changes content in a store (re-importing other content under the same id is refused), so the cache
+needs no invalidation. The selected transcript and turn live in the URL query parameters, so a reload or
+a shared link resumes at the same place.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from labeler.store import Store, database_url
+from scorer.model import Transcript
+
+TRANSCRIPT_PARAM = "t"
+TURN_PARAM = "turn"
+
+
+@st.cache_resource(show_spinner=False)
+def _store_at(url: str) -> Store:
+    return Store(url)
+
+
+def store() -> Store:
+    """The store for ``TOOLGOLD_DB`` (one engine per database per process)."""
+    return _store_at(database_url())
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _transcript_at(url: str, transcript_id: str) -> Transcript:
+    return _store_at(url).get_transcript(transcript_id).transcript
+
+
+def transcript(transcript_id: str) -> Transcript:
+    """The parsed transcript (cached; raises ``StoreError`` when there is none with this id)."""
+    return _transcript_at(database_url(), transcript_id)
+
+
+def selected_transcript() -> str | None:
+    return st.query_params.get(TRANSCRIPT_PARAM) or None
+
+
+def selected_turn() -> int | None:
+    raw = st.query_params.get(TURN_PARAM)
+    return int(raw) if raw is not None and raw.isdigit() else None
+
+
+def select(transcript_id: str | None, turn: int | None = None) -> None:
+    """Point the URL at a transcript (and one of its decision points), or at none."""
+    if transcript_id is None:
+        st.query_params.pop(TRANSCRIPT_PARAM, None)
+    else:
+        st.query_params[TRANSCRIPT_PARAM] = transcript_id
+    if turn is None:
+        st.query_params.pop(TURN_PARAM, None)
+    else:
+        st.query_params[TURN_PARAM] = str(turn)

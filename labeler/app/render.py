@@ -1,0 +1,125 @@
+"""Render a transcript as a conversation, with every piece of transcript text inert.
+
+Transcript text is untrusted (it comes from users, tools and models): it is only ever passed to
+``st.text`` and ``st.code``, which show characters, never Markdown or HTML. Labels of expanders and chat
+avatars are fixed strings of ours, because Streamlit renders those as Markdown. Containers carry keys, which
+Streamlit turns into ``st-key-…`` classes: the test ids browser tests read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from scorer.model import Message, ToolCallRef, ToolSpec, Transcript
+
+PREVIEW_CHARS = 140
+
+STYLE = """
+<style>
+.st-key-after-decision { opacity: 0.42; filter: grayscale(0.6); }
+.st-key-decision-point { border-left: 3px solid var(--primary-color, #a86b00); padding-left: 0.5rem; }
+div[class*="st-key-call-"] { background: rgba(168, 107, 0, 0.05); }
+div[class*="st-key-result-"] { padding-left: 3rem; }
+</style>
+"""
+
+
+def inject_style() -> None:
+    st.html(STYLE)
+
+
+def one_line(text: str | None, limit: int = PREVIEW_CHARS) -> str:
+    """``text`` on one line, shortened to ``limit`` characters."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def _pretty_content(text: str) -> tuple[str, str | None]:
+    """Tool results are often JSON: indent them; anything else is shown as it is."""
+    try:
+        return pretty_json(json.loads(text)), "json"
+    except ValueError:
+        return text, None
+
+
+def tool_call_card(call: ToolCallRef, key: str) -> None:
+    """A compact card: the tool name, then the arguments as indented JSON."""
+    with st.container(border=True, key=key):
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.badge("tool call", icon=":material/build:", color="orange")
+            st.text(call.function.name)
+        args = call.parsed_arguments()
+        if isinstance(args, str):
+            st.warning("The arguments are not a JSON object; shown as sent.", icon=":material/warning:")
+            st.code(args, language=None, wrap_lines=True)
+        elif args:
+            st.code(pretty_json(args), language="json", wrap_lines=True)
+        else:
+            st.text("(no arguments)")
+
+
+def tool_result(message: Message, tool_name: str | None, key: str) -> None:
+    """A tool result, collapsed: one line of preview, the full text in an expander."""
+    content = message.content or ""
+    with st.container(key=key):
+        st.text(f"↳ {tool_name or 'tool'} → {one_line(content) or '(empty)'}")
+        if len(content) > 0:
+            with st.expander(f"Full result ({len(content):,} characters)"):
+                body, language = _pretty_content(content)
+                st.code(body, language=language, wrap_lines=True)
+
+
+def message(tr: Transcript, index: int, call_names: dict[str, str]) -> None:
+    m = tr.messages[index]
+    key = f"msg-{index}"
+    if m.role == "system":
+        with st.container(key=key), st.expander("System prompt", icon=":material/settings:"):
+            st.text(m.content or "")
+        return
+    if m.role == "tool":
+        tool_result(m, call_names.get(m.tool_call_id or ""), key=f"result-{index}")
+        return
+    with st.container(key=key), st.chat_message(m.role):
+        if m.content:
+            st.text(m.content)
+        for n, call in enumerate(m.tool_calls):
+            tool_call_card(call, key=f"call-{index}-{n}")
+        if not m.content and not m.tool_calls:
+            st.text("(empty message)")
+
+
+def conversation(tr: Transcript, decision_index: int | None = None) -> None:
+    """The whole conversation. With ``decision_index``, that message is marked as the decision point and
+    everything after it is greyed out: a label is decided with what the agent knew then."""
+    call_names = {c.id: c.function.name for m in tr.messages for c in m.tool_calls}
+    cut = len(tr.messages) if decision_index is None else min(decision_index, len(tr.messages))
+    for index in range(cut):
+        message(tr, index, call_names)
+    if decision_index is None:
+        return
+    with st.container(key="decision-point"):
+        st.caption("▶ Decision point: what should the agent do here?")
+        if decision_index < len(tr.messages):
+            message(tr, decision_index, call_names)
+        else:
+            st.text("(the agent has not answered yet)")
+    if decision_index + 1 < len(tr.messages):
+        with st.container(key="after-decision"):
+            st.caption("After the decision point (not known to the agent then)")
+            for index in range(decision_index + 1, len(tr.messages)):
+                message(tr, index, call_names)
+
+
+def tool_specs(tools: tuple[ToolSpec, ...]) -> None:
+    """The tools offered, each with its description and JSON Schema (inert)."""
+    for spec in tools:
+        with st.container(key=f"tool-{spec.name}"):
+            st.text(spec.name + (f": {one_line(spec.description, 300)}" if spec.description else ""))
+            st.code(pretty_json(spec.parameters), language="json", wrap_lines=True)
