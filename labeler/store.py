@@ -15,14 +15,15 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, event, func, insert, select
+from sqlalchemy import Connection, Engine, case, delete, event, exists, func, insert, select, update
 from sqlmodel import SQLModel, create_engine
 
 from labeler import tables as t
+from labeler.labels import LabelBody, gold_case, gold_case_id
 from scorer import canonical
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.formats import dumps_record, to_json
@@ -120,6 +121,140 @@ class TranscriptDetail:
     turns: tuple[TurnSummary, ...]
 
 
+# -- labeling read models ---------------------------------------------------------------------------
+
+ROLES = ("annotator", "reviewer", "admin")
+LEASE_SECONDS = 30 * 60
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    active: bool = True
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One annotator's label of one decision point, as stored."""
+
+    transcript_id: str
+    message_index: int
+    annotator: str
+    status: str  # draft | submitted
+    body: LabelBody
+    version: int
+    updated_at: str
+    submitted_at: str | None = None
+
+    @property
+    def key(self) -> str:
+        return label_key(self.transcript_id, self.message_index, self.annotator)
+
+
+@dataclass(frozen=True)
+class Lease:
+    transcript_id: str
+    holder: str
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """A decision point with what the agent did and where labeling stands (for one annotator)."""
+
+    ordinal: int
+    message_index: int
+    observed_behavior: str
+    observed: list[dict[str, Any]]
+    label_status: str | None  # this annotator's label: None, draft or submitted
+    has_gold: bool
+
+    @property
+    def done(self) -> bool:
+        return self.label_status == "submitted" or self.has_gold
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """Which transcripts an annotator wants to work on. ``status``: unlabeled (some turn has no gold yet),
+    draft / submitted (the annotator has a label in that state)."""
+
+    source: str | None = None
+    tag: str | None = None
+    tool: str | None = None
+    status: str | None = None
+    search: str | None = None
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    transcript_id: str
+    source: str
+    title: str
+    n_turns: int
+    n_done: int  # turns with a gold case or this annotator's submitted label
+    n_drafts: int
+    leased_by: str | None
+
+
+@dataclass(frozen=True)
+class AnnotatorTotals:
+    annotator: str
+    drafts: int
+    submitted: int
+    unsure: int
+
+
+@dataclass(frozen=True)
+class Tag:
+    tag: str
+    adversarial: bool
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The gold set at a glance."""
+
+    total: int
+    by_behavior: dict[str, int]
+    by_tool: dict[str, int]
+    by_tag: dict[str, int]
+    happy_path: int
+    adversarial: int
+
+    @property
+    def adversarial_ratio(self) -> float | None:
+        """Adversarial cases per happy-path case (the team's target is at least 2)."""
+        return self.adversarial / self.happy_path if self.happy_path else None
+
+
+class ConflictError(StoreError):
+    """A label save started from an older version than the stored one: refused, nothing overwritten.
+
+    ``mine`` is the body that was being saved, ``theirs`` the stored label that is newer.
+    """
+
+    def __init__(self, mine: LabelBody, theirs: LabelRecord, based_on: int) -> None:
+        self.mine = mine
+        self.theirs = theirs
+        self.based_on = based_on
+        super().__init__(
+            f"{theirs.key} was changed elsewhere: the stored version {theirs.version} ({theirs.status}, saved "
+            f"{theirs.updated_at}) is newer than version {based_on} this change started from; nothing was "
+            "overwritten")
+
+
+class PermissionDenied(StoreError):
+    """The acting user's role does not allow this action."""
+
+
+def label_key(transcript_id: str, message_index: int, annotator: str) -> str:
+    """How audit events name a label: ``<transcript>#t<message index>@<annotator>``."""
+    return f"{transcript_id}#t{message_index}@{annotator}"
+
+
 # --------------------------------------------------------------------------------------------------
 # Migrations: a tiny ordered registry; each runs once, in its own transaction, recorded by version.
 # --------------------------------------------------------------------------------------------------
@@ -134,8 +269,32 @@ def _m001_initial(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn, tables=[m.__table__ for m in INITIAL_TABLES])  # type: ignore[attr-defined]
 
 
+LABELING_TABLES = [t.UserRow, t.LabelRow, t.LeaseRow, t.TagRow]
+
+DEFAULT_TAGS = [
+    ("happy_path", False, "A clear request: the obvious tool with values stated in the conversation."),
+    ("near_duplicate_tools", True, "Several offered tools look right; only one is."),
+    ("underspecified", True, "A needed value is vague or missing: asking the user may be right."),
+    ("missing_info", True, "The information the call needs is nowhere in the context."),
+    ("tool_shaped_language", True, "Words that sound like a tool (\"cancel\", \"book\") where no call is wanted."),
+    ("ordered_multi_step", True, "Calls must come in order; a later one needs an earlier result."),
+    ("stale_context", True, "A value stated earlier was superseded later in the conversation."),
+    ("relative_date", True, "Dates such as \"next Friday\" that resolve against the reference time."),
+    ("parallel_calls", True, "Several independent calls belong in the same turn."),
+    ("policy_refusal", True, "The policy forbids what the user asks; the right move is to decline or transfer."),
+    ("distractor_values", True, "Plausible but wrong values sit in the context."),
+]
+
+
+def _m002_labeling(conn: Connection) -> None:
+    SQLModel.metadata.create_all(conn, tables=[m.__table__ for m in LABELING_TABLES])  # type: ignore[attr-defined]
+    conn.execute(insert(t.TagRow), [{"tag": tag, "adversarial": adv, "description": text}
+                                    for tag, adv, text in DEFAULT_TAGS])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial tables", _m001_initial),
+    (2, "labeling: users, labels, leases, tag vocabulary", _m002_labeling),
 ]
 
 
@@ -457,6 +616,444 @@ class Store:
             raise StoreError(f"no gold case with id {case_id!r}")
         return GoldCase.model_validate_json(body)
 
+    # -- labeling: users, labels, leases, tags, coverage ----------------------------------------------
+    # A label is one row per (decision point, annotator). Every save names the version the editor started
+    # from and is refused with ConflictError when the stored one is newer (optimistic concurrency); every
+    # change writes an audit event with the state before and after. Submitting materializes the turn's
+    # gold case, so `toolgold export` carries it.
+
+    def add_user(self, name: str, role: str = "annotator", *, actor: str | None = None) -> User:
+        """Add a user. The first user may add themselves; after that only an admin adds users."""
+        name = name.strip()
+        if not name:
+            raise StoreError("a user needs a name")
+        _check_role(role)
+        with self.write() as conn:
+            if conn.scalar(select(func.count()).select_from(t.UserRow)):
+                _require_admin(conn, actor, "add users")
+            if conn.scalar(select(t.UserRow.name).where(t.UserRow.name == name)) is not None:
+                raise StoreError(f"there is already a user named {name!r}")
+            conn.execute(insert(t.UserRow).values(name=name, role=role, active=True, created_at=now_iso()))
+            self._audit(conn, actor=actor or name, action="user.add", entity="user", entity_id=name,
+                        after={"role": role, "active": True})
+        return User(name, role)
+
+    def set_user(self, name: str, *, role: str | None = None, active: bool | None = None, actor: str) -> User:
+        """Change a user's role or active flag (admins only; an admin cannot demote or disable themselves)."""
+        if role is not None:
+            _check_role(role)
+        with self.write() as conn:
+            _require_admin(conn, actor, "change users")
+            row = conn.execute(select(t.UserRow).where(t.UserRow.name == name)).first()
+            if row is None:
+                raise StoreError(f"no user named {name!r}")
+            if name == actor and (role not in (None, "admin") or active is False):
+                raise PermissionDenied("an admin cannot demote or disable themselves (ask another admin)")
+            after = {"role": role or row.role, "active": row.active if active is None else active}
+            conn.execute(update(t.UserRow).where(t.UserRow.name == name).values(**after))
+            self._audit(conn, actor=actor, action="user.change", entity="user", entity_id=name,
+                        before={"role": row.role, "active": row.active}, after=after)
+        return User(name, after["role"], after["active"])
+
+    def users(self, *, include_inactive: bool = False) -> list[User]:
+        q = select(t.UserRow.name, t.UserRow.role, t.UserRow.active).order_by(t.UserRow.name)
+        if not include_inactive:
+            q = q.where(t.UserRow.active == True)  # noqa: E712 (SQL expression)
+        with self.read() as conn:
+            return [User(*row) for row in conn.execute(q)]
+
+    def get_user(self, name: str) -> User | None:
+        with self.read() as conn:
+            row = conn.execute(select(t.UserRow.name, t.UserRow.role, t.UserRow.active)
+                               .where(t.UserRow.name == name)).first()
+        return User(*row) if row else None
+
+    def _turn_keys(self, conn: Connection, transcript_id: str, message_index: int) -> tuple[int, int]:
+        row = conn.execute(
+            select(t.TurnRow.id, t.TurnRow.transcript_id)
+            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+            .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == message_index)).first()
+        if row is None:
+            raise StoreError(f"transcript {transcript_id!r} has no decision point at message {message_index}")
+        return row[0], row[1]
+
+    @staticmethod
+    def _label_row(conn: Connection, turn_pk: int, annotator: str) -> Any:
+        return conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn_pk,
+                                                     t.LabelRow.annotator == annotator)).first()
+
+    @staticmethod
+    def _label_record(transcript_id: str, message_index: int, row: Any) -> LabelRecord:
+        return LabelRecord(transcript_id, message_index, row.annotator, row.status,
+                           LabelBody.model_validate_json(row.body), row.version, row.updated_at, row.submitted_at)
+
+    def get_label(self, transcript_id: str, message_index: int, annotator: str) -> LabelRecord | None:
+        with self.read() as conn:
+            turn_pk, _ = self._turn_keys(conn, transcript_id, message_index)
+            row = self._label_row(conn, turn_pk, annotator)
+        return self._label_record(transcript_id, message_index, row) if row else None
+
+    def labels_for_turn(self, transcript_id: str, message_index: int) -> list[LabelRecord]:
+        """Every annotator's label of one decision point, oldest first."""
+        with self.read() as conn:
+            turn_pk, _ = self._turn_keys(conn, transcript_id, message_index)
+            rows = conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn_pk)
+                                .order_by(t.LabelRow.id)).all()  # type: ignore[arg-type]
+        return [self._label_record(transcript_id, message_index, r) for r in rows]
+
+    def _check_version(self, row: Any, body: LabelBody, version: int, transcript_id: str,
+                       message_index: int) -> int:
+        current = row.version if row is not None else 0
+        if current != version:
+            if row is None:
+                raise StoreError(f"{transcript_id!r} message {message_index}: there is no saved label "
+                                 f"(version {version} was expected); reload the page")
+            raise ConflictError(body, self._label_record(transcript_id, message_index, row), version)
+        return current
+
+    def save_label(self, transcript_id: str, message_index: int, annotator: str, body: LabelBody, *,
+                   version: int) -> LabelRecord:
+        """Save a draft. ``version`` is the version the edit started from (0 for a new label); a newer
+        stored version raises ``ConflictError``. Saving a submitted label reopens it as a draft."""
+        with self.write() as conn:
+            _require_user(conn, annotator)
+            turn_pk, tr_pk = self._turn_keys(conn, transcript_id, message_index)
+            row = self._label_row(conn, turn_pk, annotator)
+            current = self._check_version(row, body, version, transcript_id, message_index)
+            text = body.canonical()
+            if row is not None and row.body == text:
+                return self._label_record(transcript_id, message_index, row)  # nothing changed
+            stamp = now_iso()
+            values = {"status": "draft", "decision": body.decision, "unsure": body.unsure, "body": text,
+                      "version": current + 1, "updated_at": stamp, "submitted_at": None}
+            self._write_label(conn, row, turn_pk, tr_pk, annotator, values, stamp)
+            self._audit(conn, actor=annotator, action="label.save", entity="label",
+                        entity_id=label_key(transcript_id, message_index, annotator),
+                        before=_label_state(row), after={"status": "draft", "version": current + 1,
+                                                         "body": body.to_json()})
+            self._renew_lease(conn, tr_pk, annotator)
+            if row is not None and row.status == "submitted":
+                transcript, source = self._load_transcript(conn, transcript_id)
+                self._materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+            return LabelRecord(transcript_id, message_index, annotator, "draft", body, current + 1, stamp)
+
+    def submit_label(self, transcript_id: str, message_index: int, annotator: str, body: LabelBody, *,
+                     version: int) -> LabelRecord:
+        """Save ``body`` as submitted and materialize the turn's gold case. Raises ``LabelIncomplete`` (and
+        writes nothing) when the label cannot be a gold case yet, ``ConflictError`` like ``save_label``."""
+        with self.write() as conn:
+            _require_user(conn, annotator)
+            turn_pk, tr_pk = self._turn_keys(conn, transcript_id, message_index)
+            row = self._label_row(conn, turn_pk, annotator)
+            current = self._check_version(row, body, version, transcript_id, message_index)
+            text = body.canonical()
+            if row is not None and row.body == text and row.status == "submitted":
+                return self._label_record(transcript_id, message_index, row)
+            transcript, source = self._load_transcript(conn, transcript_id)
+            stamp = now_iso()
+            gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
+                      labeled_at=_parse_iso(stamp), source=source)  # raises LabelIncomplete
+            values = {"status": "submitted", "decision": body.decision, "unsure": body.unsure, "body": text,
+                      "version": current + 1, "updated_at": stamp, "submitted_at": stamp}
+            self._write_label(conn, row, turn_pk, tr_pk, annotator, values, stamp)
+            self._audit(conn, actor=annotator, action="label.submit", entity="label",
+                        entity_id=label_key(transcript_id, message_index, annotator),
+                        before=_label_state(row), after={"status": "submitted", "version": current + 1,
+                                                         "body": body.to_json()})
+            self._renew_lease(conn, tr_pk, annotator)
+            self._materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+            return LabelRecord(transcript_id, message_index, annotator, "submitted", body, current + 1, stamp,
+                               stamp)
+
+    @staticmethod
+    def _write_label(conn: Connection, row: Any, turn_pk: int, tr_pk: int, annotator: str,
+                     values: dict[str, Any], stamp: str) -> None:
+        if row is None:
+            conn.execute(insert(t.LabelRow).values(turn_id=turn_pk, transcript_id=tr_pk, annotator=annotator,
+                                                   created_at=stamp, **values))
+        else:
+            conn.execute(update(t.LabelRow).where(t.LabelRow.id == row.id).values(**values))
+
+    def _load_transcript(self, conn: Connection, external_id: str) -> tuple[Transcript, str]:
+        row = conn.execute(select(t.TranscriptRow.id, t.TranscriptRow.body, t.TranscriptRow.source)
+                           .where(t.TranscriptRow.external_id == external_id)).first()
+        if row is None:
+            raise StoreError(f"no transcript with id {external_id!r}")
+        tools = [json.loads(b) for b in conn.scalars(
+            select(t.ToolSchemaRow.body)
+            .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)  # type: ignore[arg-type]
+            .where(t.TranscriptToolRow.transcript_id == row.id)
+            .order_by(t.TranscriptToolRow.position))]  # type: ignore[arg-type]
+        return Transcript.model_validate({**json.loads(row.body), "tools": tools}), row.source
+
+    def _materialize_gold(self, conn: Connection, transcript: Transcript, source: str, message_index: int,
+                          turn_pk: int, actor: str) -> None:
+        """Make the turn's gold case agree with its submitted labels.
+
+        The first submitter's label is the case; annotators whose labels say the same are listed with them
+        (a disagreeing label stays in the labels table for review). With no submitted label left the case
+        is withdrawn. A case a reviewer already approved or rejected is left alone.
+        """
+        case_id = gold_case_id(transcript.id, message_index)
+        existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
+                                .where(t.GoldCaseRow.id == case_id)).first()
+        if existing is not None and existing.status != "submitted":
+            return
+        rows = conn.execute(
+            select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
+            .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
+            .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
+        if not rows:
+            if existing is not None:
+                conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
+                conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
+                self._audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
+                            before={"status": existing.status}, note="its only submitted label was reopened")
+            return
+        bodies = {r.annotator: (LabelBody.model_validate_json(r.body), r.submitted_at) for r in rows}
+        first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
+        primary = first[0] if first and first[0] in bodies else rows[0].annotator
+
+        def case_of(annotator: str) -> GoldCase:
+            body, at = bodies[annotator]
+            return gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
+                             labeled_at=_parse_iso(at), source=source)
+
+        def essence(case: GoldCase) -> str:
+            return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
+
+        case = case_of(primary)
+        agreeing = tuple(a for a in bodies if a != primary and essence(case_of(a)) == essence(case))
+        case = case.model_copy(update={"provenance": case.provenance.model_copy(
+            update={"annotators": (primary, *agreeing)})})
+        body = dumps_record(case)
+        if existing is not None and existing.body == body:
+            return
+        stamp = now_iso()
+        values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
+                  "kind": case.kind, "status": "submitted", "behavior": case.expected.behavior,
+                  "tags": canonical.dumps(list(case.tags)), "source": source, "body": body,
+                  "content_hash": canonical.content_hash(to_json(case)), "updated_at": stamp}
+        if existing is None:
+            conn.execute(insert(t.GoldCaseRow).values(id=case_id, created_at=stamp, **values))
+        else:
+            conn.execute(update(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id).values(**values))
+            conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
+        if case.tags:
+            conn.execute(insert(t.GoldCaseTagRow), [{"case_id": case_id, "tag": tag} for tag in case.tags])
+        summary = {"annotators": list(case.provenance.annotators), "expected": to_json(case)["expected"],
+                   "tags": list(case.tags)}
+        self._audit(conn, actor=actor, action="gold.materialize", entity="gold_case", entity_id=case_id,
+                    before=None if existing is None else {"content_hash": canonical.content_hash(
+                        json.loads(existing.body))}, after=summary)
+
+    def turn_states(self, transcript_id: str, annotator: str | None = None) -> list[TurnState]:
+        """The transcript's decision points in order, with the agent's calls and where labeling stands."""
+        with self.read() as conn:
+            pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+            if pk is None:
+                raise StoreError(f"no transcript with id {transcript_id!r}")
+            turns = conn.execute(
+                select(t.TurnRow.id, t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
+                       t.TurnRow.observed)
+                .where(t.TurnRow.transcript_id == pk).order_by(t.TurnRow.ordinal)).all()  # type: ignore[arg-type]
+            mine = dict(conn.execute(
+                select(t.LabelRow.turn_id, t.LabelRow.status)
+                .where(t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator)).all()) if annotator else {}
+            gold_turns = set(conn.scalars(select(t.GoldCaseRow.turn).where(
+                t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.kind == "turn")))
+        return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns)
+                for tid, o, mi, b, obs in turns]
+
+    # -- queue and leases
+
+    def _queue_query(self, annotator: str, f: QueueFilter) -> Any:
+        tr = t.TranscriptRow
+        q = select(tr.id, tr.external_id, tr.source, tr.title, tr.n_turns).order_by(tr.id)  # type: ignore[arg-type]
+        if f.source:
+            q = q.where(tr.source == f.source)
+        if f.search:
+            like = f"%{f.search}%"
+            q = q.where(tr.external_id.like(like) | tr.title.like(like))  # type: ignore[attr-defined]
+        if f.tool:
+            q = q.where(tr.id.in_(  # type: ignore[union-attr]
+                select(t.TranscriptToolRow.transcript_id)
+                .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)  # type: ignore[arg-type]
+                .where(t.ToolSchemaRow.name == f.tool)))
+        if f.tag:
+            q = q.where(tr.external_id.in_(  # type: ignore[attr-defined]
+                select(t.GoldCaseRow.conversation_id)
+                .join(t.GoldCaseTagRow, t.GoldCaseTagRow.case_id == t.GoldCaseRow.id)  # type: ignore[arg-type]
+                .where(t.GoldCaseTagRow.tag == f.tag)))
+        if f.status == "unlabeled":
+            gold_at_turn = select(t.GoldCaseRow.id).where(t.GoldCaseRow.conversation_id == tr.external_id,
+                                                          t.GoldCaseRow.turn == t.TurnRow.message_index)
+            q = q.where(exists(select(t.TurnRow.id).where(t.TurnRow.transcript_id == tr.id, ~exists(gold_at_turn))))
+        elif f.status in ("draft", "submitted"):
+            q = q.where(exists(select(t.LabelRow.id).where(
+                t.LabelRow.transcript_id == tr.id, t.LabelRow.annotator == annotator, t.LabelRow.status == f.status)))
+        elif f.status is not None:
+            raise StoreError(f"unknown status filter {f.status!r}; use unlabeled, draft or submitted")
+        return q
+
+    def queue(self, annotator: str, f: QueueFilter = QueueFilter(), *, limit: int = 50) -> list[QueueItem]:
+        """Transcripts matching ``f`` with this annotator's progress and who holds them."""
+        stamp = now_iso()
+        with self.read() as conn:
+            rows = conn.execute(self._queue_query(annotator, f).limit(limit)).all()
+            pks = [r.id for r in rows]
+            ext = [r.external_id for r in rows]
+            done = dict(conn.execute(
+                select(t.GoldCaseRow.conversation_id, func.count(func.distinct(t.GoldCaseRow.turn)))
+                .where(t.GoldCaseRow.conversation_id.in_(ext), t.GoldCaseRow.kind == "turn")  # type: ignore[union-attr]
+                .group_by(t.GoldCaseRow.conversation_id)).all())
+            drafts = dict(conn.execute(
+                select(t.LabelRow.transcript_id, func.count())
+                .where(t.LabelRow.transcript_id.in_(pks), t.LabelRow.annotator == annotator,  # type: ignore[attr-defined]
+                       t.LabelRow.status == "draft")
+                .group_by(t.LabelRow.transcript_id)).all())
+            leases = dict(conn.execute(
+                select(t.LeaseRow.transcript_id, t.LeaseRow.holder)
+                .where(t.LeaseRow.transcript_id.in_(pks), t.LeaseRow.expires_at > stamp)).all())  # type: ignore[attr-defined]
+        return [QueueItem(r.external_id, r.source, r.title, r.n_turns, min(done.get(r.external_id, 0), r.n_turns),
+                          drafts.get(r.id, 0), leases.get(r.id)) for r in rows]
+
+    def claim_next(self, annotator: str, f: QueueFilter = QueueFilter(status="unlabeled"), *,
+                   skip: str | None = None, ttl_seconds: int = LEASE_SECONDS,
+                   now: datetime | None = None) -> str | None:
+        """Lease the next transcript matching ``f`` that nobody else holds, and return its id (None when
+        there is none). The annotator's own lease is resumed first unless it is ``skip``; one lease per
+        annotator. SQLite runs this under BEGIN IMMEDIATE, so two annotators never get the same item."""
+        moment = now or datetime.now(UTC)
+        stamp, until = _iso(moment), _iso(moment + timedelta(seconds=ttl_seconds))
+        with self.write() as conn:
+            _require_user(conn, annotator)
+            conn.execute(delete(t.LeaseRow).where(t.LeaseRow.expires_at <= stamp))
+            others = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder != annotator)
+            mine = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder == annotator)
+            q = self._queue_query(annotator, f).where(t.TranscriptRow.id.not_in(others))  # type: ignore[union-attr]
+            if skip:
+                q = q.where(t.TranscriptRow.external_id != skip)
+            row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()  # type: ignore[union-attr]
+                   or conn.execute(q.limit(1)).first())
+            if row is None:
+                return None
+            conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
+            conn.execute(insert(t.LeaseRow).values(transcript_id=row.id, holder=annotator, claimed_at=stamp,
+                                                   expires_at=until))
+            return str(row.external_id)
+
+    def take_lease(self, transcript_id: str, annotator: str, *, ttl_seconds: int = LEASE_SECONDS,
+                   now: datetime | None = None) -> Lease:
+        """Lease this transcript for the annotator when it is free (or already theirs); otherwise return the
+        other holder's lease unchanged."""
+        moment = now or datetime.now(UTC)
+        stamp, until = _iso(moment), _iso(moment + timedelta(seconds=ttl_seconds))
+        with self.write() as conn:
+            _require_user(conn, annotator)
+            pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+            if pk is None:
+                raise StoreError(f"no transcript with id {transcript_id!r}")
+            held = conn.execute(select(t.LeaseRow.holder, t.LeaseRow.expires_at)
+                                .where(t.LeaseRow.transcript_id == pk)).first()
+            if held is not None and held.holder != annotator and held.expires_at > stamp:
+                return Lease(transcript_id, held.holder, held.expires_at)
+            conn.execute(delete(t.LeaseRow).where((t.LeaseRow.holder == annotator) | (t.LeaseRow.transcript_id == pk)))
+            conn.execute(insert(t.LeaseRow).values(transcript_id=pk, holder=annotator, claimed_at=stamp,
+                                                   expires_at=until))
+            return Lease(transcript_id, annotator, until)
+
+    def lease(self, transcript_id: str, *, now: datetime | None = None) -> Lease | None:
+        """The active lease on a transcript, if any."""
+        stamp = _iso(now or datetime.now(UTC))
+        with self.read() as conn:
+            row = conn.execute(
+                select(t.LeaseRow.holder, t.LeaseRow.expires_at)
+                .join(t.TranscriptRow, t.TranscriptRow.id == t.LeaseRow.transcript_id)  # type: ignore[arg-type]
+                .where(t.TranscriptRow.external_id == transcript_id, t.LeaseRow.expires_at > stamp)).first()
+        return Lease(transcript_id, row.holder, row.expires_at) if row else None
+
+    def release_leases(self, annotator: str) -> None:
+        with self.write() as conn:
+            conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
+
+    @staticmethod
+    def _renew_lease(conn: Connection, transcript_pk: int, annotator: str) -> None:
+        until = _iso(datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS))
+        conn.execute(update(t.LeaseRow).where(t.LeaseRow.transcript_id == transcript_pk,
+                                              t.LeaseRow.holder == annotator).values(expires_at=until))
+
+    # -- progress, vocabulary, coverage
+
+    def annotator_totals(self) -> list[AnnotatorTotals]:
+        with self.read() as conn:
+            rows = conn.execute(
+                select(t.LabelRow.annotator, t.LabelRow.status, func.count(),
+                       func.sum(case((t.LabelRow.unsure == True, 1), else_=0)))  # noqa: E712
+                .group_by(t.LabelRow.annotator, t.LabelRow.status)).all()
+        totals: dict[str, dict[str, int]] = {}
+        for annotator, status, n, unsure in rows:
+            entry = totals.setdefault(annotator, {"draft": 0, "submitted": 0, "unsure": 0})
+            entry[status] = n
+            entry["unsure"] += int(unsure or 0)
+        return [AnnotatorTotals(a, v["draft"], v["submitted"], v["unsure"]) for a, v in sorted(totals.items())]
+
+    def tags(self) -> list[Tag]:
+        with self.read() as conn:
+            return [Tag(*r) for r in conn.execute(
+                select(t.TagRow.tag, t.TagRow.adversarial, t.TagRow.description).order_by(t.TagRow.tag))]
+
+    def set_tag(self, tag: str, *, adversarial: bool, description: str = "", actor: str) -> Tag:
+        """Add a tag to the vocabulary or change it (admins only)."""
+        tag = tag.strip()
+        if not tag or any(c.isspace() for c in tag):
+            raise StoreError("a tag is one word (use snake_case)")
+        with self.write() as conn:
+            _require_admin(conn, actor, "edit the tag vocabulary")
+            before = conn.execute(select(t.TagRow.adversarial, t.TagRow.description)
+                                  .where(t.TagRow.tag == tag)).first()
+            conn.execute(delete(t.TagRow).where(t.TagRow.tag == tag))
+            conn.execute(insert(t.TagRow).values(tag=tag, adversarial=adversarial, description=description))
+            self._audit(conn, actor=actor, action="tag.set", entity="tag", entity_id=tag,
+                        before=dict(before._mapping) if before else None,
+                        after={"adversarial": adversarial, "description": description})
+        return Tag(tag, adversarial, description)
+
+    def remove_tag(self, tag: str, *, actor: str) -> None:
+        with self.write() as conn:
+            _require_admin(conn, actor, "edit the tag vocabulary")
+            conn.execute(delete(t.TagRow).where(t.TagRow.tag == tag))
+            self._audit(conn, actor=actor, action="tag.remove", entity="tag", entity_id=tag)
+
+    def coverage(self, *, status: str | None = None) -> Coverage:
+        """Turn gold cases by decision kind, by expected tool and by tag, and the adversarial : happy-path
+        balance (a case is adversarial when it carries a tag the vocabulary marks adversarial)."""
+        cases = select(t.GoldCaseRow.id).where(t.GoldCaseRow.kind == "turn")
+        if status:
+            cases = cases.where(t.GoldCaseRow.status == status)
+        in_cases = t.GoldCaseTagRow.case_id.in_(cases)  # type: ignore[attr-defined]
+        adversarial_tags = select(t.TagRow.tag).where(t.TagRow.adversarial == True)  # noqa: E712
+        with self.read() as conn:
+            by_behavior = dict(conn.execute(
+                select(t.GoldCaseRow.behavior, func.count()).where(t.GoldCaseRow.id.in_(cases))  # type: ignore[attr-defined]
+                .group_by(t.GoldCaseRow.behavior)).all())
+            by_tag = dict(conn.execute(select(t.GoldCaseTagRow.tag, func.count()).where(in_cases)
+                                       .group_by(t.GoldCaseTagRow.tag)).all())
+            happy = conn.scalar(select(func.count(func.distinct(t.GoldCaseTagRow.case_id)))
+                                .where(in_cases, t.GoldCaseTagRow.tag == "happy_path")) or 0
+            adversarial = conn.scalar(select(func.count(func.distinct(t.GoldCaseTagRow.case_id)))
+                                      .where(in_cases, t.GoldCaseTagRow.tag.in_(adversarial_tags))) or 0  # type: ignore[attr-defined]
+            by_tool: dict[str, int] = {}
+            bodies = conn.execution_options(yield_per=2000).execute(
+                select(t.GoldCaseRow.body).where(t.GoldCaseRow.id.in_(cases), t.GoldCaseRow.behavior == "call"))  # type: ignore[attr-defined]
+            for (body,) in bodies:
+                for name in {c["name"] for c in json.loads(body)["expected"]["calls"]}:
+                    by_tool[name] = by_tool.get(name, 0) + 1
+        return Coverage(total=sum(by_behavior.values()), by_behavior=by_behavior,
+                        by_tool=dict(sorted(by_tool.items(), key=lambda kv: (-kv[1], kv[0]))),
+                        by_tag=dict(sorted(by_tag.items(), key=lambda kv: (-kv[1], kv[0]))),
+                        happy_path=happy, adversarial=adversarial)
+
     # -- inspection -------------------------------------------------------------------------------
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
@@ -527,15 +1124,64 @@ def _turn_rows(pk: int, tr: Transcript) -> list[dict[str, Any]]:
     return rows
 
 
+# -- labeling helpers
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _parse_iso(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise StoreError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+
+
+def _require_user(conn: Connection, name: str) -> str:
+    role = conn.scalar(select(t.UserRow.role).where(t.UserRow.name == name, t.UserRow.active == True))  # noqa: E712
+    if role is None:
+        raise PermissionDenied(f"{name!r} is not an active user (an admin adds users on the Admin page)")
+    return str(role)
+
+
+def _require_admin(conn: Connection, actor: str | None, what: str) -> None:
+    role = _require_user(conn, actor) if actor else None
+    if role != "admin":
+        raise PermissionDenied(f"only an admin can {what}" + (f" ({actor!r} is {role})" if actor else ""))
+
+
+def _label_state(row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"status": row.status, "version": row.version, "body": json.loads(row.body)}
+
+
 __all__ = [
     "DEFAULT_DB",
+    "LEASE_SECONDS",
+    "ROLES",
+    "AnnotatorTotals",
+    "ConflictError",
+    "Coverage",
     "ImportItem",
     "ImportResult",
+    "LabelRecord",
+    "Lease",
+    "PermissionDenied",
+    "QueueFilter",
+    "QueueItem",
     "Store",
     "StoreError",
+    "Tag",
     "TranscriptDetail",
     "TranscriptSummary",
+    "TurnState",
     "TurnSummary",
+    "User",
     "database_url",
+    "label_key",
     "observed_calls",
 ]

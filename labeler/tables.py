@@ -100,3 +100,58 @@ class AuditRow(SQLModel, table=True):
     before: str | None = None
     after: str | None = None
     note: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Labeling (migration 2): users, labels, leases, the tag vocabulary
+# --------------------------------------------------------------------------------------------------
+
+
+class UserRow(SQLModel, table=True):
+    __tablename__ = "users"
+    name: str = Field(primary_key=True)
+    role: str  # annotator | reviewer | admin
+    active: bool = True
+    created_at: str
+
+
+class LabelRow(SQLModel, table=True):
+    """One annotator's label of one decision point; ``version`` grows by one on every save."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint("turn_id", "annotator"),
+        Index("ix_labels_annotator_status", "annotator", "status"),
+        Index("ix_labels_transcript_annotator", "transcript_id", "annotator"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    turn_id: int = Field(foreign_key="turns.id", ondelete="CASCADE")
+    transcript_id: int = Field(foreign_key="transcripts.id", ondelete="CASCADE")  # denormalized for progress
+    annotator: str = Field(foreign_key="users.name")
+    status: str  # draft | submitted
+    decision: str | None = None  # denormalized from body for filters and coverage
+    unsure: bool = False
+    body: str  # canonical JSON of labeler.labels.LabelBody
+    version: int
+    created_at: str
+    updated_at: str
+    submitted_at: str | None = None
+
+
+class LeaseRow(SQLModel, table=True):
+    """Who is working on a transcript until when; an expired lease is free for the next annotator."""
+
+    __tablename__ = "leases"
+    transcript_id: int = Field(foreign_key="transcripts.id", primary_key=True, ondelete="CASCADE")
+    holder: str = Field(foreign_key="users.name", index=True)
+    claimed_at: str
+    expires_at: str = Field(index=True)
+
+
+class TagRow(SQLModel, table=True):
+    """The tag vocabulary annotators choose from (admins edit it)."""
+
+    __tablename__ = "tag_vocabulary"
+    tag: str = Field(primary_key=True)
+    adversarial: bool  # counts toward the adversarial side of the adversarial : happy-path ratio
+    description: str = ""

@@ -1,0 +1,340 @@
+"""A label in the making: what one annotator decided at one decision point, and how it becomes gold.
+
+``LabelBody`` is the draft an annotator edits; it is saved on every change, so it must accept incomplete
+work (a ``regex`` rule whose pattern is not typed yet, arguments that do not satisfy the schema yet).
+``problems`` says what stands between a draft and a gold case, and ``gold_case`` builds the
+``scorer.model.GoldCase`` once there is nothing left, which is what *Submit* stores and exports.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final, Literal
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scorer import canonical
+from scorer.errors import ToolgoldError
+from scorer.formats import describe_validation_error
+from scorer.model import (
+    Answer,
+    ArgRule,
+    Behavior,
+    Call,
+    GoldCase,
+    MatchKind,
+    Provenance,
+    Split,
+    ToolSpec,
+    Transcript,
+)
+
+Decision = Literal["no_call", "same", "different", "clarify"]
+DECISIONS: Final[dict[Decision, str]] = {
+    "no_call": "No tool call",
+    "same": "Same as observed",
+    "different": "Different call",
+    "clarify": "Should ask the user",
+}
+BEHAVIOR_OF: Final[dict[Decision, Behavior]] = {
+    "no_call": "no_call", "same": "call", "different": "call", "clarify": "clarify",
+}
+
+
+class LabelIncomplete(ToolgoldError):
+    """A label cannot become a gold case yet; ``problems`` lists what is missing or wrong."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("the label is not complete: " + "; ".join(problems))
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RuleDraft(_Draft):
+    """An ``ArgRule`` as it is being written: same fields, checked only when the label is submitted."""
+
+    match: MatchKind = "exact"
+    accept: tuple[Any, ...] = ()
+    optional: bool = False
+    tolerance: float | None = Field(default=None, ge=0)
+    pattern: str | None = None
+    intent: str | None = None
+    from_call: int | None = Field(default=None, ge=0)
+    currency: str | None = None
+    region: str | None = None
+    grounded: bool | None = None
+
+    def to_rule(self) -> ArgRule:
+        """The checked rule; raises ``ValueError`` naming what is missing (e.g. a regex without pattern)."""
+        try:
+            return ArgRule.model_validate(self.model_dump(exclude_defaults=True))
+        except ValidationError as exc:
+            raise ValueError(describe_validation_error(exc)) from None
+
+    @property
+    def is_default(self) -> bool:
+        return self == RuleDraft()
+
+
+class LabelBody(_Draft):
+    """The label payload saved as a draft (canonical JSON in the store) and submitted as gold."""
+
+    decision: Decision | None = None
+    calls: tuple[Call, ...] = ()
+    """The expected calls. Kept when the decision moves to no-call or clarify, so switching back loses nothing."""
+    arg_rules: dict[str, dict[str, RuleDraft]] = Field(default_factory=dict)
+    required_args: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Per tool, the keys the call must carry (absent: the schema's ``required``)."""
+    alternatives: tuple[Answer, ...] = ()
+    tags: tuple[str, ...] = ()
+    rationale: str = ""
+    unsure: bool = False
+    reference_time: datetime | None = None
+    split: Split = "regression"
+
+    @field_validator("reference_time")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("needs a timezone (e.g. 2024-05-15T15:00:00-05:00 or ...Z)")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _unique_tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(value))
+
+    @property
+    def behavior(self) -> Behavior | None:
+        return BEHAVIOR_OF[self.decision] if self.decision else None
+
+    @property
+    def expects_calls(self) -> bool:
+        return self.behavior == "call"
+
+    def required_for(self, spec: ToolSpec) -> tuple[str, ...]:
+        return self.required_args.get(spec.name, spec.required)
+
+    def rule(self, tool: str, arg: str) -> RuleDraft | None:
+        return self.arg_rules.get(tool, {}).get(arg)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    def canonical(self) -> str:
+        return canonical.dumps(self.to_json())
+
+
+# --------------------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------------------
+
+
+def argument_errors(spec: ToolSpec, arguments: dict[str, Any],
+                    required: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+    """``(argument, message)`` for each way ``arguments`` break the tool's JSON Schema.
+
+    ``required`` replaces the schema's own list (the annotator may waive or add required keys). An error
+    about the whole object has argument ``""``.
+    """
+    schema = dict(spec.parameters)
+    if required is not None:
+        schema["required"] = list(required)
+    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    out = []
+    for err in validator_cls(schema).iter_errors(arguments):
+        path = list(err.absolute_path)
+        if path:
+            out.append((str(path[0]), err.message if len(path) == 1 else f"{'/'.join(map(str, path[1:]))}: {err.message}"))
+        elif err.validator == "required":
+            missing = err.message.split("'")[1] if "'" in err.message else ""
+            out.append((missing, "required, but missing"))
+        else:
+            out.append(("", err.message))
+    return sorted(out)
+
+
+def problems(body: LabelBody, tools: tuple[ToolSpec, ...]) -> list[str]:
+    """What keeps ``body`` from being submitted; empty when it can become a gold case."""
+    if body.decision is None:
+        return ["choose a decision (0 no call, 1 same as observed, 2 different call, 3 ask the user)"]
+    found: list[str] = []
+    by_name = {t.name: t for t in tools}
+    if body.expects_calls:
+        if not body.calls:
+            found.append("add the expected call")
+        for n, call in enumerate(body.calls, start=1):
+            spec = by_name.get(call.name)
+            if spec is None:
+                found.append(f"call {n}: {call.name!r} is not among the tools offered at this turn")
+                continue
+            for arg, message in argument_errors(spec, call.arguments, body.required_for(spec)):
+                found.append(f"call {n} {call.name}" + (f".{arg}" if arg else "") + f": {message}")
+        for tool, rules in body.arg_rules.items():
+            for arg, draft in rules.items():
+                try:
+                    rule = draft.to_rule()
+                except ValueError as exc:
+                    found.append(f"rule for {tool}.{arg}: {exc}")
+                    continue
+                if rule.match == "from_call" and (rule.from_call is None or rule.from_call >= len(body.calls)):
+                    found.append(f"rule for {tool}.{arg}: 'comes from call' needs the number of an expected call "
+                                 f"(0 to {len(body.calls) - 1})")
+    for n, alt in enumerate(body.alternatives, start=1):
+        for call in alt.calls:
+            if call.name not in by_name:
+                found.append(f"alternative {n}: {call.name!r} is not among the tools offered at this turn")
+    return found
+
+
+# --------------------------------------------------------------------------------------------------
+# Gold
+# --------------------------------------------------------------------------------------------------
+
+
+def gold_case_id(transcript_id: str, message_index: int) -> str:
+    """The id of the gold case labels of one decision point become."""
+    return f"{transcript_id}#t{message_index}"
+
+
+def gold_case(body: LabelBody, *, transcript: Transcript, message_index: int, annotators: tuple[str, ...],
+              labeled_at: datetime, source: str | None = None) -> GoldCase:
+    """The turn gold case for ``body`` at ``message_index``; raises ``LabelIncomplete`` when it is not ready."""
+    found = problems(body, transcript.tools)
+    if found:
+        raise LabelIncomplete(found)
+    assert body.behavior is not None  # problems() refuses a label without a decision
+    calls = body.calls if body.expects_calls else ()
+    used = {c.name for c in calls}
+    specs = {t.name: t for t in transcript.tools}
+    arg_rules: dict[str, dict[str, ArgRule]] = {}
+    required_args: dict[str, tuple[str, ...]] = {}
+    for tool in sorted(used):
+        spec = specs[tool]
+        chosen = body.required_for(spec)
+        rules = {arg: d.to_rule() for arg, d in body.arg_rules.get(tool, {}).items() if not d.is_default}
+        # Keys the schema requires but the annotator waived: the format says so with ``optional``.
+        for arg in spec.required:
+            if arg not in chosen:
+                rules[arg] = (rules.get(arg) or ArgRule()).model_copy(update={"optional": True})
+        if rules:
+            arg_rules[tool] = dict(sorted(rules.items()))
+        extra = tuple(k for k in chosen if k not in spec.required)
+        if extra:
+            required_args[tool] = extra
+    return GoldCase(
+        id=gold_case_id(transcript.id, message_index),
+        conversation_id=transcript.id,
+        turn=message_index,
+        split=body.split,
+        kind="turn",
+        tools=transcript.tools,
+        messages=transcript.messages[:message_index],
+        reference_time=body.reference_time,
+        expected=Answer(behavior=body.behavior, calls=calls),
+        alternatives=body.alternatives,
+        arg_rules=arg_rules,
+        required_args=required_args or None,
+        tags=body.tags,
+        rationale=body.rationale,
+        provenance=Provenance(annotators=annotators, status="submitted", labeled_at=labeled_at, source=source),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Suggestions and diffs, for the label panel
+# --------------------------------------------------------------------------------------------------
+
+_FREE_TEXT = ("summary", "message", "note", "reason", "description", "comment", "query", "text", "content",
+              "body", "instructions", "subject", "title", "feedback", "explanation")
+
+
+def suggest_match(name: str, schema: dict[str, Any]) -> MatchKind:
+    """A first guess at how an argument should be compared, from its name and JSON Schema."""
+    kind = schema.get("type")
+    fmt = schema.get("format")
+    hint = f"{name} {schema.get('description', '')}".lower()
+    if "enum" in schema or kind == "boolean":
+        return "exact"
+    if fmt == "date":
+        return "date"
+    if fmt == "date-time":
+        return "datetime"
+    if kind == "number":
+        return "number"
+    if kind == "string":
+        if "phone" in hint:
+            return "phone"
+        if any(w in name.lower() for w in ("price", "amount", "cost", "currency")):
+            return "currency"
+        if any(w in name.lower() for w in _FREE_TEXT):
+            return "semantic"
+        if "date" in name.lower() and "yyyy-mm-dd" in hint:
+            return "date"
+        if "email" in hint or "name" in name.lower():
+            return "ci"
+    return "exact"
+
+
+def describe_value(value: Any) -> str:
+    return canonical.dumps(value)
+
+
+def call_diff(observed: list[dict[str, Any]], expected: tuple[Call, ...]) -> list[str]:
+    """What the expected calls change compared with what the agent did, one line per difference."""
+    lines: list[str] = []
+    for n in range(max(len(observed), len(expected))):
+        seen = observed[n] if n < len(observed) else None
+        want = expected[n] if n < len(expected) else None
+        label = f"call {n + 1}"
+        if seen is None and want is not None:
+            lines.append(f"+ {label}: {want.name}({describe_value(want.arguments)})")
+            continue
+        if want is None and seen is not None:
+            lines.append(f"- {label}: {seen['name']} (the agent's call is not expected)")
+            continue
+        assert seen is not None and want is not None
+        if seen["name"] != want.name:
+            lines.append(f"~ {label}: tool {seen['name']} → {want.name}")
+        seen_args = seen["arguments"] if isinstance(seen["arguments"], dict) else {}
+        for arg in sorted(set(seen_args) | set(want.arguments)):
+            if arg not in want.arguments:
+                lines.append(f"- {label} {arg}: {describe_value(seen_args[arg])}")
+            elif arg not in seen_args:
+                lines.append(f"+ {label} {arg}: {describe_value(want.arguments[arg])}")
+            elif not canonical.equal(seen_args[arg], want.arguments[arg]):
+                lines.append(f"~ {label} {arg}: {describe_value(seen_args[arg])} → "
+                             f"{describe_value(want.arguments[arg])}")
+    return lines
+
+
+def same_as_observed(observed: list[dict[str, Any]], calls: tuple[Call, ...]) -> bool:
+    return bool(observed) and not call_diff(observed, calls)
+
+
+def observed_as_calls(observed: list[dict[str, Any]]) -> tuple[Call, ...]:
+    """The agent's calls as expected calls (malformed argument strings become empty arguments)."""
+    return tuple(Call(name=c["name"], arguments=c["arguments"] if isinstance(c["arguments"], dict) else {})
+                 for c in observed)
+
+
+__all__ = [
+    "BEHAVIOR_OF",
+    "DECISIONS",
+    "Decision",
+    "LabelBody",
+    "LabelIncomplete",
+    "RuleDraft",
+    "argument_errors",
+    "call_diff",
+    "gold_case",
+    "gold_case_id",
+    "observed_as_calls",
+    "problems",
+    "same_as_observed",
+    "suggest_match",
+]
