@@ -5,10 +5,23 @@ from __future__ import annotations
 from typing import cast
 
 from scorer.errors import UnrecognizedInput
-from scorer.importers import native
+from scorer.importers import (
+    anthropic_messages,
+    bfcl,
+    native,
+    openai_chat,
+    seed,
+    tau2_bench,
+    tau_bench,
+    tooltalk,
+)
 from scorer.importers.base import Importer
 
-IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (native,))
+# Most specific first: the whole-file formats sniff for their own keys; anthropic needs a marker
+# (tool_use, input_schema, system) before openai, which takes any {"messages": [...]} line.
+IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (
+    native, tau_bench, tau2_bench, tooltalk, bfcl, seed, anthropic_messages, openai_chat,
+))
 
 
 def importer_named(name: str) -> Importer:

@@ -1,0 +1,161 @@
+"""Anthropic Messages conversations: JSON Lines (one conversation per line) or a JSON array of them.
+
+Each conversation is ``{"system"?, "messages": [...], "tools"?: [...], "id"?, "metadata"?}`` -- the body
+of a Messages API request, optionally with the final assistant reply appended. Mapping decisions:
+
+- ``system`` (a string or a list of text blocks) becomes the first message, role ``system``.
+- An assistant message's ``text`` blocks become its content (joined by newlines) and its ``tool_use``
+  blocks its ``tool_calls`` -- several tool_use blocks in one message stay one assistant message with
+  several (parallel) calls, as the model produced them. ``thinking`` blocks are the model's scratchpad,
+  not part of the conversation, and are left out.
+- A user message's ``tool_result`` blocks become ``tool`` messages (in block order, before anything
+  else); its remaining text becomes one ``user`` message after them. A result with ``is_error: true``
+  is prefixed ``Error: `` so the failure stays visible. Images become the placeholder ``[image]``.
+- ``tools`` ``{name, description, input_schema}`` become ``{name, description, parameters}``.
+- ``id`` defaults to ``<file stem>:<line>`` for JSON Lines and ``<file stem>:<n>`` (the 1-based position)
+  for an array, where several conversations may share a line. ``model`` goes into ``metadata``.
+- Any other block type is an error naming it, rather than content silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import InvalidRecord
+from scorer.formats import iter_json_lines_tolerant
+from scorer.importers.base import ImportOptions, Item
+from scorer.importers.common import (
+    dumps_arguments,
+    guard,
+    json_type,
+    metadata_of,
+    need_dict,
+    need_list,
+    need_str,
+    result_text,
+    tool_specs,
+    unique_call_ids,
+)
+from scorer.importers.jsondoc import JsonDocument, starts_with
+from scorer.model import FunctionCall, Message, ToolCallRef, Transcript
+
+NAME = "anthropic"
+DESCRIPTION = "Anthropic Messages conversations (JSON Lines or a JSON array)"
+
+_MARKERS = re.compile(rb'"type"\s*:\s*"(tool_use|tool_result)"|"input_schema"\s*:|"system"\s*:')
+SKIPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if body.startswith(b"["):
+        return b'"messages"' in body and bool(_MARKERS.search(body))
+    first_line = body.split(b"\n", 1)[0]
+    return first_line.startswith(b"{") and b'"messages"' in first_line and bool(_MARKERS.search(first_line))
+
+
+def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
+    source = str(path)
+    if starts_with(path, b"["):
+        try:
+            doc = JsonDocument.read(path)
+            for n, (line, _, value) in enumerate(doc.items(doc.root()), start=1):
+                yield from guard(source, line, transcript, value, f"{path.stem}:{n}")
+        except InvalidRecord as err:
+            yield err
+        return
+    with path.open("rb") as fh:
+        for line, value in iter_json_lines_tolerant(fh, source):
+            if isinstance(value, InvalidRecord):
+                yield value
+                continue
+            yield from guard(source, line, transcript, value, f"{path.stem}:{line}")
+
+
+def transcript(value: Any, default_id: str) -> Transcript:
+    record = need_dict(value, "the conversation")
+    if "messages" not in record:
+        raise InvalidRecord("no 'messages': expected {\"system\", \"messages\": [...], \"tools\": [...]}")
+    messages: list[Message] = []
+    system = record.get("system")
+    if system:
+        messages.append(Message(role="system", content=_joined_text(system, "system")))
+    for index, entry in enumerate(need_list(record["messages"], "messages")):
+        messages += _convert_message(need_dict(entry, f"messages[{index}]"), f"messages[{index}]")
+    metadata = metadata_of(record)
+    if isinstance(record.get("model"), str):
+        metadata.setdefault("model", record["model"])
+    return Transcript(id=str(record.get("id") or default_id), messages=unique_call_ids(messages),
+                      tools=tool_specs(record.get("tools")), metadata=metadata)
+
+
+def _convert_message(entry: dict[str, Any], where: str) -> list[Message]:
+    role = entry.get("role")
+    if role not in ("user", "assistant"):
+        raise InvalidRecord(f"{where}.role should be 'user' or 'assistant', got {role!r}")
+    content = entry.get("content")
+    if isinstance(content, str):
+        return [Message(role=role, content=content)]
+    blocks = need_list(content, f"{where}.content")
+    texts: list[str] = []
+    calls: list[ToolCallRef] = []
+    results: list[Message] = []
+    for k, raw in enumerate(blocks):
+        block_where = f"{where}.content[{k}]"
+        block = need_dict(raw, block_where)
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "image":
+            texts.append("[image]")
+        elif kind in SKIPPED_BLOCKS:
+            continue
+        elif kind == "tool_use" and role == "assistant":
+            calls.append(ToolCallRef(
+                id=need_str(block.get("id"), f"{block_where}.id"),
+                function=FunctionCall(name=need_str(block.get("name"), f"{block_where}.name"),
+                                      arguments=dumps_arguments(block.get("input", {})))))
+        elif kind == "tool_result" and role == "user":
+            text = _result_content(block.get("content", ""), block_where)
+            if block.get("is_error") and not text.startswith("Error"):
+                text = f"Error: {text}"
+            results.append(Message(role="tool", tool_call_id=need_str(block.get("tool_use_id"),
+                                                                       f"{block_where}.tool_use_id"),
+                                   content=text))
+        else:
+            raise InvalidRecord(f"{block_where}: a {kind!r} block is not expected in a {role} message")
+    joined = "\n".join(texts) if texts else None
+    if role == "assistant":
+        return [Message(role="assistant", content=joined, tool_calls=tuple(calls))]
+    return results + ([Message(role="user", content=joined)] if joined is not None or not results else [])
+
+
+def _joined_text(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    parts = []
+    for k, block in enumerate(need_list(value, where)):
+        block = need_dict(block, f"{where}[{k}]")
+        if block.get("type") != "text":
+            raise InvalidRecord(f"{where}[{k}] should be a text block, got {block.get('type')!r}")
+        parts.append(str(block.get("text", "")))
+    return "\n".join(parts)
+
+
+def _result_content(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for k, block in enumerate(value):
+            block = need_dict(block, f"{where}.content[{k}]")
+            parts.append(str(block.get("text", "")) if block.get("type") == "text" else f"[{block.get('type')}]")
+        return "\n".join(parts)
+    if value is None:
+        return ""
+    if isinstance(value, (dict, int, float, bool)):
+        return result_text(value)
+    raise InvalidRecord(f"{where}.content should be a string or a list of blocks, got {json_type(value)}")

@@ -1,0 +1,128 @@
+"""Whole-file JSON documents (tau-bench, tau2-bench, ToolTalk, JSON arrays) read with line numbers.
+
+``json.load`` forgets where each value was; importers need the line of every record to report
+``FILE:LINE``. ``JsonDocument`` decodes one value at a time with ``raw_decode`` so each array item and
+object member keeps the line it starts on.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import InvalidRecord
+
+WHITESPACE = " \t\r\n"
+
+
+class JsonDocument:
+    """One JSON text and the source it came from; positions are character offsets into ``text``."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
+        self._newlines = _newline_offsets(text)
+        self._decoder = json.JSONDecoder()
+
+    @classmethod
+    def read(cls, path: Path) -> JsonDocument:
+        """Read a UTF-8 file (a byte-order mark is accepted); undecodable bytes are an ``InvalidRecord``."""
+        data = path.read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=str(path), line=line) from None
+        return cls(text.removeprefix("\ufeff"), str(path))
+
+    def line(self, pos: int) -> int:
+        return bisect_right(self._newlines, pos - 1) + 1
+
+    def skip(self, pos: int) -> int:
+        while pos < len(self.text) and self.text[pos] in WHITESPACE:
+            pos += 1
+        return pos
+
+    def root(self) -> int:
+        """Position of the top-level value (an ``InvalidRecord`` for an empty file)."""
+        pos = self.skip(0)
+        if pos >= len(self.text):
+            raise InvalidRecord("no records in this file (it is empty)", source=self.source)
+        return pos
+
+    def kind(self, pos: int) -> str:
+        """``array``, ``object`` or ``other`` for the value starting at ``pos``."""
+        return {"[": "array", "{": "object"}.get(self.text[pos], "other")
+
+    def decode(self, pos: int) -> tuple[Any, int]:
+        """The value at ``pos`` and the position just after it."""
+        try:
+            return self._decoder.raw_decode(self.text, pos)
+        except json.JSONDecodeError as exc:
+            raise InvalidRecord(f"not valid JSON: {exc.msg} (column {exc.colno})", source=self.source,
+                                line=exc.lineno) from None
+        except RecursionError:
+            raise InvalidRecord("nested too deeply", source=self.source, line=self.line(pos)) from None
+
+    def items(self, pos: int) -> Iterator[tuple[int, int, Any]]:
+        """``(line, position, value)`` of each item of the array at ``pos``."""
+        yield from ((line, at, value) for line, at, _, value in self._walk(pos, "[", "]", keyed=False))
+
+    def members(self, pos: int) -> Iterator[tuple[str, int, Any]]:
+        """``(key, position, value)`` of each member of the object at ``pos``."""
+        yield from ((key, at, value) for _, at, key, value in self._walk(pos, "{", "}", keyed=True))
+
+    def _walk(self, pos: int, open_: str, close: str, *, keyed: bool) -> Iterator[tuple[int, int, str, Any]]:
+        start = pos
+        if self.text[pos] != open_:
+            raise InvalidRecord(f"expected {'an object' if keyed else 'an array'}", source=self.source,
+                                line=self.line(pos))
+        pos = self.skip(pos + 1)
+        if self.text[pos:pos + 1] == close:
+            return
+        while True:
+            key = ""
+            if keyed:
+                key_value, pos = self.decode(pos)
+                if not isinstance(key_value, str):
+                    self._fail(pos, "expected a key")
+                key = key_value
+                pos = self.skip(pos)
+                if self.text[pos:pos + 1] != ":":
+                    self._fail(pos, "expected ':'")
+                pos = self.skip(pos + 1)
+            value, end = self.decode(pos)
+            yield self.line(pos), pos, key, value
+            pos = self.skip(end)
+            ch = self.text[pos:pos + 1]
+            if ch == close:
+                if start == self.skip(0) and self.skip(pos + 1) < len(self.text):
+                    self._fail(self.skip(pos + 1), "extra data after the document")
+                return
+            if ch != ",":
+                self._fail(pos, f"expected ',' or '{close}'")
+            pos = self.skip(pos + 1)
+
+    def _fail(self, pos: int, message: str) -> None:
+        line = self.line(pos)
+        column = pos - (self._newlines[line - 2] if line > 1 else -1)
+        raise InvalidRecord(f"not valid JSON: {message} (column {column})", source=self.source, line=line)
+
+
+def _newline_offsets(text: str) -> list[int]:
+    offsets = []
+    at = text.find("\n")
+    while at != -1:
+        offsets.append(at)
+        at = text.find("\n", at + 1)
+    return offsets
+
+
+def starts_with(path: Path, opening: bytes) -> bool:
+    """Whether the file's first non-blank byte is ``opening`` (``b"["`` for a JSON array)."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(opening)
