@@ -39,3 +39,11 @@ class UnrecognizedInput(ToolgoldError):
 
 class ScoringInputError(ToolgoldError):
     """Gold cases and runs do not fit together (unknown case ids, duplicates, wrong kinds)."""
+
+
+class InvalidThreshold(ToolgoldError):
+    """A quality gate (``--fail-under metric=value``) names an unknown metric or is not a number."""
+
+
+class InvalidReport(ToolgoldError):
+    """A baseline report is not a ``toolgold.report/1`` file toolgold can read."""

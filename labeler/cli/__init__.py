@@ -13,6 +13,7 @@ import click
 
 from labeler.cli import data as _data
 from labeler.cli import run as _run
+from labeler.cli import score as _score
 from scorer.errors import ToolgoldError
 
 EXIT_BAD_INPUT = 2
@@ -36,6 +37,9 @@ def cli() -> None:
 
 
 for command in [*_data.COMMANDS, *_run.COMMANDS]:
+    cli.add_command(command)
+
+for command in _score.COMMANDS:
     cli.add_command(command)
 
 

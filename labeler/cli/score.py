@@ -1,0 +1,420 @@
+"""``toolgold score GOLD RUNS``: score agent runs against the gold set, render the report, gate CI.
+
+Files are read here and only here; the scorer gets records. Memory stays flat as the inputs grow: the
+runs file is indexed first (about 28 bytes per run: a hash of its case id and where its line is), then
+the gold file streams, each case fetching its runs by offset, so runs may come in any order. Large gold
+files are split into line-aligned shards scored by worker processes (``--workers``); the per-case results
+go to a temporary spool only when the output lists every case (JSON, JUnit).
+
+Exit codes: 0 pass; 1 a ``--fail-under`` gate, a per-tool regression against ``--baseline``, or unscored
+input (without ``--allow-unscored``); 2 bad input, with ``FILE:LINE``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from scorer.api import UNSCORED_EXAMPLES, score_trials
+from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
+from scorer.errors import InvalidRecord, InvalidReport
+from scorer.formats import iter_json_lines, parse_json_text, parse_record
+from scorer.gates import check_gates, parse_threshold
+from scorer.model import GoldCase, RunRecord
+from scorer.render import (
+    FORMATS,
+    load_report,
+    render_html,
+    render_markdown,
+    render_table,
+    write_json,
+    write_junit,
+)
+from scorer.report import Report, ReportBuilder, Unscored
+
+EXIT_GATE_FAILED = 1
+PARALLEL_MIN_BYTES = 8 * 1024 * 1024
+"""Below this gold size one process is faster than starting workers."""
+
+
+def key_hash(text: str) -> int:
+    """A stable 64-bit hash (the same in every process and run)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _lines_with_offsets(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as fh:
+        fh.seek(start)
+        offset = start
+        for raw in fh:
+            if end is not None and offset >= end:
+                return
+            yield offset, raw
+            offset += len(raw)
+
+
+def _decode(raw: bytes, source: str, line: int) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=source, line=line) from None
+    return text.removeprefix("\ufeff") if line == 1 else text
+
+
+class RunIndex:
+    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        hashes, offsets, lengths, lines = [], [], [], []
+        source = str(path)
+        for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
+            text = _decode(raw, source, number)
+            if not text.strip():
+                continue
+            value = parse_json_text(text, source=source, line=number)
+            case_id = value.get("case_id") if isinstance(value, dict) else None
+            if not isinstance(case_id, str) or not case_id:
+                # Let the full validator say what is wrong with the record.
+                parse_record(value, expect=RunRecord, source=source, line=number)
+                raise InvalidRecord("a run record needs a case_id", source=source, line=number)
+            hashes.append(key_hash(case_id))
+            offsets.append(offset)
+            lengths.append(len(raw))
+            lines.append(number)
+        order = np.argsort(np.array(hashes, dtype=np.uint64), kind="stable")
+        self.hashes = np.array(hashes, dtype=np.uint64)[order]
+        self.offsets = np.array(offsets, dtype=np.int64)[order]
+        self.lengths = np.array(lengths, dtype=np.int32)[order]
+        self.lines = np.array(lines, dtype=np.int64)[order]
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def positions(self, case_id: str) -> range:
+        h = np.uint64(key_hash(case_id))
+        left = int(np.searchsorted(self.hashes, h, side="left"))
+        if left == len(self.hashes) or self.hashes[left] != h:
+            return range(0)
+        return range(left, int(np.searchsorted(self.hashes, h, side="right")))
+
+    def read(self, fd: int, position: int) -> RunRecord:
+        raw = os.pread(fd, int(self.lengths[position]), int(self.offsets[position]))
+        line = int(self.lines[position])
+        text = _decode(raw, str(self.path), line)
+        value = parse_json_text(text, source=str(self.path), line=line)
+        record: RunRecord = parse_record(value, expect=RunRecord, source=str(self.path), line=line)
+        return record
+
+
+@dataclass
+class Shard:
+    """What one worker did with one line-aligned slice of the gold file."""
+
+    builder: ReportBuilder
+    used: np.ndarray[Any, Any]
+    gold_hashes: list[int] = field(default_factory=list)
+    gold_lines: list[int] = field(default_factory=list)
+    without_run: int = 0
+    without_run_examples: list[str] = field(default_factory=list)
+    outcome_keys: list[int] = field(default_factory=list)
+    outcome_passed: list[bool] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Job:
+    gold: Path
+    start: int
+    end: int
+    first_line: int
+    spool: Path | None
+    pair_outcomes: bool
+
+
+_INDEX: RunIndex | None = None
+"""Set before workers fork, so each shares the index instead of pickling it."""
+
+
+def _score_shard(job: Job) -> Shard:
+    index = _INDEX
+    if index is None:
+        raise RuntimeError("score_files sets the run index before scoring shards")
+    shard = Shard(builder=ReportBuilder(), used=np.zeros(len(index), dtype=bool))
+    source = str(job.gold)
+    spool = job.spool.open("w", encoding="utf-8") if job.spool else None
+    fd = os.open(index.path, os.O_RDONLY)
+    try:
+        for number, (_, raw) in enumerate(_lines_with_offsets(job.gold, job.start, job.end), start=job.first_line):
+            text = _decode(raw, source, number)
+            if not text.strip():
+                continue
+            case: GoldCase = parse_record(parse_json_text(text, source=source, line=number), expect=GoldCase,
+                                          source=source, line=number)
+            shard.gold_hashes.append(key_hash(case.id))
+            shard.gold_lines.append(number)
+            runs = []
+            trial_lines: dict[int, int] = {}
+            for position in index.positions(case.id):
+                run = index.read(fd, position)
+                if run.case_id != case.id:
+                    continue  # a different id with the same 64-bit hash
+                line = int(index.lines[position])
+                if run.trial in trial_lines:
+                    raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
+                                        f"line {trial_lines[run.trial]})", source=str(index.path), line=line)
+                trial_lines[run.trial] = line
+                shard.used[position] = True
+                runs.append(run)
+            if not runs:
+                shard.without_run += 1
+                if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
+                    shard.without_run_examples.append(case.id)
+                continue
+            results = score_trials(case, runs)
+            shard.builder.add(results)
+            if spool is not None:
+                for result in results:
+                    spool.write(result.model_dump_json())
+                    spool.write("\n")
+            if job.pair_outcomes:
+                for result in results:
+                    shard.outcome_keys.append(key_hash(f"{result.case_id}\0{result.trial}"))
+                    shard.outcome_passed.append(result.status == "pass")
+    finally:
+        os.close(fd)
+        if spool is not None:
+            spool.close()
+    return shard
+
+
+def _shard_jobs(gold: Path, workers: int, spool_dir: Path | None, pair: bool) -> list[Job]:
+    """Split ``gold`` into ``workers`` line-aligned byte ranges, each knowing its first line number."""
+    size = gold.stat().st_size
+    bounds = [0]
+    with gold.open("rb") as fh:
+        for k in range(1, workers):
+            fh.seek(max(size * k // workers, bounds[-1]))
+            fh.readline()
+            bounds.append(min(fh.tell(), size))
+    bounds.append(size)
+    bounds = sorted(set(bounds))
+    jobs = []
+    line = 1
+    with gold.open("rb") as fh:
+        for k, (start, end) in enumerate(itertools.pairwise(bounds)):
+            spool = spool_dir / f"shard-{k:03d}.jsonl" if spool_dir else None
+            jobs.append(Job(gold, start, end, line, spool, pair))
+            fh.seek(start)
+            remaining = end - start
+            while remaining > 0:
+                chunk = fh.read(min(remaining, 1 << 20))
+                line += chunk.count(b"\n")
+                remaining -= len(chunk)
+    return jobs
+
+
+def _check_duplicates(gold: Path, shards: list[Shard]) -> None:
+    hashes = np.array([h for s in shards for h in s.gold_hashes], dtype=np.uint64)
+    if len(np.unique(hashes)) == len(hashes):
+        return
+    lines = [n for s in shards for n in s.gold_lines]
+    first_line: dict[str, int] = {}
+    wanted = set(lines)
+    with gold.open("rb") as fh:
+        for number, value in iter_json_lines(fh, str(gold)):
+            if number not in wanted or not isinstance(value, dict):
+                continue
+            case_id = str(value.get("id"))
+            if case_id in first_line:
+                raise InvalidRecord(f"gold case id {case_id!r} appears twice (first at line {first_line[case_id]})",
+                                    source=str(gold), line=number)
+            first_line[case_id] = number
+
+
+def _unknown_runs(index: RunIndex, used: np.ndarray[Any, Any]) -> tuple[int, list[str]]:
+    """Runs no gold case claimed: each is validated (bad input is still bad input) and counted."""
+    unused = np.flatnonzero(~used)
+    examples: list[str] = []
+    fd = os.open(index.path, os.O_RDONLY)
+    try:
+        for position in sorted(unused.tolist(), key=lambda p: int(index.lines[p])):
+            run = index.read(fd, position)
+            if len(examples) < UNSCORED_EXAMPLES and run.case_id not in examples:
+                examples.append(run.case_id)
+    finally:
+        os.close(fd)
+    return len(unused), examples
+
+
+def _baseline_outcomes(cases: Iterator[dict[str, Any]]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    keys, passed = [], []
+    for case in cases:
+        keys.append(key_hash(f"{case.get('case_id')}\0{case.get('trial') or 0}"))
+        passed.append(case.get("status") == "pass")
+    order = np.argsort(np.array(keys, dtype=np.uint64), kind="stable")
+    return np.array(keys, dtype=np.uint64)[order], np.array(passed, dtype=bool)[order]
+
+
+def _pair(baseline: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]], shards: list[Shard]) -> Paired:
+    base_keys, base_passed = baseline
+    keys = np.array([k for s in shards for k in s.outcome_keys], dtype=np.uint64)
+    now = np.array([p for s in shards for p in s.outcome_passed], dtype=bool)
+    if not len(keys) or not len(base_keys):
+        return Paired()
+    at = np.minimum(np.searchsorted(base_keys, keys), len(base_keys) - 1)
+    found = base_keys[at] == keys
+    before, after = base_passed[at][found], now[found]
+    return Paired(both_pass=int(np.sum(before & after)), only_baseline=int(np.sum(before & ~after)),
+                  only_current=int(np.sum(~before & after)), both_fail=int(np.sum(~before & ~after)))
+
+
+@dataclass
+class Scored:
+    report: Report
+    spools: list[Path]
+
+
+def score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
+                baseline: tuple[Report, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] | None,
+                thresholds: list[tuple[str, float]], max_tool_drop: float, min_tool_support: int) -> Scored:
+    global _INDEX
+    _INDEX = index = RunIndex(runs)
+    try:
+        if workers <= 0:
+            big = gold.stat().st_size >= PARALLEL_MIN_BYTES
+            workers = min(os.cpu_count() or 1, 4) if big else 1
+        jobs = _shard_jobs(gold, workers, spool_dir, baseline is not None)
+        if len(jobs) == 1:
+            shards = [_score_shard(jobs[0])]
+        else:
+            with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+                shards = pool.map(_score_shard, jobs, chunksize=1)
+        _check_duplicates(gold, shards)
+        builder = shards[0].builder
+        used = shards[0].used
+        for shard in shards[1:]:
+            builder.merge(shard.builder)
+            used |= shard.used
+        unknown, unknown_examples = _unknown_runs(index, used)
+        without_examples = [c for s in shards for c in s.without_run_examples][:UNSCORED_EXAMPLES]
+        report = builder.finish(Unscored(
+            cases_without_run=sum(s.without_run for s in shards), examples_without_run=tuple(without_examples),
+            runs_for_unknown_cases=unknown, examples_unknown=tuple(unknown_examples)))
+        update: dict[str, Any] = {"gates": check_gates(report, thresholds)}
+        if baseline is not None:
+            update["comparison"] = compare(report, baseline[0], _pair(baseline[1], shards),
+                                           max_tool_drop=max_tool_drop, min_tool_support=min_tool_support)
+        spools = [j.spool for j in jobs if j.spool is not None]
+        return Scored(report.model_copy(update=update), spools)
+    finally:
+        _INDEX = None
+
+
+def _spooled_lines(spools: list[Path]) -> Iterator[str]:
+    for path in spools:
+        with path.open(encoding="utf-8") as fh:
+            yield from fh
+
+
+def _render(fmt: str, scored: Scored, out: io.TextIOBase | Any) -> None:
+    report = scored.report
+    if fmt == "json":
+        write_json(report, out, _spooled_lines(scored.spools))
+    elif fmt == "junit":
+        write_junit(report, out, (json.loads(line) for line in _spooled_lines(scored.spools)))
+    elif fmt == "markdown":
+        out.write(render_markdown(report))
+    elif fmt == "html":
+        out.write(render_html(report))
+    else:
+        out.write(render_table(report))
+
+
+def _load_baseline(path: Path) -> tuple[Report, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            report, cases = load_report(fh, str(path))
+            return report, _baseline_outcomes(cases)
+    except OSError as exc:
+        raise InvalidReport(f"{path}: cannot read the baseline report: {exc.strerror}") from None
+
+
+@click.command("score")
+@click.argument("gold", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("runs", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table for the terminal, json (every case), markdown (PR comments), html, junit (CI).")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report here instead of standard output.")
+@click.option("--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE",
+              help="Exit 1 when METRIC is below VALUE, e.g. selection=0.9 arguments=95%. Repeatable. Metrics: "
+                   "pass_rate, selection, macro_f1, micro_f1, arguments, sequencing, exact_sequence, "
+                   "no_call_precision, no_call_recall, clarify_asked, pass^K, tool:NAME, tag:NAME.")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="An earlier JSON report: show deltas, an exact McNemar test and per-tool regressions.")
+@click.option("--max-tool-drop", type=click.FloatRange(0, 1), default=DEFAULT_MAX_TOOL_DROP, show_default=True,
+              help="With --baseline: a tool whose pass rate drops by more than this fails the gate.")
+@click.option("--min-tool-support", type=click.IntRange(1), default=DEFAULT_MIN_TOOL_SUPPORT, show_default=True,
+              help="With --baseline: tools with fewer results than this are not alerted on.")
+@click.option("--allow-unscored", is_flag=True,
+              help="Do not fail when cases have no run or runs name unknown cases (they are still reported).")
+@click.option("--workers", type=click.IntRange(0), default=0, show_default=True,
+              help="Processes to score with; 0 picks one per core (up to 4) for large inputs.")
+def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tuple[str, ...],
+              baseline: Path | None, max_tool_drop: float, min_tool_support: int, allow_unscored: bool,
+              workers: int) -> None:
+    """Score agent RUNS (toolgold.run/1) against GOLD cases (toolgold.gold/1)."""
+    thresholds = [parse_threshold(t) for t in fail_under]
+    base = _load_baseline(baseline) if baseline else None
+    spool_dir = Path(tempfile.mkdtemp(prefix="toolgold-score-")) if fmt in ("json", "junit") else None
+    try:
+        scored = score_files(gold, runs, workers=workers, spool_dir=spool_dir, baseline=base,
+                             thresholds=thresholds, max_tool_drop=max_tool_drop, min_tool_support=min_tool_support)
+        if out is None:
+            _render(fmt, scored, sys.stdout)
+            sys.stdout.flush()
+        else:
+            with out.open("w", encoding="utf-8") as fh:
+                _render(fmt, scored, fh)
+    finally:
+        if spool_dir is not None:
+            shutil.rmtree(spool_dir, ignore_errors=True)
+    problems = _gate_problems(scored.report, allow_unscored)
+    if out is not None:
+        t = scored.report.totals
+        click.echo(f"wrote {out}: {t.passed} pass, {t.failed} fail, {t.needs_review} need review", err=True)
+    for problem in problems:
+        click.echo(f"gate failed: {problem}", err=True)
+    if problems:
+        sys.exit(EXIT_GATE_FAILED)
+
+
+def _gate_problems(report: Report, allow_unscored: bool) -> list[str]:
+    problems = [f"{g.metric} is {'unmeasured' if g.value is None else f'{g.value:.4f}'}, below {g.threshold:g}"
+                for g in report.gates if not g.passed]
+    if report.comparison is not None:
+        problems += [f"{r.tool} dropped from {r.baseline.value:.1%} to {r.current.value:.1%}"
+                     for r in report.comparison.regressions if r.baseline.value is not None
+                     and r.current.value is not None]
+    if report.unscored.any and not allow_unscored:
+        u = report.unscored
+        problems.append(f"unscored input: {u.cases_without_run} case(s) without a run, "
+                        f"{u.runs_for_unknown_cases} run(s) for unknown cases (--allow-unscored to accept)")
+    return problems
+
+
+COMMANDS = [score_cmd]

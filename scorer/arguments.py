@@ -1,0 +1,174 @@
+"""Argument errors of one actual call against the expected call to the same tool.
+
+One error per argument, the most basic one first: a missing required argument, then an unknown
+parameter, then a schema type error, then a wrong value under the argument's match rule (``stale_value``
+when the value is one the conversation later replaced with the gold value). ``semantic`` arguments that
+differ from the gold are returned as pending questions for the judge; ``from_call`` sources are checked by
+the caller once it knows which call produced which result (``from_call_errors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scorer import canonical
+from scorer.codes import ErrorCode
+from scorer.facts import CaseFacts
+from scorer.grounding import Context, scalar_texts, superseding
+from scorer.matchers import ABSENT, describe, expected_values, match_value, show
+from scorer.model import ArgRule, Call, RunCall
+from scorer.results import CaseError, Review
+
+DEFAULT_RULE = ArgRule()
+ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINATED_PARAM,
+                            ErrorCode.SCHEMA_TYPE_ERROR, ErrorCode.WRONG_ARG_VALUE,
+                            ErrorCode.MALFORMED_ARGUMENTS, ErrorCode.STALE_VALUE})
+
+
+@dataclass(slots=True)
+class PairCheck:
+    """The argument verdict of one (expected, actual) pair of calls to the same tool."""
+
+    errors: list[CaseError] = field(default_factory=list)
+    reviews: list[Review] = field(default_factory=list)
+
+    @property
+    def cost(self) -> int:
+        return len(self.errors)
+
+
+_CLEAN = PairCheck()
+
+
+def same_arguments(actual: dict[str, Any], gold: dict[str, Any]) -> bool:
+    """Canonical equality, with Python's ``==`` as a cheap first test (it cannot tell True from 1)."""
+    return actual == gold and canonical.dumps(actual) == canonical.dumps(gold)
+
+
+def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
+               step: int | None = None, context: Callable[[], Context] | None = None) -> PairCheck:
+    """Argument errors of ``actual`` against ``expected`` (same tool name)."""
+    tool = actual.name
+    if isinstance(actual.arguments, str):
+        return PairCheck([CaseError(
+            code=ErrorCode.MALFORMED_ARGUMENTS, tool=tool, step=step, actual=actual.arguments,
+            note=f"called {tool} with arguments that are not a JSON object: {show(actual.arguments)}")])
+    if tool_only:
+        return _CLEAN
+    args, gold = actual.arguments, expected.arguments
+    rules = facts.rules(tool)
+    if same_arguments(args, gold) and not any(r.match == "from_call" for r in rules.values()):
+        # As valid as the gold itself: no schema check needed.
+        return _CLEAN
+    check = PairCheck()
+    errors = check.errors
+    required = facts.required(tool)
+    missing = [k for k in required if k not in args]
+    for key in missing:
+        rule = rules.get(key, DEFAULT_RULE)
+        wanted = f"; expected {describe(rule, gold[key], facts.reference_time)}" if key in gold else ""
+        errors.append(CaseError(code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
+                                expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
+    schema = facts.schema(tool)
+    unknown = sorted(k for k in args if not schema.is_known(k)) if schema is not None else []
+    for key in unknown:
+        errors.append(CaseError(code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
+                                actual=args[key],
+                                note=f"called {tool} with {key} {show(args[key])}, which is not a parameter of {tool}"))
+    typed: set[str | None] = set()
+    if schema is not None:
+        known = {k: v for k, v in args.items() if k not in unknown} if unknown else args
+        for problem in schema.problems(known):
+            typed.add(problem.arg)
+            value = known.get(problem.arg) if problem.arg is not None else known
+            errors.append(CaseError(code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg, step=step,
+                                    actual=value,
+                                    note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
+                                         f"{problem.message}"))
+    skip = set(missing) | set(unknown) | typed
+    for key in sorted(set(gold) | set(args)):
+        if key in skip:
+            continue
+        rule = rules.get(key, DEFAULT_RULE)
+        if rule.match == "from_call":
+            continue
+        wanted = gold.get(key, ABSENT)
+        if key not in args:
+            if not rule.optional:
+                errors.append(CaseError(
+                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, expected=wanted,
+                    note=f"called {tool} without {key}; expected {describe(rule, wanted, facts.reference_time)}"))
+            continue
+        value = args[key]
+        if wanted is ABSENT and not rule.accept:
+            if rule.match == "any" or _is_default(facts, tool, key, value):
+                continue
+            errors.append(CaseError(
+                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
+                note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
+            continue
+        verdict = match_value(rule, wanted, value, facts.reference_time)
+        if verdict is True:
+            continue
+        if verdict is None:
+            check.reviews.append(_review(rule, tool, key, wanted, value))
+            continue
+        replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
+        expectation = describe(rule, wanted, facts.reference_time)
+        if replaced is not None:
+            errors.append(CaseError(
+                code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value,
+                expected=None if wanted is ABSENT else wanted,
+                note=f"called {tool} with {key} {show(value)}, which the conversation later replaced with "
+                     f"{replaced}; expected {expectation}"))
+        else:
+            errors.append(CaseError(
+                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
+                expected=None if wanted is ABSENT else wanted,
+                note=f"called {tool} with {key} {show(value)}; expected {expectation}"))
+    return check
+
+
+def _review(rule: ArgRule, tool: str, key: str, wanted: Any, value: Any) -> Review:
+    shown = None if wanted is ABSENT else wanted
+    if rule.match == "semantic":
+        return Review(tool=tool, arg=key, match="semantic", intent=rule.intent or "", expected=shown,
+                      actual=value, reason="no judge configured")
+    return Review(tool=tool, arg=key, match=rule.match, intent=f"a {rule.match} value", expected=shown, actual=value,
+                  reason=f"the gold value {show(shown)} is not a {rule.match} toolgold can read")
+
+
+def _is_default(facts: CaseFacts, tool: str, key: str, value: Any) -> bool:
+    spec = facts.spec(tool)
+    prop = spec.properties.get(key) if spec is not None else None
+    return isinstance(prop, dict) and "default" in prop and canonical.equal(prop["default"], value)
+
+
+def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
+                     source: Callable[[int], tuple[str, str | None]], code: ErrorCode) -> list[CaseError]:
+    """Errors of ``from_call`` arguments: each value must appear in the result of the call its rule names.
+
+    ``source(k)`` gives ``(description of call k, its result text or None when it had not run)``. The
+    code is ``dependency_violation`` in a trajectory and ``wrong_arg_value`` in a turn case.
+    """
+    errors = []
+    tool = actual.name
+    for key, rule in sorted(facts.rules(tool).items()):
+        if rule.match != "from_call" or rule.from_call is None or key not in actual.args:
+            continue
+        value = actual.args[key]
+        origin, result = source(rule.from_call)
+        texts = list(scalar_texts(value))
+        if result is None:
+            note = f"called {tool} with {key} {show(value)} before {origin} had returned it"
+        elif not texts or not all(Context.of_text(result).contains(t) for t in texts):
+            note = f"called {tool} with {key} {show(value)}, which is not in the result of {origin}"
+        else:
+            continue
+        errors.append(CaseError(code=code, tool=tool, arg=key, step=step, actual=value, note=note))
+    return errors
+
+
+__all__ = ["ARGUMENT_CODES", "PairCheck", "check_pair", "from_call_errors", "same_arguments"]

@@ -1,0 +1,73 @@
+"""Per-case lookups the scorers share, computed at most once per case and only when needed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from scorer.grounding import Context, gold_texts
+from scorer.model import ArgRule, GoldCase, ToolSpec
+from scorer.schemas import ArgumentSchema, compiled
+
+_NO_RULES: dict[str, ArgRule] = {}
+
+
+class CaseFacts:
+    """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
+
+    __slots__ = ("_context", "_gold_texts", "_required", "_schemas", "_specs", "case")
+
+    def __init__(self, case: GoldCase) -> None:
+        self.case = case
+        self._specs: dict[str, ToolSpec] | None = None
+        self._schemas: dict[str, ArgumentSchema | None] = {}
+        self._required: dict[str, tuple[str, ...]] = {}
+        self._context: Context | None = None
+        self._gold_texts: frozenset[str] | None = None
+
+    @property
+    def reference_time(self) -> datetime | None:
+        return self.case.reference_time
+
+    def spec(self, tool: str) -> ToolSpec | None:
+        if self._specs is None:
+            self._specs = {t.name: t for t in self.case.tools}
+        return self._specs.get(tool)
+
+    def offered(self, tool: str) -> bool:
+        """Whether the agent had ``tool`` (a case listing no tools offers any)."""
+        return not self.case.tools or self.spec(tool) is not None
+
+    def schema(self, tool: str) -> ArgumentSchema | None:
+        if tool not in self._schemas:
+            spec = self.spec(tool)
+            self._schemas[tool] = compiled(spec.parameters) if spec is not None else None
+        return self._schemas[tool]
+
+    def rules(self, tool: str) -> dict[str, ArgRule]:
+        return self.case.arg_rules.get(tool, _NO_RULES)
+
+    def required(self, tool: str) -> tuple[str, ...]:
+        if tool not in self._required:
+            self._required[tool] = self.case.required_for(tool)
+        return self._required[tool]
+
+    @property
+    def context(self) -> Context:
+        """The text of the case's context (system, user and tool messages)."""
+        if self._context is None:
+            self._context = Context(self.case.messages)
+        return self._context
+
+    @property
+    def gold_texts(self) -> frozenset[str]:
+        """Every scalar the gold uses (all answers and accepted values): grounded by definition."""
+        if self._gold_texts is None:
+            values: list[Any] = [c.arguments for a in (self.case.expected, *self.case.alternatives)
+                                 for c in a.calls]
+            values += [r.accept for rules in self.case.arg_rules.values() for r in rules.values() if r.accept]
+            self._gold_texts = gold_texts(values)
+        return self._gold_texts
+
+
+__all__ = ["CaseFacts"]

@@ -1,0 +1,164 @@
+"""Grounding: does an identifier-like argument value come from the context the agent had?
+
+An order number the agent never looked up, or a zip code it made up instead of asking, is a value that
+appears nowhere in what the agent saw: the system prompt, the user's messages and earlier tool results
+(the agent's own earlier text does not count: it may be where the invention started). Values the gold
+itself uses count as grounded: the annotator vouches for them.
+
+Which arguments are checked: keys that look like identifiers (``*_id``, ``order_number``, ``zip``,
+``email``, ``phone``, …, camelCase too) and arguments whose rule says ``grounded: true``; a rule with
+``grounded: false`` waives the check. Matching is case-insensitive and respects word boundaries, so
+``C-10`` is not found inside ``C-1042``; phone numbers compare by their digits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import Any, Final
+
+from scorer.model import ArgRule, Message
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_IDENTIFIER_KEY: Final = re.compile(
+    r"(?:^|_)(?:id|ids|uuid|guid)$"
+    r"|^(?:.*_)?(?:order|account|booking|reservation|confirmation|tracking|invoice|ticket|card|phone|"
+    r"policy|case|member|membership|passport|license|serial|flight)_?(?:number|num|no|code)$"
+    r"|^(?:.*_)?(?:zip|zipcode|zip_code|postcode|postal_code|email|email_address|phone|phone_number|"
+    r"mobile|telephone|sku|iban|username|user_name)$")
+_PHONE_KEY: Final = re.compile(r"phone|mobile|telephone|(?:^|_)tel(?:$|_)")
+_MIN_LENGTH = 2
+
+
+@lru_cache(maxsize=8192)
+def snake(key: str) -> str:
+    return _CAMEL.sub("_", key).lower()
+
+
+@lru_cache(maxsize=8192)
+def is_identifier_key(key: str) -> bool:
+    """``customer_id``, ``orderNumber``, ``zip``, ``email``, ``phone_number``, … (not ``query``)."""
+    return _IDENTIFIER_KEY.search(snake(key)) is not None
+
+
+@lru_cache(maxsize=8192)
+def is_phone_key(key: str) -> bool:
+    return _PHONE_KEY.search(snake(key)) is not None
+
+
+def checked_keys(args: dict[str, Any], rules: dict[str, ArgRule]) -> Iterator[str]:
+    """The argument keys whose values must be grounded."""
+    for key in args:
+        rule = rules.get(key)
+        forced = rule.grounded if rule is not None else None
+        if forced is True or (forced is None and is_identifier_key(key)):
+            yield key
+
+
+def scalar_texts(value: Any) -> Iterator[str]:
+    """The strings to look for: a string, an integer, or those inside a list (booleans and floats aside)."""
+    if isinstance(value, str):
+        if len(value.strip()) >= _MIN_LENGTH:
+            yield value.strip()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        yield str(value)
+    elif isinstance(value, list):
+        for item in value:
+            yield from scalar_texts(item)
+
+
+def gold_texts(values: Iterable[Any]) -> frozenset[str]:
+    """Every scalar in the gold's values, casefolded, recursively (the annotator vouches for them)."""
+    found: set[str] = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+        elif isinstance(value, str):
+            found.add(value.strip().casefold())
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            found.add(str(value).casefold())
+    return frozenset(found)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def last_mention(text: str, needle: str) -> int:
+    """Offset of the last occurrence of ``needle`` in ``text`` as a whole token, or -1."""
+    end = len(text)
+    head_word, tail_word = _is_word(needle[0]), _is_word(needle[-1])
+    while True:
+        at = text.rfind(needle, 0, end)
+        if at < 0:
+            return -1
+        after = at + len(needle)
+        if (not head_word or at == 0 or not _is_word(text[at - 1])) and (
+                not tail_word or after == len(text) or not _is_word(text[after])):
+            return at
+        end = at + len(needle) - 1
+
+
+class Context:
+    """What the agent could see: system, user and tool message text, searched case-insensitively."""
+
+    __slots__ = ("_digits", "text")
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self.text = "\n".join(m.content for m in messages if m.role != "assistant" and m.content).casefold()
+        self._digits: str | None = None
+
+    @classmethod
+    def of_text(cls, text: str) -> Context:
+        context = cls(())
+        context.text = text.casefold()
+        return context
+
+    def contains(self, value: str, *, phone: bool = False) -> bool:
+        if phone:
+            digits = re.sub(r"\D", "", value)
+            if len(digits) >= 7:
+                if self._digits is None:
+                    self._digits = re.sub(r"\D", "", self.text)
+                return digits in self._digits or (len(digits) > 10 and digits[-10:] in self._digits)
+        return last_mention(self.text, value.casefold()) >= 0
+
+    def last_mention(self, value: str) -> int:
+        return last_mention(self.text, value.casefold())
+
+
+def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Context,
+               gold: frozenset[str]) -> list[tuple[str, str]]:
+    """``(key, value)`` of every checked value found neither in the context nor in the gold."""
+    missing = []
+    for key in checked_keys(args, rules):
+        phone = is_phone_key(key)
+        for text in scalar_texts(args[key]):
+            if text.casefold() not in gold and not context.contains(text, phone=phone):
+                missing.append((key, text))
+    return missing
+
+
+def superseding(actual: Any, wanted: Iterable[Any], context: Context) -> str | None:
+    """The gold value that replaced ``actual`` later in the conversation, if that is what happened:
+    both appear in the context and the gold value's last mention comes after the actual one's."""
+    actual_texts = list(scalar_texts(actual))
+    if len(actual_texts) != 1:
+        return None
+    seen_at = context.last_mention(actual_texts[0])
+    if seen_at < 0:
+        return None
+    for value in wanted:
+        for text in scalar_texts(value):
+            if text.casefold() != actual_texts[0].casefold() and context.last_mention(text) > seen_at:
+                return text
+    return None
+
+
+__all__ = ["Context", "checked_keys", "gold_texts", "is_identifier_key", "is_phone_key", "last_mention",
+           "scalar_texts", "superseding", "ungrounded"]

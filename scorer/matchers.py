@@ -1,0 +1,279 @@
+"""Tiered argument matchers: how one actual argument value is compared with the gold, per ``ArgRule.match``.
+
+Every matcher compares against the gold value and the rule's ``accept`` values, and answers True (match),
+False (mismatch) or None (cannot be settled here: ``semantic`` goes to the judge; a gold value that is not
+what its rule says, e.g. an unparseable date, goes to review rather than failing the agent).
+``from_call`` needs the results of earlier calls and is checked by the caller (arguments.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any, Final
+
+import phonenumbers
+
+from scorer import canonical
+from scorer.dates import is_relative, parse_when
+from scorer.model import ArgRule
+
+Verdict = bool | None
+Matcher = Callable[[ArgRule, list[Any], Any, "datetime | None"], Verdict]
+
+ABSENT: Final = object()
+"""Marks an argument the gold does not set (distinct from a gold value of null)."""
+
+
+def expected_values(rule: ArgRule, gold: Any) -> list[Any]:
+    """The gold value (when set) followed by the rule's further accepted values."""
+    head = [] if gold is ABSENT else [gold]
+    return head + list(rule.accept) if rule.accept else head
+
+
+def match_value(rule: ArgRule, gold: Any, actual: Any, reference: datetime | None) -> Verdict:
+    """Compare ``actual`` with the gold value under ``rule``; ``gold`` may be ``ABSENT``."""
+    values = expected_values(rule, gold)
+    if rule.match == "any":
+        return True
+    if not values:
+        return None if rule.match == "semantic" else False
+    return MATCHERS[rule.match](rule, values, actual, reference)
+
+
+def _exact(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    text = canonical.dumps(actual)
+    return any(canonical.dumps(v) == text for v in values)
+
+
+def _ci(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    if not isinstance(actual, str):
+        return _exact(rule, values, actual, reference)
+    folded = " ".join(actual.casefold().split())
+    return any(isinstance(v, str) and " ".join(v.casefold().split()) == folded for v in values)
+
+
+def as_number(value: Any) -> float | None:
+    """A finite number from a JSON number or a numeric string; None for anything else (booleans too)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip().replace(",", ""))
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _number(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    got = as_number(actual)
+    wanted = [n for n in (as_number(v) for v in values) if n is not None]
+    if not wanted:
+        return None
+    if got is None:
+        return False
+    tolerance = rule.tolerance or 0.0
+    return any(abs(got - w) <= tolerance or math.isclose(got, w, rel_tol=1e-9) for w in wanted)
+
+
+def _date(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    wanted = [w for w in (parse_when(v, reference, relative=True) for v in values) if w is not None]
+    if not wanted:
+        return None
+    got = parse_when(actual, reference, relative=False)
+    if got is None:
+        return False
+    return any(got.astimezone(w.tzinfo).date() == w.date() for w in wanted)
+
+
+def _datetime(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    wanted = [w for w in (parse_when(v, reference, relative=True) for v in values) if w is not None]
+    if not wanted:
+        return None
+    got = parse_when(actual, reference, relative=False)
+    if got is None:
+        return False
+    tolerance = rule.tolerance or 0.0
+    return any(abs((got - w).total_seconds()) <= tolerance for w in wanted)
+
+
+_CURRENCY_SYMBOLS: Final = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP",
+                            "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "R$": "BRL"}
+_SYMBOL = "|".join(re.escape(s) for s in sorted(_CURRENCY_SYMBOLS, key=len, reverse=True))
+_MONEY = re.compile(
+    rf"(?P<sign>-)?\s*(?P<pre>{_SYMBOL}|[A-Za-z]{{3}})?\s*(?P<sign2>-)?\s*"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    rf"\s*(?P<post>{_SYMBOL}|[A-Za-z]{{3}})?")
+
+
+def parse_money(value: Any, default_currency: str | None) -> tuple[Decimal, str | None] | None:
+    """``(amount, ISO currency or None)`` from "$100", "100 USD", "USD 1,250.50", 100, or
+    ``{"amount": 100, "currency": "USD"}``; None when ``value`` is not an amount."""
+    currency: str | None = None
+    if isinstance(value, dict) and "amount" in value:
+        code = value.get("currency")
+        currency = code.upper() if isinstance(code, str) else None
+        value = value["amount"]
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return Decimal(str(value)), currency or _upper(default_currency)
+    if not isinstance(value, str):
+        return None
+    m = _MONEY.fullmatch(value.strip())
+    if m is None:
+        return None
+    pre, post = m.group("pre"), m.group("post")
+    if pre and post:
+        return None
+    mark = pre or post
+    if mark:
+        currency = _CURRENCY_SYMBOLS.get(mark) or mark.upper()
+    try:
+        amount = Decimal(m.group("num").replace(",", ""))
+    except InvalidOperation:
+        return None
+    if m.group("sign") or m.group("sign2"):
+        amount = -amount
+    return amount, currency or _upper(default_currency)
+
+
+def _upper(code: str | None) -> str | None:
+    return code.upper() if code else None
+
+
+def _currency(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    wanted = [w for w in (parse_money(v, rule.currency) for v in values) if w is not None]
+    if not wanted:
+        return None
+    got = parse_money(actual, rule.currency)
+    if got is None:
+        return False
+    tolerance = Decimal(str(rule.tolerance or 0))
+    for amount, currency in wanted:
+        same_currency = currency is None or got[1] is None or currency == got[1]
+        if same_currency and abs(got[0] - amount) <= tolerance:
+            return True
+    return False
+
+
+@lru_cache(maxsize=65536)
+def e164(value: str, region: str | None) -> str | None:
+    """The E.164 form of a phone number (``+14155550123``), or None when it does not parse."""
+    try:
+        number = phonenumbers.parse(value, region.upper() if region else None)
+    except phonenumbers.NumberParseException:
+        return None
+    return str(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164))
+
+
+def _phone_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    return value if isinstance(value, str) else None
+
+
+def _phone(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    wanted = {n for n in (e164(t, rule.region) for t in map(_phone_text, values) if t) if n}
+    if not wanted:
+        return None
+    text = _phone_text(actual)
+    return text is not None and e164(text, rule.region) in wanted
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _regex(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    if rule.pattern is None:  # ArgRule refuses this; kept total for type checking
+        return None
+    text = actual if isinstance(actual, str) else canonical.dumps(actual)
+    return _compiled(rule.pattern).fullmatch(text) is not None or _exact(rule, values, actual, reference)
+
+
+def _semantic(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    # Identical to the gold needs no judge; anything else is the judge's (or a person's) call.
+    return True if _exact(rule, values, actual, reference) else None
+
+
+def _always(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    return True
+
+
+MATCHERS: Final[dict[str, Matcher]] = {
+    "exact": _exact,
+    "one_of": _exact,
+    "any": _always,
+    "ci": _ci,
+    "number": _number,
+    "date": _date,
+    "datetime": _datetime,
+    "currency": _currency,
+    "phone": _phone,
+    "regex": _regex,
+    "semantic": _semantic,
+    "from_call": _always,  # the value's source is checked by the caller, against earlier results
+}
+
+_BARE = re.compile(r"[\w.\-@+:/#]{1,60}")
+
+
+def show(value: Any) -> str:
+    """A value as it reads in a note: simple strings bare (C-1042), the rest as short JSON."""
+    if isinstance(value, str) and _BARE.fullmatch(value):
+        return value
+    text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
+    """What the rule expects, for a note: ``C-1042 (exact)``, ``10 ± 0.5 (number)``, …"""
+    values = expected_values(rule, gold)
+    shown = ", ".join(show(v) for v in values) if values else "nothing"
+    if len(values) > 1:
+        shown = "one of " + shown
+    kind = rule.match
+    if kind == "any":
+        return "any value (any)"
+    if kind == "number" and rule.tolerance:
+        return f"{shown} ± {rule.tolerance:g} (number)"
+    if kind == "regex":
+        return f"a full match of {rule.pattern} (regex)"
+    if kind == "semantic":
+        return f"{shown}: {rule.intent} (semantic)"
+    if kind == "ci":
+        return f"{shown}, ignoring case (ci)"
+    if kind in ("date", "datetime"):
+        resolved = []
+        for v in values:
+            if isinstance(v, str) and is_relative(v):
+                when = parse_when(v, reference, relative=True)
+                day = when.date().isoformat() if kind == "date" and when else (when.isoformat() if when else "?")
+                resolved.append(f"{day} ({v!r} from {reference.date().isoformat() if reference else 'no reference'})")
+            else:
+                resolved.append(show(v))
+        return ("one of " if len(resolved) > 1 else "") + ", ".join(resolved) + f" ({kind})"
+    if kind == "currency" and rule.currency:
+        return f"{shown} (currency, default {rule.currency})"
+    if kind == "phone" and rule.region:
+        return f"{shown} (phone, region {rule.region})"
+    return f"{shown} ({kind})"
+
+
+__all__ = ["ABSENT", "MATCHERS", "as_number", "describe", "e164", "expected_values", "match_value",
+           "parse_money", "show"]

@@ -1,0 +1,59 @@
+"""The Markdown report, for pull-request comments."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scorer.render.common import (
+    TOP_FAILURES,
+    TOP_PATTERNS,
+    cells,
+    comparison_lines,
+    gate_lines,
+    headline_rows,
+    tool_rows,
+    unscored_lines,
+)
+from scorer.report import Report
+
+TOP_TOOLS = 25
+
+
+def escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(escape(str(c)) for c in row) + " |" for row in rows]
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    t = report.totals
+    out = ["## toolgold score", "",
+           f"**{t.passed}** pass, **{t.failed}** fail, **{t.needs_review}** need review — {t.results} results "
+           f"from {t.cases} cases.", ""]
+    for line in unscored_lines(report):
+        out.append(f"> **Unscored:** {escape(line)}")
+    if report.gates:
+        out += ["", "### Gates", ""] + [f"- {escape(line)}" for line in gate_lines(report)]
+    out += ["", "### Dimensions", ""]
+    out += table(("dimension", "metric", "value", "count", "95% CI"),
+                 [(r.dimension, r.metric, *cells(r)) for r in headline_rows(report)])
+    tools = tool_rows(report)
+    if tools:
+        out += ["", "### Per tool", ""]
+        out += table(("tool", "support", "precision", "recall", "F1", "pass rate"), tools[:TOP_TOOLS])
+    if report.failure_patterns:
+        out += ["", "### Failure patterns", ""]
+        out += [f"1. {escape(p.sentence)}" for p in report.failure_patterns[:TOP_PATTERNS]]
+    lines = comparison_lines(report)
+    if lines:
+        out += ["", "### Against the baseline", ""] + [f"- {escape(line)}" for line in lines]
+    if report.failures:
+        out += ["", "<details><summary>Failures</summary>", ""]
+        rows = [(r.case_id, e.code.value, e.note) for r in report.failures[:TOP_FAILURES] for e in r.errors]
+        out += table(("case", "code", "note"), rows)
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,521 @@
+"""The aggregate report, ``toolgold.report/1``: the four dimensions kept apart, built incrementally.
+
+``ReportBuilder`` takes case results one case at a time (all trials of a case together, for pass^k) and
+keeps only counters, a bounded list of example failures and, if asked, the results themselves; builders
+of shards merge. Every rate carries its count, total and Wilson 95% interval.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, Literal
+
+from scorer.arguments import ARGUMENT_CODES
+from scorer.codes import DIMENSION_OF, NO_CALL, ErrorCode
+from scorer.model import Frozen
+from scorer.results import CaseError, CaseResult
+from scorer.stats import pass_hat_k, wilson
+
+REPORT_FORMAT: Final = "toolgold.report/1"
+MAX_FAILURE_EXAMPLES = 100
+
+
+class Rate(Frozen):
+    count: int
+    total: int
+    value: float | None
+    ci95: tuple[float, float] | None
+
+
+def rate(count: int, total: int) -> Rate:
+    return Rate(count=count, total=total, value=count / total if total else None, ci95=wilson(count, total))
+
+
+class ClassScores(Frozen):
+    """Precision, recall and F1 of one selection class (a tool, or ``NO_CALL``)."""
+
+    support: int
+    predicted: int
+    precision: Rate
+    recall: Rate
+    f1: float | None
+
+
+class Averages(Frozen):
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+class Selection(Frozen):
+    accuracy: Rate
+    per_tool: dict[str, ClassScores]
+    macro: Averages
+    micro: Averages
+
+
+class Arguments(Frozen):
+    accuracy: Rate
+    errors_by_tool: dict[str, dict[str, int]]
+    errors_by_argument: dict[str, dict[str, int]]
+    """Keyed ``tool.arg``."""
+
+
+class Sequencing(Frozen):
+    accuracy: Rate
+    exact_sequence: Rate
+    mean_edit_distance: float | None
+    errors: dict[str, int]
+
+
+class Abstention(Frozen):
+    no_call_precision: Rate
+    no_call_recall: Rate
+    over_call: Rate
+    """Gold says no call (or ask) and the agent called."""
+    under_call: Rate
+    """Gold says call and the agent made none."""
+    clarify_asked: Rate
+    """Gold says ask: the agent made no call."""
+    clarify_fabricated: Rate
+    """Gold says ask: the agent called with invented values."""
+
+
+class Group(Frozen):
+    """One row of a breakdown."""
+
+    results: int
+    passed: Rate
+    selection: Rate
+    arguments: Rate
+    sequencing: Rate
+
+
+class ConfusionCell(Frozen):
+    gold: str
+    actual: str
+    count: int
+
+
+class Pattern(Frozen):
+    """A recurring failure: how many failing results share it, and a sentence that says it."""
+
+    code: ErrorCode
+    text: str
+    count: int
+    of: int
+    sentence: str
+    examples: tuple[str, ...]
+
+
+class Unscored(Frozen):
+    """What could not be scored: never silently dropped."""
+
+    cases_without_run: int = 0
+    runs_for_unknown_cases: int = 0
+    examples_without_run: tuple[str, ...] = ()
+    examples_unknown: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return bool(self.cases_without_run or self.runs_for_unknown_cases)
+
+
+class Totals(Frozen):
+    cases: int
+    results: int
+    """Scored runs (a case with several trials has several results)."""
+    passed: int
+    failed: int
+    needs_review: int
+    pass_rate: Rate
+    turn_results: int
+    trajectory_results: int
+
+
+class PassHatK(Frozen):
+    k: int
+    value: float
+    cases: int
+
+
+class Delta(Frozen):
+    metric: str
+    baseline: float | None
+    current: float | None
+    delta: float | None
+
+
+class McNemar(Frozen):
+    """Paired per-result outcomes against the baseline and the exact two-sided test on the discordant ones."""
+
+    pairs: int
+    both_pass: int
+    only_baseline: int
+    only_current: int
+    both_fail: int
+    p_value: float
+
+
+class ToolRegression(Frozen):
+    tool: str
+    baseline: Rate
+    current: Rate
+    drop: float
+
+
+class Comparison(Frozen):
+    dimensions: tuple[Delta, ...]
+    tools: tuple[Delta, ...]
+    mcnemar: McNemar | None
+    regressions: tuple[ToolRegression, ...]
+    max_tool_drop: float
+    min_tool_support: int
+
+
+class GateResult(Frozen):
+    metric: str
+    threshold: float
+    value: float | None
+    passed: bool
+
+
+class Report(Frozen):
+    format: Literal["toolgold.report/1"] = REPORT_FORMAT
+    totals: Totals
+    unscored: Unscored
+    selection: Selection
+    arguments: Arguments
+    sequencing: Sequencing
+    abstention: Abstention
+    redundancy: Rate
+    """Repeated identical calls over all calls."""
+    ungrounded: Rate
+    """Results with an ungrounded value over results with calls."""
+    pass_hat_k: tuple[PassHatK, ...]
+    confusion: tuple[ConfusionCell, ...]
+    error_counts: dict[str, int]
+    breakdowns: dict[str, dict[str, Group]]
+    failure_patterns: tuple[Pattern, ...]
+    failures: tuple[CaseResult, ...]
+    """The first failing (or needs-review) results, as examples for readable outputs."""
+    comparison: Comparison | None = None
+    gates: tuple[GateResult, ...] = ()
+    cases: tuple[CaseResult, ...] = ()
+    """Every result, when kept (the Python API); the CLI streams them into the JSON report instead."""
+
+
+def toolkit_bucket(size: int) -> str:
+    if size <= 1:
+        return str(size)
+    for upper, label in ((5, "2-5"), (10, "6-10"), (20, "11-20")):
+        if size <= upper:
+            return label
+    return "21+"
+
+
+def _tool(e: CaseError) -> str:
+    return e.tool or "?"
+
+
+def _arg(e: CaseError) -> str:
+    return f"{e.tool or '?'}.{e.arg or '?'}"
+
+
+_PATTERN_TEXT: Final[dict[ErrorCode, Callable[[CaseError], str]]] = {
+    ErrorCode.WRONG_TOOL: lambda e: f"{e.actual} called where {e.expected} expected",
+    ErrorCode.MISSING_CALL: lambda e: f"no call where {_tool(e)} expected",
+    ErrorCode.UNEXPECTED_CALL: lambda e: f"{_tool(e)} called where no call was needed",
+    ErrorCode.CALLED_INSTEAD_OF_ASKING: lambda e: f"{_tool(e)} called instead of asking the user",
+    ErrorCode.WRONG_CALL_COUNT: lambda e: "wrong number of parallel calls",
+    ErrorCode.MISSING_REQUIRED_ARG: lambda e: f"{_tool(e)} called without required {e.arg}",
+    ErrorCode.HALLUCINATED_PARAM: lambda e: f"{_tool(e)} called with unknown parameter {e.arg}",
+    ErrorCode.SCHEMA_TYPE_ERROR: lambda e: f"{_arg(e)} has the wrong type",
+    ErrorCode.WRONG_ARG_VALUE: lambda e: f"{_arg(e)} has the wrong value",
+    ErrorCode.MALFORMED_ARGUMENTS: lambda e: f"{_tool(e)} called with unparseable arguments",
+    ErrorCode.STALE_VALUE: lambda e: f"{_arg(e)} uses a value the conversation replaced",
+    ErrorCode.UNGROUNDED_VALUE: lambda e: f"{_arg(e)} not found in the conversation",
+    ErrorCode.FABRICATED_VALUE: lambda e: f"{_arg(e)} invented instead of asking the user",
+    ErrorCode.MISSING_STEP: lambda e: f"{_tool(e)} step never called",
+    ErrorCode.EXTRA_STEP: lambda e: f"{_tool(e)} called as an unexpected extra step",
+    ErrorCode.OUT_OF_ORDER: lambda e: f"{_tool(e)} called out of order",
+    ErrorCode.DEPENDENCY_VIOLATION: lambda e: (f"{_tool(e)} called without {e.expected} succeeding first"
+                                               if e.expected else f"{_arg(e)} not taken from the result it needs"),
+    ErrorCode.FORBIDDEN_CALL: lambda e: f"forbidden {_tool(e)} called",
+    ErrorCode.REDUNDANT_CALL: lambda e: f"{_tool(e)} repeated with the same arguments",
+}
+
+
+def pattern_of(error: CaseError) -> tuple[ErrorCode, str]:
+    """The key failures are grouped by: the code and the words of the sentence."""
+    return error.code, _PATTERN_TEXT[error.code](error)
+
+
+# Group counters: results, passed, selection n/ok, arguments n/ok, sequencing n/ok.
+_GROUP_FIELDS = 8
+
+
+class ReportBuilder:
+    """Aggregates results incrementally; memory holds counters, not results (unless ``keep_cases``)."""
+
+    def __init__(self, *, keep_cases: bool = False, max_failures: int = MAX_FAILURE_EXAMPLES) -> None:
+        self.keep_cases = keep_cases
+        self.max_failures = max_failures
+        self.cases = 0
+        self.status: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.selection = [0, 0]
+        self.arguments = [0, 0]
+        self.sequencing = [0, 0]
+        self.exact_sequence = [0, 0]
+        self.edit_distance = 0.0
+        self.behavior: Counter[tuple[bool, bool, str, bool]] = Counter()
+        """(gold says no call, agent made no call, gold behavior, fabricated) -> results"""
+        self.calls = 0
+        self.redundant = 0
+        self.ungrounded = [0, 0]
+        self.confusion: Counter[tuple[str, str]] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.arg_errors_by_tool: Counter[tuple[str, str]] = Counter()
+        self.arg_errors_by_arg: Counter[tuple[str, str]] = Counter()
+        self.sequencing_errors: Counter[str] = Counter()
+        self.groups: dict[tuple[str, str], list[int]] = {}
+        self.patterns: Counter[tuple[ErrorCode, str]] = Counter()
+        self.pattern_examples: dict[tuple[ErrorCode, str], list[str]] = {}
+        self.failing = 0
+        self.trials: Counter[tuple[int, int]] = Counter()
+        self.failures: list[CaseResult] = []
+        self.kept: list[CaseResult] = []
+
+    def add(self, results: Sequence[CaseResult]) -> None:
+        """Add every trial of one case."""
+        if not results:
+            return
+        self.cases += 1
+        self.trials[len(results), sum(r.status == "pass" for r in results)] += 1
+        for result in results:
+            self._add_result(result)
+
+    def _add_result(self, r: CaseResult) -> None:
+        self.status[r.status] += 1
+        self.kinds[r.kind] += 1
+        v = r.verdicts
+        passed = r.status == "pass"
+        if v.selection is not None:
+            self.selection[0] += 1
+            self.selection[1] += v.selection
+        if v.arguments is not None:
+            self.arguments[0] += 1
+            self.arguments[1] += v.arguments
+        if v.sequencing is not None:
+            self.sequencing[0] += 1
+            self.sequencing[1] += v.sequencing
+        if r.sequence is not None:
+            self.exact_sequence[0] += 1
+            self.exact_sequence[1] += r.sequence.exact
+            self.edit_distance += r.sequence.edit_distance
+        self.calls += r.calls
+        self.redundant += r.redundant_calls
+        if r.calls:
+            self.ungrounded[0] += 1
+        for pair in r.confusion:
+            self.confusion[pair] += 1
+        fabricated = False
+        if r.errors:
+            seen_patterns = set()
+            ungrounded = False
+            for e in r.errors:
+                code = e.code
+                self.errors[code] += 1
+                if code in ARGUMENT_CODES:
+                    tool = e.tool or "?"
+                    self.arg_errors_by_tool[tool, code] += 1
+                    self.arg_errors_by_arg[f"{tool}.{e.arg or '?'}", code] += 1
+                elif code == ErrorCode.UNGROUNDED_VALUE:
+                    ungrounded = True
+                elif code == ErrorCode.FABRICATED_VALUE:
+                    fabricated = True
+                if DIMENSION_OF[code] == "sequencing":
+                    self.sequencing_errors[code] += 1
+                seen_patterns.add(pattern_of(e))
+            self.ungrounded[1] += ungrounded
+            for pattern in seen_patterns:
+                self.patterns[pattern] += 1
+                examples = self.pattern_examples.setdefault(pattern, [])
+                if len(examples) < 3:
+                    examples.append(r.case_id)
+        gold_no_call = r.expected_behavior != "call"
+        self.behavior[gold_no_call, r.actual_behavior == "no_call", r.expected_behavior, fabricated] += 1
+        if not passed:
+            self.failing += 1
+            if len(self.failures) < self.max_failures:
+                self.failures.append(r)
+        keys = [("split", r.split), ("toolkit_size", toolkit_bucket(r.toolkit_size))]
+        keys += [("tag", t) for t in r.tags]
+        keys += [("tool", t) for t in (set(r.expected_tools) or {NO_CALL})]
+        for group in keys:
+            row = self.groups.get(group)
+            if row is None:
+                row = self.groups[group] = [0] * _GROUP_FIELDS
+            row[0] += 1
+            row[1] += passed
+            if v.selection is not None:
+                row[2] += 1
+                row[3] += v.selection
+            if v.arguments is not None:
+                row[4] += 1
+                row[5] += v.arguments
+            if v.sequencing is not None:
+                row[6] += 1
+                row[7] += v.sequencing
+        if self.keep_cases:
+            self.kept.append(r)
+
+    def merge(self, other: ReportBuilder) -> None:
+        """Fold in the counts of a builder that saw other cases (a shard of the same gold set)."""
+        self.cases += other.cases
+        for mine, theirs in ((self.selection, other.selection), (self.arguments, other.arguments),
+                             (self.sequencing, other.sequencing), (self.exact_sequence, other.exact_sequence),
+                             (self.ungrounded, other.ungrounded)):
+            mine[0] += theirs[0]
+            mine[1] += theirs[1]
+        self.edit_distance += other.edit_distance
+        self.calls += other.calls
+        self.redundant += other.redundant
+        self.failing += other.failing
+        for counter_name in ("status", "kinds", "behavior", "confusion", "errors", "arg_errors_by_tool",
+                             "arg_errors_by_arg", "sequencing_errors", "patterns", "trials"):
+            getattr(self, counter_name).update(getattr(other, counter_name))
+        for key, row in other.groups.items():
+            mine_row = self.groups.setdefault(key, [0] * _GROUP_FIELDS)
+            for i, value in enumerate(row):
+                mine_row[i] += value
+        for key, examples in other.pattern_examples.items():
+            kept = self.pattern_examples.setdefault(key, [])
+            kept.extend(examples[: 3 - len(kept)])
+        self.failures.extend(other.failures[: self.max_failures - len(self.failures)])
+        self.kept.extend(other.kept)
+
+    def finish(self, unscored: Unscored | None = None) -> Report:
+        results = sum(self.status.values())
+        return Report(
+            totals=Totals(cases=self.cases, results=results, passed=self.status["pass"],
+                          failed=self.status["fail"], needs_review=self.status["needs_review"],
+                          pass_rate=rate(self.status["pass"], results), turn_results=self.kinds["turn"],
+                          trajectory_results=self.kinds["trajectory"]),
+            unscored=unscored or Unscored(),
+            selection=self._selection(),
+            arguments=Arguments(
+                accuracy=rate(self.arguments[1], self.arguments[0]),
+                errors_by_tool=_nest(self.arg_errors_by_tool),
+                errors_by_argument=_nest(self.arg_errors_by_arg)),
+            sequencing=Sequencing(
+                accuracy=rate(self.sequencing[1], self.sequencing[0]),
+                exact_sequence=rate(self.exact_sequence[1], self.exact_sequence[0]),
+                mean_edit_distance=self.edit_distance / self.exact_sequence[0] if self.exact_sequence[0] else None,
+                errors=dict(sorted(self.sequencing_errors.items()))),
+            abstention=self._abstention(),
+            redundancy=rate(self.redundant, self.calls),
+            ungrounded=rate(self.ungrounded[1], self.ungrounded[0]),
+            pass_hat_k=self._pass_hat_k(),
+            confusion=tuple(ConfusionCell(gold=g, actual=a, count=n)
+                            for (g, a), n in sorted(self.confusion.items())),
+            error_counts={code.value: self.errors[code] for code in ErrorCode if self.errors[code]},
+            breakdowns=self._breakdowns(),
+            failure_patterns=self._patterns(),
+            failures=tuple(self.failures),
+            cases=tuple(self.kept))
+
+    def _selection(self) -> Selection:
+        support: Counter[str] = Counter()
+        predicted: Counter[str] = Counter()
+        hits: Counter[str] = Counter()
+        for (gold, actual), n in self.confusion.items():
+            support[gold] += n
+            predicted[actual] += n
+            if gold == actual:
+                hits[gold] += n
+        per_tool = {}
+        for tool in sorted(set(support) | set(predicted)):
+            tp, sup, pred = hits[tool], support[tool], predicted[tool]
+            per_tool[tool] = ClassScores(support=sup, predicted=pred, precision=rate(tp, pred),
+                                         recall=rate(tp, sup), f1=2 * tp / (sup + pred) if sup + pred else None)
+        precisions = [s.precision.value for s in per_tool.values() if s.precision.value is not None]
+        recalls = [s.recall.value for s in per_tool.values() if s.recall.value is not None]
+        f1s = [s.f1 for s in per_tool.values() if s.f1 is not None]
+        total_tp, total = sum(hits.values()), sum(support.values())
+        micro = total_tp / total if total else None
+        return Selection(
+            accuracy=rate(self.selection[1], self.selection[0]), per_tool=per_tool,
+            macro=Averages(precision=_mean(precisions), recall=_mean(recalls), f1=_mean(f1s)),
+            micro=Averages(precision=micro, recall=micro, f1=micro))
+
+    def _abstention(self) -> Abstention:
+        def count(gold_no_call: bool | None = None, agent_no_call: bool | None = None,
+                  behavior: str | None = None, fabricated: bool | None = None) -> int:
+            return sum(n for (g, a, b, f), n in self.behavior.items()
+                       if (gold_no_call is None or g == gold_no_call) and (agent_no_call is None or a == agent_no_call)
+                       and (behavior is None or b == behavior) and (fabricated is None or f == fabricated))
+        clarify = count(behavior="clarify")
+        return Abstention(
+            no_call_precision=rate(count(True, True), count(agent_no_call=True)),
+            no_call_recall=rate(count(True, True), count(gold_no_call=True)),
+            over_call=rate(count(True, False), count(gold_no_call=True)),
+            under_call=rate(count(False, True), count(gold_no_call=False)),
+            clarify_asked=rate(count(agent_no_call=True, behavior="clarify"), clarify),
+            clarify_fabricated=rate(count(behavior="clarify", fabricated=True), clarify))
+
+    def _pass_hat_k(self) -> tuple[PassHatK, ...]:
+        most = max((n for n, _ in self.trials), default=0)
+        out = []
+        for k in range(1, most + 1):
+            found = pass_hat_k(self.trials, k)
+            if found is not None:
+                out.append(PassHatK(k=k, value=found[0], cases=found[1]))
+        return tuple(out)
+
+    def _breakdowns(self) -> dict[str, dict[str, Group]]:
+        out: dict[str, dict[str, Group]] = {"tag": {}, "split": {}, "tool": {}, "toolkit_size": {}}
+        for (kind, name), row in sorted(self.groups.items()):
+            out[kind][name] = Group(results=row[0], passed=rate(row[1], row[0]), selection=rate(row[3], row[2]),
+                                    arguments=rate(row[5], row[4]), sequencing=rate(row[7], row[6]))
+        return out
+
+    def _patterns(self) -> tuple[Pattern, ...]:
+        ranked = sorted(self.patterns.items(), key=lambda item: (-item[1], item[0][0].value, item[0][1]))
+        return tuple(
+            Pattern(code=code, text=text, count=n, of=self.failing,
+                    sentence=f"{n} of {self.failing} failures: {text}",
+                    examples=tuple(self.pattern_examples.get((code, text), ())))
+            for (code, text), n in ranked)
+
+
+def _nest(counter: Counter[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (outer, inner), n in sorted(counter.items()):
+        out.setdefault(outer, {})[inner] = n
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def report_of(results: Iterable[Sequence[CaseResult]], *, keep_cases: bool = True,
+              unscored: Unscored | None = None) -> Report:
+    """A report from per-case groups of results."""
+    builder = ReportBuilder(keep_cases=keep_cases)
+    for group in results:
+        builder.add(group)
+    return builder.finish(unscored)
+
+
+def as_json(report: Report) -> dict[str, Any]:
+    return report.model_dump(mode="json")
+
+
+__all__ = ["MAX_FAILURE_EXAMPLES", "REPORT_FORMAT", "Abstention", "Arguments", "Averages", "ClassScores",
+           "Comparison", "ConfusionCell", "Delta", "GateResult", "Group", "McNemar", "PassHatK", "Pattern",
+           "Rate", "Report", "ReportBuilder", "Selection", "Sequencing", "ToolRegression", "Totals",
+           "Unscored", "as_json", "pattern_of", "rate", "report_of", "toolkit_bucket"]

@@ -1,0 +1,109 @@
+"""What scoring one case gives: frozen result types, the per-case part of ``toolgold.report/1``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from scorer.codes import ErrorCode
+from scorer.model import Behavior, CaseKind, Frozen, MatchKind, Split
+
+Status = Literal["pass", "fail", "needs_review"]
+Matched = Literal["expected"] | int | None
+"""Which answer the case matched: ``"expected"``, the index of an alternative, or None (it failed)."""
+ActualBehavior = Literal["call", "no_call"]
+JudgeVerdict = Literal["equivalent", "not_equivalent", "gold_wrong", "ambiguous", "needs_review"]
+
+
+class CaseError(Frozen):
+    """One error in a case, with a sentence a person can act on."""
+
+    code: ErrorCode
+    note: str
+    tool: str | None = None
+    """The tool the agent called (or, for a missing call or step, the tool expected)."""
+    arg: str | None = None
+    expected: Any = None
+    """What the gold wanted: a value, or for ``wrong_tool`` the expected tool (the confused pair)."""
+    actual: Any = None
+    step: int | None = None
+    """Index of the expected call (trajectory step or parallel call) the error is about."""
+
+
+class Review(Frozen):
+    """An argument no deterministic rule can settle (``semantic``): the judge's verdict, or none yet."""
+
+    tool: str
+    arg: str
+    match: MatchKind = "semantic"
+    intent: str
+    expected: Any = None
+    actual: Any = None
+    verdict: JudgeVerdict = "needs_review"
+    reason: str = ""
+
+
+class Verdicts(Frozen):
+    """Per-dimension outcome of a case: True passed, False failed, None not scored for this case."""
+
+    selection: bool | None = None
+    arguments: bool | None = None
+    sequencing: bool | None = None
+    abstention: bool | None = None
+    grounding: bool | None = None
+
+
+class SequenceMetrics(Frozen):
+    """Trajectory metrics over the sequence of tool names."""
+
+    exact: bool
+    """The agent's call names equal the expected names, in order."""
+    edit_distance: float = Field(ge=0, le=1)
+    """Levenshtein distance between the name sequences, divided by the longer length."""
+    expected: tuple[str, ...]
+    actual: tuple[str, ...]
+
+
+class CaseResult(Frozen):
+    """The score of one run (one trial) of one gold case."""
+
+    case_id: str
+    trial: int = 0
+    kind: CaseKind = "turn"
+    status: Status
+    matched: Matched = None
+    compared_with: Literal["expected"] | int = "expected"
+    """The answer the errors refer to (the matched one, or the closest when none matched)."""
+    errors: tuple[CaseError, ...] = ()
+    reviews: tuple[Review, ...] = ()
+    verdicts: Verdicts = Verdicts()
+    expected_behavior: Behavior = "call"
+    actual_behavior: ActualBehavior = "call"
+    expected_tools: tuple[str, ...] = ()
+    actual_tools: tuple[str, ...] = ()
+    confusion: tuple[tuple[str, str], ...] = ()
+    """(gold tool, actual tool) pairs of a turn, ``NO_CALL`` standing for a missing side."""
+    sequence: SequenceMetrics | None = None
+    calls: int = 0
+    redundant_calls: int = 0
+    tags: tuple[str, ...] = ()
+    split: Split = "regression"
+    toolkit_size: int = 0
+
+    @property
+    def codes(self) -> tuple[ErrorCode, ...]:
+        return tuple(e.code for e in self.errors)
+
+
+__all__ = [
+    "ActualBehavior",
+    "CaseError",
+    "CaseResult",
+    "JudgeVerdict",
+    "Matched",
+    "Review",
+    "SequenceMetrics",
+    "Status",
+    "Verdicts",
+]

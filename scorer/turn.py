@@ -1,0 +1,208 @@
+"""Scoring one decision point: behavior (call / no call / ask), tool selection, arguments, grounding.
+
+Parallel calls are paired with the expected calls by optimal assignment (``linear_sum_assignment`` on a
+cost matrix: a different tool costs more than any number of argument errors), never greedily. The agent's
+calls are put in a canonical order first (tool name, then canonical arguments), so the order in which the
+agent emitted them cannot change any verdict, note or error order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from scipy.optimize import linear_sum_assignment
+
+from scorer import canonical
+from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors
+from scorer.codes import NO_CALL, ErrorCode
+from scorer.facts import CaseFacts
+from scorer.grounding import checked_keys, scalar_texts, ungrounded
+from scorer.judging import Judge
+from scorer.matchers import show
+from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
+from scorer.results import CaseError, CaseResult, Verdicts
+from scorer.verdict import AnswerScore, Label, build_result, choose
+
+GROUNDING_CODES = frozenset({ErrorCode.UNGROUNDED_VALUE, ErrorCode.FABRICATED_VALUE})
+WRONG_TOOL_COST = 1_000
+"""Above any realistic count of argument errors: pairing the right tools always comes first."""
+
+
+def canonical_order(calls: Sequence[RunCall]) -> tuple[RunCall, ...]:
+    if len(calls) < 2:
+        return tuple(calls)
+    return tuple(sorted(calls, key=lambda c: (c.name, canonical.dumps(c.arguments))))
+
+
+def names(calls: Sequence[Call] | Sequence[RunCall]) -> str:
+    return ", ".join(c.name for c in calls) or "none"
+
+
+def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tuple[int, int], PairCheck],
+           facts: CaseFacts, tool_only: bool) -> list[tuple[int, int]]:
+    """Optimal pairing of expected and actual calls; fills ``check`` with the argument check of each pair
+    of calls to the same tool."""
+    if len(expected) == 1 and len(actual) == 1:
+        if expected[0].name == actual[0].name:
+            check[0, 0] = check_pair(facts, expected[0], actual[0], tool_only=tool_only,
+                                     context=lambda: facts.context)
+        return [(0, 0)]
+    cost = [[WRONG_TOOL_COST] * len(actual) for _ in expected]
+    for i, want in enumerate(expected):
+        for j, got in enumerate(actual):
+            if want.name == got.name:
+                pair = check_pair(facts, want, got, tool_only=tool_only, step=i, context=lambda: facts.context)
+                check[i, j] = pair
+                cost[i][j] = pair.cost
+    rows, cols = linear_sum_assignment(cost)
+    return sorted(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
+                      grounding: list[CaseError]) -> AnswerScore:
+    expected = answer.calls
+    score = AnswerScore(label, expected_tools=tuple(c.name for c in expected))
+    if not actual:
+        score.selection_ok = False
+        score.errors.append(CaseError(
+            code=ErrorCode.MISSING_CALL, tool=expected[0].name,
+            note=f"made no call; expected {names(expected)}"))
+        score.confusion = [(c.name, NO_CALL) for c in expected]
+        return score
+    checks: dict[tuple[int, int], PairCheck] = {}
+    pairs = assign(expected, actual, checks, facts, answer.tool_only)
+    if len(expected) != len(actual):
+        score.errors.append(CaseError(
+            code=ErrorCode.WRONG_CALL_COUNT, expected=len(expected), actual=len(actual),
+            note=f"made {len(actual)} call{'s' * (len(actual) != 1)} ({names(actual)}); "
+                 f"expected {len(expected)} ({names(expected)})"))
+    for i, j in pairs:
+        want, got = expected[i], actual[j]
+        score.confusion.append((want.name, got.name))
+        step = i if len(expected) > 1 else None
+        if want.name != got.name:
+            offered = "" if facts.offered(got.name) else f" (not among the {len(facts.case.tools)} offered tools)"
+            score.errors.append(CaseError(
+                code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=step,
+                note=f"called {got.name}{offered} where {want.name} was expected"))
+            continue
+        pair = checks[i, j]
+        score.errors.extend(pair.errors)
+        score.reviews.extend(pair.reviews)
+        if not answer.tool_only:
+            score.errors.extend(from_call_errors(facts, got, step=step, source=_context_results(facts),
+                                                 code=ErrorCode.WRONG_ARG_VALUE))
+    matched_rows = {i for i, _ in pairs}
+    matched_cols = {j for _, j in pairs}
+    score.confusion += [(c.name, NO_CALL) for i, c in enumerate(expected) if i not in matched_rows]
+    score.confusion += [(NO_CALL, c.name) for j, c in enumerate(actual) if j not in matched_cols]
+    score.confusion.sort()
+    score.selection_ok = sorted(c.name for c in expected) == sorted(c.name for c in actual)
+    score.errors.extend(grounding)
+    return score
+
+
+def _context_results(facts: CaseFacts) -> Callable[[int], tuple[str, str | None]]:
+    """In a turn case a ``from_call`` value must come from some tool result already in the context."""
+    def source(step: int) -> tuple[str, str | None]:
+        results = "\n".join(m.content or "" for m in facts.case.messages if m.role == "tool")
+        return "any earlier tool result", results
+    return source
+
+
+def score_no_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
+                         facts: CaseFacts) -> AnswerScore:
+    score = AnswerScore(label)
+    score.selection_ok = not actual
+    score.confusion = [(NO_CALL, c.name) for c in actual] or [(NO_CALL, NO_CALL)]
+    for call in actual:
+        if answer.behavior == "no_call":
+            score.errors.append(CaseError(code=ErrorCode.UNEXPECTED_CALL, tool=call.name,
+                                          note=f"called {call.name} where no call was needed"))
+            continue
+        score.errors.append(CaseError(code=ErrorCode.CALLED_INSTEAD_OF_ASKING, tool=call.name,
+                                      note=f"called {call.name} where the agent should have asked the user"))
+        score.errors.extend(fabricated(call, facts))
+    return score
+
+
+def fabricated(call: RunCall, facts: CaseFacts) -> list[CaseError]:
+    """Values of a call made instead of asking that come from nowhere: identifier-like values and the
+    tool's required arguments (values listed in the schema's ``enum`` or equal to its ``default`` aside)."""
+    if isinstance(call.arguments, str):
+        return []
+    args = call.arguments
+    rules = facts.rules(call.name)
+    keys = list(checked_keys(args, rules))
+    spec = facts.spec(call.name)
+    for key in facts.required(call.name):
+        if key in args and key not in keys and not _schema_given(spec.properties.get(key) if spec else None,
+                                                                   args[key]):
+            keys.append(key)
+    errors = []
+    for key in sorted(keys):
+        rule = rules.get(key)
+        if rule is not None and rule.grounded is False:
+            continue
+        for text in scalar_texts(args[key]):
+            if text.casefold() not in facts.gold_texts and not facts.context.contains(text):
+                errors.append(CaseError(
+                    code=ErrorCode.FABRICATED_VALUE, tool=call.name, arg=key, actual=args[key],
+                    note=f"called {call.name} with {key} {show(text)}, which the user never gave; "
+                         "the gold says to ask"))
+                break
+    return errors
+
+
+def _schema_given(prop: object, value: object) -> bool:
+    if not isinstance(prop, dict):
+        return False
+    if "enum" in prop and any(canonical.equal(v, value) for v in prop["enum"]):
+        return True
+    return "default" in prop and canonical.equal(prop["default"], value)
+
+
+def grounding_errors(actual: tuple[RunCall, ...], facts: CaseFacts) -> list[CaseError]:
+    errors = []
+    for call in actual:
+        if isinstance(call.arguments, str):
+            continue
+        for key, text in ungrounded(call.arguments, facts.rules(call.name), facts.context, facts.gold_texts):
+            errors.append(CaseError(
+                code=ErrorCode.UNGROUNDED_VALUE, tool=call.name, arg=key, actual=text,
+                note=f"called {call.name} with {key} {show(text)}, which appears nowhere in the conversation"))
+    return errors
+
+
+def _answers(case: GoldCase) -> Iterator[tuple[Label, Answer]]:
+    yield "expected", case.expected
+    yield from enumerate(case.alternatives)
+
+
+def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
+               facts: CaseFacts | None = None) -> CaseResult:
+    """Score one run of a turn case."""
+    facts = facts or CaseFacts(case)
+    actual = canonical_order(run.actual_calls())
+    grounding = grounding_errors(actual, facts) if actual else []
+
+    def scores() -> Iterator[AnswerScore]:
+        for label, answer in _answers(case):
+            if answer.behavior == "call":
+                yield score_call_answer(label, answer, actual, facts, grounding)
+            else:
+                yield score_no_call_answer(label, answer, actual, facts)
+
+    best, status = choose(scores(), facts, judge)
+    answer = case.expected if best.label == "expected" else case.alternatives[best.label]
+    args_scored = answer.behavior == "call" and best.selection_ok
+    verdicts = Verdicts(
+        selection=best.selection_ok,
+        arguments=(not any(e.code in ARGUMENT_CODES for e in best.errors)) if args_scored else None,
+        abstention=(answer.behavior == "call") == bool(actual),
+        grounding=not any(e.code in GROUNDING_CODES for e in best.errors) if actual else None)
+    return build_result(case, run.trial, best, status, actual_tools=tuple(c.name for c in actual),
+                        verdicts=verdicts, calls=len(actual))
+
+
+__all__ = ["WRONG_TOOL_COST", "canonical_order", "fabricated", "grounding_errors", "score_turn"]

@@ -1,0 +1,107 @@
+"""Turning the scores of each acceptable answer into one case result.
+
+A case passes when the agent's calls match the expected answer or any alternative; the result names the
+one matched. When none matches, the errors shown are those against the closest answer (the right tools
+first, then the fewest errors, then the gold's own order), so a note always compares with something the
+annotator wrote. Semantic arguments are put to the judge only for answers that have no other error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from scorer.codes import DIMENSION_OF, ErrorCode
+from scorer.facts import CaseFacts
+from scorer.judging import ArgumentQuestion, Judge
+from scorer.matchers import show
+from scorer.model import GoldCase
+from scorer.results import ActualBehavior, CaseError, CaseResult, Review, SequenceMetrics, Status, Verdicts
+
+Label = Literal["expected"] | int
+
+
+@dataclass(slots=True)
+class AnswerScore:
+    """How the agent's calls fare against one acceptable answer."""
+
+    label: Label
+    errors: list[CaseError] = field(default_factory=list)
+    reviews: list[Review] = field(default_factory=list)
+    selection_ok: bool = True
+    expected_tools: tuple[str, ...] = ()
+    confusion: list[tuple[str, str]] = field(default_factory=list)
+    sequence: SequenceMetrics | None = None
+    redundant_calls: int = 0
+
+    @property
+    def clean(self) -> bool:
+        return not self.errors and not self.reviews
+
+    def closeness(self) -> tuple[int, int, int]:
+        return (0 if self.selection_ok else 1, len(self.errors), -1 if self.label == "expected" else int(self.label))
+
+
+def resolve_reviews(score: AnswerScore, facts: CaseFacts, judge: Judge | None) -> None:
+    """Ask the judge about the pending semantic arguments of ``score`` (in place)."""
+    if judge is None or not score.reviews:
+        return
+    case = facts.case
+    kept = []
+    for review in score.reviews:
+        if review.match != "semantic":
+            kept.append(review)
+            continue
+        answer = judge.judge_argument(ArgumentQuestion(
+            case_id=case.id, tool=review.tool, arg=review.arg, intent=review.intent, expected=review.expected,
+            actual=review.actual, context=case.messages, rationale=case.rationale))
+        if answer.verdict == "equivalent":
+            continue
+        if answer.verdict == "not_equivalent":
+            why = f" ({answer.reason})" if answer.reason else ""
+            score.errors.append(CaseError(
+                code=ErrorCode.WRONG_ARG_VALUE, tool=review.tool, arg=review.arg, actual=review.actual,
+                expected=review.expected,
+                note=f"called {review.tool} with {review.arg} {show(review.actual)}; the judge found it does not "
+                     f"capture: {review.intent}{why}"))
+            continue
+        kept.append(review.model_copy(update={"verdict": answer.verdict, "reason": answer.reason}))
+    score.reviews = kept
+
+
+def choose(scores: Iterable[AnswerScore], facts: CaseFacts, judge: Judge | None) -> tuple[AnswerScore, Status]:
+    """The answer the case is judged by, and the case status. ``scores`` may be lazy: answers after the
+    first clean one are never scored."""
+    seen = []
+    for score in scores:
+        if not score.errors and score.reviews:
+            resolve_reviews(score, facts, judge)
+        if score.clean:
+            return score, "pass"
+        seen.append(score)
+    pending = [s for s in seen if not s.errors]
+    if pending:
+        return pending[0], "needs_review"
+    return min(seen, key=AnswerScore.closeness), "fail"
+
+
+def dimension_ok(errors: Sequence[CaseError], dimension: str) -> bool:
+    return not any(DIMENSION_OF[e.code] == dimension for e in errors)
+
+
+def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, *, actual_tools: tuple[str, ...],
+                 verdicts: Verdicts, calls: int) -> CaseResult:
+    answer = case.expected if best.label == "expected" else case.alternatives[best.label]
+    actual_behavior: ActualBehavior = "call" if calls else "no_call"
+    return CaseResult(
+        case_id=case.id, trial=trial, kind=case.kind, status=status,
+        matched=best.label if status == "pass" else None, compared_with=best.label,
+        errors=tuple(best.errors), reviews=tuple(best.reviews), verdicts=verdicts,
+        expected_behavior=answer.behavior, actual_behavior=actual_behavior,
+        expected_tools=best.expected_tools, actual_tools=actual_tools, confusion=tuple(best.confusion),
+        sequence=best.sequence, calls=calls, redundant_calls=best.redundant_calls, tags=case.tags,
+        split=case.split, toolkit_size=len(case.tools))
+
+
+__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "resolve_reviews"]
