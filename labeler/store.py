@@ -985,6 +985,11 @@ class Store:
 
     # -- progress, vocabulary, coverage
 
+    def tool_names(self) -> list[str]:
+        """Names of every tool offered in some transcript (for filters)."""
+        with self.read() as conn:
+            return list(conn.scalars(select(t.ToolSchemaRow.name).distinct().order_by(t.ToolSchemaRow.name)))
+
     def annotator_totals(self) -> list[AnnotatorTotals]:
         with self.read() as conn:
             rows = conn.execute(

@@ -1,7 +1,8 @@
 """Entry point of the labeling app (``toolgold app`` runs ``streamlit run labeler/app/main.py``).
 
-A router: it sets the page up and hands over to the page chosen with ``st.navigation``. Page scripts live
-in ``pages_/`` (not ``pages/``, which Streamlit would auto-discover and list on its own).
+A router: it sets the page up, asks who is labeling, and hands over to the page chosen with
+``st.navigation``. Page scripts live in ``pages_/`` (not ``pages/``, which Streamlit would auto-discover
+and list on its own). Which pages exist depends on the user's role.
 """
 
 from __future__ import annotations
@@ -10,14 +11,24 @@ from pathlib import Path
 
 import streamlit as st
 
+from labeler.app import identity
+
 APP = Path(__file__).resolve().parent
 PAGES = APP / "pages_"
 
 # A local favicon: a Material icon as page_icon would be fetched from fonts.gstatic.com.
 st.set_page_config(page_title="toolgold", page_icon=str(APP / "favicon.png"), layout="wide")
 
-page = st.navigation([
+user = identity.sidebar_identity()
+st.session_state["current-user"] = user
+
+pages = [
     st.Page(PAGES / "transcripts.py", title="Transcripts", icon=":material/forum:", url_path="transcripts",
             default=True),
-])
-page.run()
+    st.Page(PAGES / "label.py", title="Label", icon=":material/label:", url_path="label"),
+    st.Page(PAGES / "coverage.py", title="Gold set", icon=":material/donut_small:", url_path="gold"),
+]
+if user is not None and user.role == "admin":
+    pages.append(st.Page(PAGES / "admin.py", title="Users & tags", icon=":material/group:", url_path="admin"))
+
+st.navigation(pages).run()

@@ -19,6 +19,12 @@ PREVIEW_CHARS = 140
 
 STYLE = """
 <style>
+div[class*="st-key-err-"] [data-testid="stText"] { color: #b42318; }
+div[class*="st-key-mm-done-"] button { border-bottom: 4px solid #17b26a; }
+div[class*="st-key-mm-done-"] button[kind="secondary"] { background: #dcfae6; }
+div[class*="st-key-mm-draft-"] button { border-bottom: 4px solid #f79009; }
+div[class*="st-key-mm-draft-"] button[kind="secondary"] { background: #fef0c7; }
+.st-key-label-panel { position: sticky; top: 3.75rem; }
 .st-key-after-decision { opacity: 0.42; filter: grayscale(0.6); }
 .st-key-decision-point { border-left: 3px solid var(--primary-color, #a86b00); padding-left: 0.5rem; }
 div[class*="st-key-call-"] { background: rgba(168, 107, 0, 0.05); }
@@ -29,6 +35,14 @@ div[class*="st-key-result-"] { padding-left: 3rem; }
 
 def inject_style() -> None:
     st.html(STYLE)
+
+
+def md_escape(text: str) -> str:
+    """``text`` with every ASCII punctuation character backslash-escaped, so Markdown shows it literally.
+
+    For the few places Streamlit reads Markdown and we must show untrusted names: widget labels, pills,
+    ``st.table`` cells."""
+    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text))
 
 
 def one_line(text: str | None, limit: int = PREVIEW_CHARS) -> str:
@@ -95,12 +109,18 @@ def message(tr: Transcript, index: int, call_names: dict[str, str]) -> None:
             st.text("(empty message)")
 
 
-def conversation(tr: Transcript, decision_index: int | None = None) -> None:
+def conversation(tr: Transcript, decision_index: int | None = None, *, fold_before: int = 0) -> None:
     """The whole conversation. With ``decision_index``, that message is marked as the decision point and
-    everything after it is greyed out: a label is decided with what the agent knew then."""
+    everything after it is greyed out: a label is decided with what the agent knew then. Messages before
+    ``fold_before`` sit in a collapsed expander, so the decision point is near the top of the screen."""
     call_names = {c.id: c.function.name for m in tr.messages for c in m.tool_calls}
     cut = len(tr.messages) if decision_index is None else min(decision_index, len(tr.messages))
-    for index in range(cut):
+    fold = min(fold_before, cut)
+    if fold > 0:
+        with st.expander(f"Earlier in the conversation ({fold} messages)", icon=":material/history:"):
+            for index in range(fold):
+                message(tr, index, call_names)
+    for index in range(fold, cut):
         message(tr, index, call_names)
     if decision_index is None:
         return

@@ -24,7 +24,7 @@ def test_list_shows_each_transcript_with_its_counts(seeded: Store, app: AppTest)
     row = shown.index("tau-airline-task10-trial1")
     assert shown[row:row + 7][:2] == ["tau-airline-task10-trial1", "tau-bench"]
     assert shown[row + 3:row + 7] == ["4", "2", "0", "4"]
-    assert [b.label for b in app.button] == ["Open", "Open", "Open"]
+    assert [b.label for b in app.main.button] == ["Open", "Open", "Open"]
 
 
 def test_source_filter_and_search_narrow_the_list(seeded: Store, app: AppTest) -> None:

@@ -1,0 +1,162 @@
+"""The working copy of the label being edited, saved to the store on every change.
+
+One ``Work`` per (transcript, turn, annotator) lives in the session while the annotator is on that turn:
+the body as last saved, the version it was saved as (the base of the next save), and a generation
+number that is part of every widget key, so a change made by code (a prefill, a reload after a conflict)
+gives the widgets fresh defaults instead of stale state. The database is the record: a reload starts
+again from the stored label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import streamlit as st
+from dateutil import parser as dateparser
+from pydantic import ValidationError
+
+from labeler.app import context
+from labeler.labels import LabelBody, LabelIncomplete
+from labeler.store import ConflictError, LabelRecord, StoreError
+from scorer.formats import describe_validation_error
+from scorer.model import Call, Transcript
+
+
+@dataclass(frozen=True)
+class Item:
+    transcript_id: str
+    message_index: int
+    annotator: str
+
+    @property
+    def key(self) -> str:
+        """A short, stable prefix for this item's widget keys."""
+        raw = f"{self.transcript_id}\x00{self.message_index}\x00{self.annotator}"
+        return "w" + hashlib.sha1(raw.encode()).hexdigest()[:10]
+
+
+@dataclass
+class Work:
+    body: LabelBody
+    version: int
+    status: str | None  # None until the first save
+    saved_at: str | None = None
+    gen: int = 0
+    conflict: ConflictError | None = None
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    input_errors: dict[str, str] = field(default_factory=dict)  # input that could not be read (bad JSON)
+    stash: tuple[Call, ...] | None = None  # calls set aside when "Same as observed" replaced them
+
+
+def reference_time_of(tr: Transcript) -> datetime | None:
+    """The transcript's own timestamp (the default "now" for relative dates), when it has one."""
+    for key in ("timestamp", "started_at", "created_at"):
+        raw = tr.metadata.get(key)
+        if not raw:
+            continue
+        try:
+            value = dateparser.isoparse(str(raw))
+        except ValueError:
+            continue
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return None
+
+
+def _state_key(item: Item) -> str:
+    return f"work:{item.key}"
+
+
+def load(item: Item, tr: Transcript) -> Work:
+    """The working copy for ``item``: from the session, else from the store, else a fresh draft."""
+    key = _state_key(item)
+    if key not in st.session_state:
+        record = context.store().get_label(item.transcript_id, item.message_index, item.annotator)
+        if record is None:
+            st.session_state[key] = Work(LabelBody(reference_time=reference_time_of(tr)), 0, None)
+        else:
+            st.session_state[key] = Work(record.body, record.version, record.status, _clock(record.updated_at))
+    work: Work = st.session_state[key]
+    return work
+
+
+def forget(item: Item) -> None:
+    st.session_state.pop(_state_key(item), None)
+
+
+def widget_key(item: Item, work: Work, name: str) -> str:
+    return f"{item.key}:{work.gen}:{name}"
+
+
+def _clock(stamp: str) -> str:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%H:%M:%S")
+
+
+def _adopt(work: Work, record: LabelRecord) -> None:
+    work.body, work.version, work.status = record.body, record.version, record.status
+    work.saved_at = _clock(record.updated_at)
+    work.conflict = None
+    work.error = None
+    work.problems = []
+
+
+def change(item: Item, work: Work, *, regenerate: bool = False, **fields: Any) -> None:
+    """Apply ``fields`` to the body and save it as a draft right away (refused saves are kept on screen)."""
+    try:
+        body = LabelBody.model_validate({**work.body.model_dump(), **fields})
+    except ValidationError as exc:
+        work.error = describe_validation_error(exc)
+        return
+    work.body = body
+    work.error = None
+    if regenerate:
+        work.gen += 1
+    save(item, work)
+
+
+def save(item: Item, work: Work, *, over: int | None = None) -> None:
+    """Save the body; ``over`` is the stored version to replace after a conflict (the annotator's choice)."""
+    try:
+        record = context.store().save_label(item.transcript_id, item.message_index, item.annotator, work.body,
+                                            version=work.version if over is None else over)
+    except ConflictError as exc:
+        work.conflict = exc
+        return
+    except StoreError as exc:
+        work.error = str(exc)
+        return
+    _adopt(work, record)
+
+
+def keep_theirs(item: Item, work: Work) -> None:
+    """After a conflict: drop this tab's change and continue from the stored version."""
+    if work.conflict is not None:
+        _adopt(work, work.conflict.theirs)
+        work.gen += 1
+
+
+def keep_mine(item: Item, work: Work) -> None:
+    """After a conflict: save this tab's change over the stored version (a deliberate choice)."""
+    if work.conflict is not None:
+        save(item, work, over=work.conflict.theirs.version)
+
+
+def submit(item: Item, work: Work) -> bool:
+    """Submit the label; True when it is now submitted. Problems and conflicts are kept on ``work``."""
+    try:
+        record = context.store().submit_label(item.transcript_id, item.message_index, item.annotator, work.body,
+                                              version=work.version)
+    except LabelIncomplete as exc:
+        work.problems = exc.problems
+        return False
+    except ConflictError as exc:
+        work.conflict = exc
+        return False
+    except StoreError as exc:
+        work.error = str(exc)
+        return False
+    _adopt(work, record)
+    return True

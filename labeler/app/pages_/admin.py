@@ -1,0 +1,88 @@
+"""Users & tags (admins): who may label with which role, and the tag vocabulary annotators choose from.
+
+The store checks the role again on every change; this page only decides what to show.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from labeler.app import context, identity, render
+from labeler.store import ROLES, StoreError
+
+admin = identity.require("admin")
+store = context.store()
+
+
+def report(action: str, run: object) -> None:
+    try:
+        run()  # type: ignore[operator]
+    except StoreError as exc:
+        st.session_state["admin-error"] = str(exc)
+    else:
+        st.session_state["admin-done"] = action
+
+
+def add_user() -> None:
+    name, role = st.session_state["new-user"], st.session_state["new-role"]
+    report(f"Added {name}", lambda: store.add_user(name, role, actor=admin.name))
+
+
+def change_user() -> None:
+    name = st.session_state["edit-user"]
+    report(f"Updated {name}", lambda: store.set_user(name, role=st.session_state["edit-role"],
+                                                      active=st.session_state["edit-active"], actor=admin.name))
+
+
+def save_tag() -> None:
+    tag = st.session_state["tag-name"]
+    report(f"Saved tag {tag}", lambda: store.set_tag(tag, adversarial=st.session_state["tag-adversarial"],
+                                                     description=st.session_state["tag-description"],
+                                                     actor=admin.name))
+
+
+def remove_tag() -> None:
+    tag = st.session_state["tag-remove"]
+    report(f"Removed tag {tag}", lambda: store.remove_tag(tag, actor=admin.name))
+
+
+st.title("Users & tags")
+if "admin-error" in st.session_state:
+    with st.container(key="err-admin"):
+        st.text(st.session_state.pop("admin-error"))
+if "admin-done" in st.session_state:
+    with st.container(key="admin-done"):
+        st.text(st.session_state.pop("admin-done"))
+
+users_col, tags_col = st.columns(2, gap="large")
+with users_col:
+    st.subheader("Users")
+    everyone = store.users(include_inactive=True)
+    with st.container(key="users-table"):
+        st.table({"Name": [render.md_escape(u.name) for u in everyone], "Role": [u.role for u in everyone],
+                  "Active": ["yes" if u.active else "no" for u in everyone]}, hide_index=True)
+    with st.form("add-user", clear_on_submit=True, border=True):
+        st.text_input("Name", key="new-user")
+        st.selectbox("Role", ROLES, key="new-role")
+        st.form_submit_button("Add user", on_click=add_user)
+    with st.form("edit-user", border=True):
+        st.selectbox("User", [u.name for u in everyone], key="edit-user")
+        st.selectbox("Role", ROLES, key="edit-role")
+        st.checkbox("Active", value=True, key="edit-active")
+        st.form_submit_button("Update user", on_click=change_user)
+
+with tags_col:
+    st.subheader("Tag vocabulary")
+    tags = store.tags()
+    with st.container(key="tags-table"):
+        st.table({"Tag": [render.md_escape(t.tag) for t in tags],
+                  "Adversarial": ["yes" if t.adversarial else "no" for t in tags],
+                  "Meaning": [render.md_escape(t.description) for t in tags]}, hide_index=True)
+    with st.form("tag", clear_on_submit=True, border=True):
+        st.text_input("Tag (snake_case)", key="tag-name")
+        st.text_input("Meaning", key="tag-description")
+        st.checkbox("Adversarial (counts against happy path)", value=True, key="tag-adversarial")
+        st.form_submit_button("Save tag", on_click=save_tag)
+    with st.form("tag-remove-form", border=True):
+        st.selectbox("Tag", [t.tag for t in tags], key="tag-remove")
+        st.form_submit_button("Remove tag", on_click=remove_tag)

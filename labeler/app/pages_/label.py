@@ -1,0 +1,174 @@
+"""Label: the annotator's queue, and one transcript at a time with the label panel beside it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from labeler.app import context, editing, identity, panel, render
+from labeler.app.editing import Item
+from labeler.store import QueueFilter, StoreError, TurnState, User
+
+ANY = "Any"
+STATUSES = {"unlabeled": "Has unlabeled turns", "draft": "My drafts", "submitted": "My submitted labels", ANY: ANY}
+KEYS = [
+    ("0 · 1 · 2 · 3", "No tool call · Same as observed · Different call · Should ask the user"),
+    ("Ctrl/⌘ + Enter", "Submit & next"),
+    ("← / →", "Previous / next decision point"),
+    ("N", "Next transcript from the queue"),
+    ("Alt + F", "Flag unsure: send to review"),
+    ("H", "This cheatsheet"),
+]
+
+
+@st.dialog("Keyboard shortcuts")
+def cheatsheet() -> None:
+    st.table({"Keys": [k for k, _ in KEYS], "Action": [a for _, a in KEYS]}, hide_index=True)
+    st.caption("Single keys do nothing while you type in a field; Ctrl/⌘ and Alt combinations always work.")
+
+
+def goto(transcript_id: str | None, message_index: int | None = None) -> None:
+    context.select(transcript_id, message_index)
+
+
+def first_pending(states: list[TurnState]) -> int | None:
+    return next((s.message_index for s in states if not s.done), states[0].message_index if states else None)
+
+
+def start_next(user: User, queue_filter: QueueFilter, skip: str | None = None) -> None:
+    store = context.store()
+    following = store.claim_next(user.name, queue_filter, skip=skip)
+    if following is None:
+        st.session_state["queue-finished"] = True
+        goto(None)
+        return
+    goto(following, first_pending(store.turn_states(following, user.name)))
+
+
+def queue_filter_widgets() -> QueueFilter:
+    store = context.store()
+    cols = st.columns([2, 2, 2, 2, 3])
+    source = cols[0].selectbox("Source", [ANY, *store.sources()], key="qsource", bind="query-params")
+    tag = cols[1].selectbox("Tag", [ANY, *[t.tag for t in store.tags()]], key="qtag", bind="query-params")
+    tool = cols[2].selectbox("Tool offered", [ANY, *store.tool_names()], key="qtool", bind="query-params")
+    status = cols[3].selectbox("Status", list(STATUSES), format_func=STATUSES.get, key="qstatus",
+                               bind="query-params")
+    search = cols[4].text_input("Search", key="qsearch", bind="query-params", placeholder="id or first message")
+    return QueueFilter(source=None if source == ANY else source, tag=None if tag == ANY else tag,
+                       tool=None if tool == ANY else tool, status=None if status == ANY else status,
+                       search=search or None)
+
+
+def queue_view(user: User) -> None:
+    store = context.store()
+    st.title("Label")
+    if st.session_state.pop("queue-finished", False):
+        st.success("Nothing left to label with these filters.", icon=":material/task_alt:")
+    chosen = queue_filter_widgets()
+    st.button("Start labeling", type="primary", icon=":material/play_arrow:", shortcut="N", key="start",
+              on_click=start_next, args=(user, chosen))
+    items = store.queue(user.name, chosen)
+    if not items:
+        st.info("No transcripts match these filters.")
+    widths = [3, 2, 5, 2, 1, 2, 1]
+    header = st.columns(widths)
+    for cell, name in zip(header, ["Transcript", "Source", "First user message", "Progress", "Drafts", "Held by",
+                                   ""], strict=True):
+        cell.caption(name)
+    for n, item in enumerate(items):
+        with st.container(key=f"queue-row-{n}"):
+            cells = st.columns(widths, vertical_alignment="center")
+            for cell, value in zip(cells, [item.transcript_id, item.source, item.title,
+                                           f"labeled {item.n_done}/{item.n_turns} turns", str(item.n_drafts),
+                                           item.leased_by or ""], strict=False):
+                cell.text(value)
+            cells[-1].button("Open", key=f"queue-open-{n}", type="tertiary", on_click=goto,
+                             args=(item.transcript_id, None))
+    totals = store.annotator_totals()
+    if totals:
+        with st.expander("Per-annotator totals"):
+            st.table({"Annotator": [render.md_escape(x.annotator) for x in totals], "Submitted": [x.submitted for x in totals],
+                      "Drafts": [x.drafts for x in totals], "Unsure": [x.unsure for x in totals]},
+                     hide_index=True)
+
+
+def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
+    with st.container(horizontal=True, key="minimap", gap="small"):
+        for s in states:
+            status = "done" if s.done else ("draft" if s.label_status == "draft" else "open")
+            st.button(str(s.ordinal + 1), key=f"mm-{status}-{s.message_index}",
+                      type="primary" if s.message_index == selected else "secondary",
+                      help=f"Decision point {s.ordinal + 1}: the agent {s.observed_behavior}; {status}",
+                      on_click=goto, args=(transcript_id, s.message_index))
+
+
+def hold_lease(user: User, transcript_id: str) -> None:
+    """Lease the transcript when this session opens it; say so when someone else holds it."""
+    if st.session_state.get("leased") != transcript_id:
+        lease = context.store().take_lease(transcript_id, user.name)
+        st.session_state["leased"] = transcript_id
+        st.session_state["lease-holder"] = lease.holder
+    holder = st.session_state.get("lease-holder")
+    if holder and holder != user.name:
+        with st.container(key="lease-warning"):
+            st.warning("Another annotator holds this transcript; your labels stay your own.",
+                       icon=":material/group:")
+            st.text(f"Held by {holder}")
+
+
+def labeling_view(user: User, transcript_id: str) -> None:
+    store = context.store()
+    try:
+        tr = context.transcript(transcript_id)
+        states = store.turn_states(transcript_id, user.name)
+    except StoreError as exc:
+        st.button("Back to the queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,))
+        st.text(str(exc))
+        return
+    indexes = [s.message_index for s in states]
+    selected = context.selected_turn()
+    if selected not in indexes:
+        selected = first_pending(states)
+        context.select(transcript_id, selected)
+    assert selected is not None
+    position = indexes.index(selected)
+    state = states[position]
+    hold_lease(user, transcript_id)
+
+    top = st.columns([6, 2, 1], vertical_alignment="center")
+    with top[0]:
+        st.button("Queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,), key="to-queue")
+        st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · the agent {state.observed_behavior}")
+    with top[1], st.container(key="progress"):
+        st.text(f"labeled {sum(s.done for s in states)}/{len(states)} turns")
+    if top[2].button("Keys", shortcut="H", icon=":material/keyboard:", type="tertiary", key="keys"):
+        cheatsheet()
+
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.button("Previous", key="prev", shortcut="Left", icon=":material/chevron_left:", disabled=position == 0,
+                  on_click=goto, args=(transcript_id, indexes[max(position - 1, 0)]))
+        minimap(transcript_id, states, selected)
+        st.button("Next", key="next", shortcut="Right", icon=":material/chevron_right:", icon_position="right",
+                  disabled=position == len(states) - 1, on_click=goto,
+                  args=(transcript_id, indexes[min(position + 1, len(states) - 1)]))
+        st.button("Next transcript", key="next-transcript", shortcut="N", type="tertiary",
+                  on_click=start_next, args=(user, QueueFilter(status="unlabeled"), transcript_id))
+
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        with st.expander(f"Tools offered at this point ({len(tr.tools)})", icon=":material/build:"):
+            render.tool_specs(tr.tools)
+        previous = indexes[position - 1] if position > 0 else 0
+        render.conversation(tr, selected, fold_before=previous)
+    with right:
+        item = Item(transcript_id, selected, user.name)
+        work = editing.load(item, tr)
+        panel.label_panel(item, tr, state, work.status, states)
+
+
+render.inject_style()
+current_user = identity.require()
+chosen = context.selected_transcript()
+if chosen:
+    labeling_view(current_user, chosen)
+else:
+    queue_view(current_user)

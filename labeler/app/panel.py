@@ -1,0 +1,273 @@
+"""The label panel for one decision point: decision first, then the calls, then the rest.
+
+It is a fragment: a click in the panel reruns only the panel, not the transcript beside it. Every change
+is saved as a draft at once (``editing``); *Submit & next* only changes the status and moves on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+from dateutil import parser as dateparser
+from pydantic import ValidationError
+
+from labeler.app import call_editor, context, editing, render
+from labeler.app.editing import Item, Work
+from labeler.labels import DECISIONS, Decision, call_diff, observed_as_calls, problems, same_as_observed
+from labeler.store import QueueFilter, TurnState
+from scorer.model import Answer, Call, ToolSpec, Transcript
+
+NAVIGATE_KEY = "navigate-after-submit"
+SHORTCUT_OF: dict[Decision, str] = {"no_call": "0", "same": "1", "different": "2", "clarify": "3"}
+
+
+# -- callbacks -----------------------------------------------------------------------------------------
+
+
+def _decide(item: Item, work: Work, decision: Decision, observed: list[dict[str, Any]],
+            tools: dict[str, ToolSpec]) -> None:
+    calls = work.body.calls
+    if decision == "same" and observed:
+        wanted = observed_as_calls(observed)
+        if calls and not same_as_observed(observed, calls):
+            work.stash = calls  # the annotator's own calls, back with "Different call"
+        editing.change(item, work, regenerate=True, decision="same", calls=wanted,
+                       arg_rules=call_editor.with_suggestions(work.body.arg_rules, wanted, tools))
+        return
+    if decision == "different":
+        if work.stash and (not calls or same_as_observed(observed, calls)):
+            calls, work.stash = work.stash, None
+        elif not calls:
+            calls = observed_as_calls(observed) or ((Call(name=next(iter(tools))),) if tools else ())
+        editing.change(item, work, regenerate=True, decision="different", calls=calls,
+                       arg_rules=call_editor.with_suggestions(work.body.arg_rules, calls, tools))
+        return
+    editing.change(item, work, decision=decision)
+
+
+def _add_call(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
+    call_editor.set_calls(item, work, (*work.body.calls, Call(name=next(iter(tools)))), observed, tools,
+                          regenerate=True)
+
+
+def _on_field(item: Item, work: Work, field: str, key: str) -> None:
+    value = st.session_state[key]
+    if field == "tags":
+        value = tuple(value or ())
+    editing.change(item, work, **{field: value})
+
+
+def _on_reference_time(item: Item, work: Work, key: str) -> None:
+    raw = (st.session_state[key] or "").strip()
+    work.input_errors.pop("reference_time", None)
+    if not raw:
+        editing.change(item, work, reference_time=None)
+        return
+    try:
+        value = dateparser.isoparse(raw)
+    except ValueError:
+        work.input_errors["reference_time"] = "not an ISO date-time (e.g. 2024-05-15T15:00:00-05:00)"
+        return
+    if value.tzinfo is None:
+        work.input_errors["reference_time"] = "add a timezone (e.g. Z or -05:00)"
+        return
+    editing.change(item, work, reference_time=value)
+
+
+def _toggle_unsure(item: Item, work: Work) -> None:
+    editing.change(item, work, unsure=not work.body.unsure)
+
+
+def _add_alternative(item: Item, work: Work, prefix: str) -> None:
+    behavior = st.session_state[f"{prefix}:behavior"]
+    work.input_errors.pop("alternative", None)
+    try:
+        if behavior == "call":
+            raw = st.session_state.get(f"{prefix}:args") or "{}"
+            only = bool(st.session_state.get(f"{prefix}:only"))
+            arguments = {} if only else json.loads(raw)
+            answer = Answer(behavior="call", tool_only=only,
+                            calls=(Call(name=st.session_state[f"{prefix}:tool"], arguments=arguments),))
+        else:
+            answer = Answer(behavior=behavior)
+    except (ValueError, ValidationError) as exc:
+        work.input_errors["alternative"] = f"not added: {exc}"
+        return
+    editing.change(item, work, regenerate=True, alternatives=(*work.body.alternatives, answer))
+
+
+def _remove_alternative(item: Item, work: Work, n: int) -> None:
+    alts = work.body.alternatives
+    editing.change(item, work, regenerate=True, alternatives=alts[:n] + alts[n + 1:])
+
+
+def _submit(item: Item, work: Work) -> None:
+    if editing.submit(item, work):
+        st.session_state[NAVIGATE_KEY] = item
+
+
+# -- rendering -----------------------------------------------------------------------------------------
+
+
+def _problem(text: str, key: str) -> None:
+    with st.container(key=f"err-{key}"):
+        st.text(text)
+
+
+def _conflict(item: Item, work: Work) -> None:
+    conflict = work.conflict
+    assert conflict is not None
+    with st.container(border=True, key="conflict"):
+        st.error("This label was changed elsewhere (another tab or window). Nothing was overwritten: "
+                 "choose which version to keep.", icon=":material/sync_problem:")
+        st.text(str(conflict))
+        mine, theirs = st.columns(2)
+        mine.caption("Yours (not saved)")
+        mine.code(json.dumps(conflict.mine.to_json(), indent=2, ensure_ascii=False, default=str), language="json")
+        theirs.caption(f"Saved: version {conflict.theirs.version}, {conflict.theirs.status}")
+        theirs.code(json.dumps(conflict.theirs.body.to_json(), indent=2, ensure_ascii=False, default=str),
+                    language="json")
+        left, right = st.columns(2)
+        left.button("Keep mine (save over it)", key="conflict-mine", on_click=editing.keep_mine, args=(item, work))
+        right.button("Keep the saved version", key="conflict-theirs", type="primary", on_click=editing.keep_theirs,
+                     args=(item, work))
+
+
+def _decision_buttons(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
+    with st.container(horizontal=True, key="decisions"):
+        for decision, label in DECISIONS.items():
+            disabled = (decision == "same" and not observed) or (decision == "different" and not tools)
+            st.button(label, key=f"decide-{decision}", shortcut=SHORTCUT_OF[decision], disabled=disabled,
+                      type="primary" if work.body.decision == decision else "secondary",
+                      on_click=_decide, args=(item, work, decision, observed, tools),
+                      help="The agent made no call here" if decision == "same" and not observed else None)
+
+
+def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
+    if work.body.decision == "same":
+        st.caption("Prefilled from the agent's own call: a suggestion, check every value.")
+    for n in range(len(work.body.calls)):
+        call_editor.call_editor(item, work, n, tools, observed)
+    st.button("Add a parallel call", key="add-call", icon=":material/add:", type="tertiary",
+              on_click=_add_call, args=(item, work, observed, tools))
+    if observed:
+        diff = call_diff(observed, work.body.calls)
+        if diff:
+            st.caption("Differences from what the agent did")
+            st.code("\n".join(diff), language=None, wrap_lines=True)
+
+
+def _alternatives(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
+    alts = work.body.alternatives
+    with st.expander(f"Acceptable alternatives ({len(alts)})"):
+        for n, alt in enumerate(alts):
+            row = st.columns([6, 1], vertical_alignment="center")
+            text = alt.behavior if not alt.calls else "; ".join(
+                c.name + ("(any arguments)" if alt.tool_only else f"({json.dumps(c.arguments, ensure_ascii=False)})")
+                for c in alt.calls)
+            row[0].text(text)
+            row[1].button("Remove", key=f"alt-rm-{n}", type="tertiary", on_click=_remove_alternative,
+                          args=(item, work, n))
+        prefix = editing.widget_key(item, work, "alt")
+        behavior = st.selectbox("Alternative", ["call", "no_call", "clarify"], key=f"{prefix}:behavior")
+        if behavior == "call" and tools:
+            st.selectbox("Tool", list(tools), key=f"{prefix}:tool")
+            only = st.checkbox("Tool only (any arguments)", key=f"{prefix}:only")
+            if not only:
+                st.text_input("Arguments (JSON)", value="{}", key=f"{prefix}:args")
+        st.button("Add alternative", key="alt-add", on_click=_add_alternative, args=(item, work, prefix))
+        if "alternative" in work.input_errors:
+            _problem(work.input_errors["alternative"], "alternative")
+
+
+def _details(item: Item, work: Work) -> None:
+    body = work.body
+    vocabulary = [t.tag for t in context.store().tags()]
+    options = vocabulary + [t for t in body.tags if t not in vocabulary]
+    key = editing.widget_key(item, work, "tags")
+    st.pills("Tags", options, selection_mode="multi", default=list(body.tags), key=key,
+             format_func=render.md_escape, on_change=_on_field, args=(item, work, "tags", key))
+    key = editing.widget_key(item, work, "rationale")
+    st.text_area("Rationale", value=body.rationale, key=key, height=80, on_change=_on_field,
+                 args=(item, work, "rationale", key), placeholder="Why this is the right behaviour here")
+    left, right = st.columns([3, 2])
+    key = editing.widget_key(item, work, "reftime")
+    left.text_input("Reference time (the 'now' for relative dates)",
+                    value=body.reference_time.isoformat() if body.reference_time else "", key=key,
+                    on_change=_on_reference_time, args=(item, work, key), placeholder="2024-05-15T15:00:00-05:00")
+    key = editing.widget_key(item, work, "split")
+    right.selectbox("Split", ["regression", "rolling"], index=["regression", "rolling"].index(body.split), key=key,
+                    on_change=_on_field, args=(item, work, "split", key))
+    if "reference_time" in work.input_errors:
+        _problem(work.input_errors["reference_time"], "reference-time")
+
+
+def _status_line(work: Work) -> None:
+    with st.container(key="save-state"):
+        if work.status is None:
+            st.text("Not saved yet: your first change creates the draft.")
+        elif work.status == "submitted":
+            st.text(f"Submitted · saved {work.saved_at} · version {work.version}")
+        else:
+            st.text(f"Draft saved {work.saved_at} · version {work.version}")
+    if work.error:
+        _problem(work.error, "save")
+
+
+def _move_on(item: Item, states: list[TurnState]) -> None:
+    """After a submit: the next unfinished turn here, else the next transcript from the queue."""
+    store = context.store()
+    fresh = store.turn_states(item.transcript_id, item.annotator)
+    order = [s.message_index for s in fresh]
+    start = order.index(item.message_index) if item.message_index in order else -1
+    pending = [s.message_index for s in fresh[start + 1:] + fresh[:start + 1] if not s.done]
+    editing.forget(item)
+    if pending:
+        context.select(item.transcript_id, pending[0])
+        return
+    following = store.claim_next(item.annotator, QueueFilter(status="unlabeled"), skip=item.transcript_id)
+    if following is None:
+        st.session_state["queue-finished"] = True
+        context.select(None)
+        return
+    first = next((s.message_index for s in store.turn_states(following, item.annotator) if not s.done), None)
+    context.select(following, first)
+
+
+@st.fragment
+def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: str | None,
+                states: list[TurnState]) -> None:
+    work = editing.load(item, tr)
+    if st.session_state.pop(NAVIGATE_KEY, None) == item:
+        _move_on(item, states)
+        st.rerun()
+    if work.status != status_at_render:
+        st.rerun()  # the minimap and progress show the new status
+    tools = {t.name: t for t in tr.tools}
+    observed = state.observed
+    with st.container(key="label-panel"):
+        if work.conflict is not None:
+            _conflict(item, work)
+        st.subheader("What should the agent do here?")
+        _decision_buttons(item, work, observed, tools)
+        if work.body.expects_calls:
+            _calls_section(item, work, observed, tools)
+        elif work.body.decision in ("no_call", "clarify") and work.body.calls:
+            st.caption(f"{len(work.body.calls)} call(s) kept aside: pick Different call to bring them back.")
+        _alternatives(item, work, tools)
+        _details(item, work)
+        _status_line(work)
+        blocking = work.problems or (problems(work.body, tr.tools) if work.status else [])
+        if blocking:
+            with st.container(key="problems"):
+                st.caption("Before submitting")
+                for n, text in enumerate(blocking):
+                    _problem(text, f"problem-{n}")
+        with st.container(horizontal=True):
+            st.button("Submit & next", key="submit", type="primary", shortcut="Ctrl+Enter", icon=":material/check:",
+                      on_click=_submit, args=(item, work))
+            st.button("Unsure: send to review" if not work.body.unsure else "Marked unsure (undo)", key="unsure",
+                      shortcut="Alt+F", icon=":material/flag:", on_click=_toggle_unsure, args=(item, work),
+                      type="secondary" if not work.body.unsure else "primary")
