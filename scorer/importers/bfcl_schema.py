@@ -3,8 +3,12 @@
 BFCL writes parameter types with Python names. ``dict`` -> ``object``, ``float`` -> ``number``,
 ``tuple`` -> ``array`` and ``any`` -> no ``type`` at all (any value); the mapping is applied wherever a
 schema can nest (``properties``, ``items``, ``additionalProperties``, ``anyOf``/``oneOf``/``allOf``).
-Everything else -- descriptions, enums, defaults, ``required``, BFCL's own ``optional`` flag -- is kept
-as written: unknown keywords are legal JSON Schema and the labeling app shows them.
+A parameter whose ``default`` is ``null`` also accepts ``null`` (its type becomes ``[<type>, "null"]``
+and ``null`` joins its ``enum``):
+BFCL's functions are Python signatures, where ``price_max: float = None`` means "a number or None",
+and BFCL's answers do pass ``null`` for such parameters. Everything else -- descriptions, enums,
+defaults, ``required``, BFCL's own ``optional`` flag -- is kept as written: unknown keywords are legal
+JSON Schema and the labeling app shows them.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ def json_schema(node: Any) -> Any:
             out[key] = [json_schema(schema) for schema in value]
         else:
             out[key] = value
+    if "default" in node and node["default"] is None:
+        if isinstance(out.get("type"), str) and out["type"] != "null":
+            out["type"] = [out["type"], "null"]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
     return out
 
 

@@ -78,6 +78,8 @@ def records(value: Any, options: ImportOptions) -> list[Transcript | GoldCase]:
         raise InvalidRecord(f"turn_id should be a string, got {json_type(turn_id)}")
     case_id = str(turn_id)
     messages = openai_messages(record["conversation"], "conversation")
+    if not messages:
+        raise InvalidRecord("conversation is empty: a case needs the messages the agent saw")
     tools = tool_specs(record.get("tools"))
     tool = record["expected_tool"]
     args = need_dict(record.get("expected_args") or {}, "expected_args")

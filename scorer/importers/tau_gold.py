@@ -7,11 +7,12 @@ run. So read-only calls (searches, ``think``, ``calculate``) in between are free
 independent steps. The case therefore uses:
 
 - ``order: "superset"`` -- every gold action must occur (with its arguments), extra calls are allowed.
-  ``strict`` would demand the exact sequence: on the 200 real gpt-4o airline runs only 12 of the 72
-  runs tau-bench rewarded would pass, against 59 with the mapping here.
+  ``strict`` would demand the exact sequence: of the 84 real gpt-4o airline runs tau-bench rewarded,
+  only 13 would pass, against 59 with the mapping here (the rest skip a lookup the gold lists or
+  word a ``calculate`` expression differently).
 - ``forbidden`` -- the domain's database-changing tools that the gold never uses (an extra
-  cancellation changes the final state, so tau-bench fails the run). With it, 125 of the 128 runs
-  tau-bench failed also fail here; without it only 109 do. Only the airline and retail tools are
+  cancellation changes the final state, so tau-bench fails the run). With it, 113 of the 116 runs
+  tau-bench failed also fail here; without it only 97 do. Only the airline and retail tools are
   known; other domains get no forbidden calls.
 - ``arg_rules`` ``any`` for free text the benchmarks never compare (``transfer_to_human_agents``'s
   ``summary``) and for arguments a tau2 action leaves out of ``compare_args``.

@@ -70,11 +70,16 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         root = doc.root()
         if doc.kind(root) != "object":
             raise InvalidRecord("expected one ToolTalk conversation (a JSON object)", line=1)
-        value, _ = doc.decode(root)
+        value: dict[str, Any] = {}
+        turn_lines: list[int] = []
+        for key, pos, member in doc.members(root):
+            value[key] = member
+            if key == "conversation" and doc.kind(pos) == "array":
+                turn_lines = [line for line, _, _ in doc.items(pos)]
     except InvalidRecord as err:
         yield err.located(str(path), None)
         return
-    yield from guard(str(path), doc.line(root), conversation_records, value, path, tools, options)
+    yield from guard(str(path), doc.line(root), conversation_records, value, path, tools, options, turn_lines)
 
 
 def find_tools(path: Path) -> tuple[ToolSpec, ...]:
@@ -121,8 +126,9 @@ def reference_time(raw: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def conversation_records(value: Any, path: Path, tools: tuple[ToolSpec, ...],
-                         options: ImportOptions) -> list[Transcript | GoldCase]:
+def conversation_records(value: Any, path: Path, tools: tuple[ToolSpec, ...], options: ImportOptions,
+                         turn_lines: list[int] | None = None) -> list[Transcript | GoldCase]:
+    """The transcript and its gold cases; a bad turn is reported at its own line when known."""
     record = need_dict(value, "conversation file")
     name = str(record.get("name") or path.stem)
     metadata = need_dict(record.get("metadata") or {}, "metadata")
@@ -131,20 +137,10 @@ def conversation_records(value: Any, path: Path, tools: tuple[ToolSpec, ...],
         username=metadata.get("username"), session_token=metadata.get("session_token")))]
     decisions: list[tuple[int, tuple[Call, ...]]] = []
     for index, raw in enumerate(need_list(need_key(record, "conversation", "conversation file"), "conversation")):
-        where = f"conversation[{index}]"
-        turn = need_dict(raw, where)
-        role = turn.get("role")
-        text = turn.get("text")
-        if role == "user":
-            messages.append(Message(role="user", content=text if isinstance(text, str) else None))
-        elif role == "assistant":
-            calls, results, gold = _calls(turn.get("apis") or [], len(messages), where)
-            decisions.append((len(messages), gold))
-            messages.append(Message(role="assistant", content=text if isinstance(text, str) else None,
-                                    tool_calls=calls))
-            messages += results
-        else:
-            raise InvalidRecord(f"{where}.role should be 'user' or 'assistant', got {role!r}")
+        try:
+            messages += _turn(raw, index, len(messages), decisions)
+        except InvalidRecord as err:
+            raise err.located(None, turn_lines[index] if turn_lines else None) from None
     conversation_id = f"tooltalk/{name}"
     split = path.parent.name
     transcript_metadata = {"source": SOURCE, "split": split, **{k: v for k, v in {
@@ -164,6 +160,21 @@ def conversation_records(value: Any, path: Path, tools: tuple[ToolSpec, ...],
             else "ToolTalk's gold makes no call in this assistant turn.",
             provenance=Provenance(source=SOURCE)))
     return cases
+
+
+def _turn(raw: Any, index: int, position: int, decisions: list[tuple[int, tuple[Call, ...]]]) -> list[Message]:
+    """One conversation turn as messages; an assistant turn also adds its decision (position, gold calls)."""
+    where = f"conversation[{index}]"
+    turn = need_dict(raw, where)
+    role = turn.get("role")
+    text = turn.get("text") if isinstance(turn.get("text"), str) else None
+    if role == "user":
+        return [Message(role="user", content=text)]
+    if role != "assistant":
+        raise InvalidRecord(f"{where}.role should be 'user' or 'assistant', got {role!r}")
+    calls, results, gold = _calls(turn.get("apis") or [], position, where)
+    decisions.append((position, gold))
+    return [Message(role="assistant", content=text, tool_calls=calls), *results]
 
 
 def _calls(raw: Any, position: int, where: str) -> tuple[tuple[ToolCallRef, ...], list[Message], tuple[Call, ...]]:

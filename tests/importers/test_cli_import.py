@@ -1,0 +1,205 @@
+"""Every importer through `toolgold import` on a temp database: counts, idempotence, all-or-nothing on a
+bad record (exit 2, FILE:LINE, database unchanged) and --skip-invalid with its rejects file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from labeler.cli import cli
+from labeler.store import Store
+from scorer import canonical
+from tests.importers.helpers import REAL, convert, write_lines
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def element_start(path: Path, prefix: str, index: int, *, after: str | None = None) -> int:
+    """The line where the index-th JSON element indented by ``prefix`` starts."""
+    lines = path.read_text().splitlines()
+    first = lines.index(after) if after else 0
+    return [n for n, text in enumerate(lines, start=1) if text == prefix + "{" and n > first][index]
+
+
+def chat_lines(tmp: Path, name: str, records: list[dict[str, object]]) -> Path:
+    return write_lines(tmp / name, [json.dumps(r) for r in records])
+
+
+HELLO = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+
+
+def openai_good(tmp: Path) -> list[Path]:
+    return [chat_lines(tmp, "chat.jsonl", [{"messages": HELLO}, {"messages": HELLO[:1]}])]
+
+
+def openai_bad(tmp: Path) -> tuple[Path, int]:
+    return chat_lines(tmp, "bad.jsonl", [{"messages": HELLO, "id": "x"}, {"messages": [{"role": "bot"}]}]), 2
+
+
+ANTHROPIC = {"system": "Be brief.", "messages": [{"role": "user", "content": "hi"},
+                                                 {"role": "assistant", "content": [{"type": "text", "text": "yo"}]}]}
+
+
+def anthropic_good(tmp: Path) -> list[Path]:
+    return [chat_lines(tmp, "claude.jsonl", [ANTHROPIC, {**ANTHROPIC, "id": "second"}])]
+
+
+def anthropic_bad(tmp: Path) -> tuple[Path, int]:
+    broken = {**ANTHROPIC, "messages": [{"role": "user", "content": [{"type": "video"}]}]}
+    return chat_lines(tmp, "bad.jsonl", [{**ANTHROPIC, "id": "ok"}, broken]), 2
+
+
+SEED = {"turn_id": "s1", "conversation": [{"role": "user", "content": "cancel order 7"}],
+        "expected_tool": "cancel_order", "expected_args": {"order_id": "7"}, "required_arg_keys": ["order_id"]}
+
+
+def seed_good(tmp: Path) -> list[Path]:
+    return [chat_lines(tmp, "seed.jsonl", [SEED, {**SEED, "turn_id": "s2", "expected_tool": None,
+                                                  "expected_args": {}, "required_arg_keys": []}])]
+
+
+def seed_bad(tmp: Path) -> tuple[Path, int]:
+    return chat_lines(tmp, "bad.jsonl", [{**SEED, "turn_id": "ok"}, {**SEED, "turn_id": "b", "expected": "x"}]), 2
+
+
+def copied(tmp: Path, dataset: str) -> Path:
+    target = tmp / dataset
+    if not target.exists():
+        shutil.copytree(REAL / dataset, target)
+    return target
+
+
+def tau_good(tmp: Path) -> list[Path]:
+    return [copied(tmp, "tau-bench") / "historical_trajectories" / "gpt-4o-airline.json"]
+
+
+def tau_bad(tmp: Path) -> tuple[Path, int]:
+    src = tau_good(tmp)[0]
+    runs = json.loads(src.read_text())
+    runs[2]["traj"][3]["role"] = "narrator"
+    src.write_text(json.dumps(runs, indent=1))
+    return src, element_start(src, " ", 2)
+
+
+def tau2_good(tmp: Path) -> list[Path]:
+    return [copied(tmp, "tau2-bench") / "results" / "gpt-4.1_airline_default_gpt-4.1_1trials.json"]
+
+
+def tau2_bad(tmp: Path) -> tuple[Path, int]:
+    src = tau2_good(tmp)[0]
+    raw = json.loads(src.read_text())
+    del raw["simulations"][1]["messages"][0]["role"]
+    src.write_text(json.dumps(raw, indent=2))
+    return src, element_start(src, "    ", 1, after='  "simulations": [')
+
+
+def bfcl_good(tmp: Path) -> list[Path]:
+    folder = copied(tmp, "bfcl")
+    return [folder / "BFCL_v4_parallel.json", folder / "BFCL_v4_irrelevance.json"]
+
+
+def bfcl_bad(tmp: Path) -> tuple[Path, int]:
+    src = bfcl_good(tmp)[0]
+    lines = src.read_text().splitlines()
+    lines[1] = lines[1].replace('"function": [', '"function": [7, ', 1)
+    write_lines(src, lines)
+    return src, 2
+
+
+def tooltalk_good(tmp: Path) -> list[Path]:
+    return sorted((copied(tmp, "tooltalk") / "data").glob("*/*.json"))
+
+
+def tooltalk_bad(tmp: Path) -> tuple[Path, int]:
+    src = tooltalk_good(tmp)[0]
+    raw = json.loads(src.read_text())
+    raw["conversation"][1]["role"] = "robot"
+    src.write_text(json.dumps(raw, indent=4))
+    return src, element_start(src, "        ", 1)
+
+
+def expected_stats(files: list[Path]) -> dict[str, int]:
+    """What the store should hold after importing ``files``, from the converted records themselves."""
+    results = [convert(path) for path in files]
+    transcripts = {t.id: t for r in results for t in r.transcripts}
+    return {"transcripts": len(transcripts),
+            "turns": sum(len(t.decision_points()) for t in transcripts.values()),
+            "gold_cases": len({c.id for r in results for c in r.gold}),
+            "tool_schemas": len({canonical.dumps(tool.model_dump()) for t in transcripts.values() for tool in t.tools})}
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    good: Callable[[Path], list[Path]]
+    bad: Callable[[Path], tuple[Path, int]]
+    stats: dict[str, int]
+    error: str
+
+
+FORMATS = [
+    Format("openai", openai_good, openai_bad, {"transcripts": 2, "turns": 2, "gold_cases": 0, "tool_schemas": 0},
+           "messages[0].role 'bot' is not one of system, developer, user, assistant, tool"),
+    Format("anthropic", anthropic_good, anthropic_bad,
+           {"transcripts": 2, "turns": 2, "gold_cases": 0, "tool_schemas": 0},
+           "messages[0].content[0]: a 'video' block is not expected in a user message"),
+    Format("seed", seed_good, seed_bad, {"transcripts": 2, "turns": 2, "gold_cases": 2, "tool_schemas": 0},
+           "unknown field 'expected'"),
+    Format("tau-bench", tau_good, tau_bad, {"transcripts": 6, "turns": 60, "gold_cases": 4, "tool_schemas": 14},
+           "traj[3].role 'narrator' is not one of"),
+    Format("tau2-bench", tau2_good, tau2_bad, {"transcripts": 3, "turns": 27, "gold_cases": 3, "tool_schemas": 0},
+           "messages[0].role should be assistant, user, tool or system, got None"),
+    Format("bfcl", bfcl_good, bfcl_bad, {"transcripts": 6, "turns": 6, "gold_cases": 6, "tool_schemas": 6},
+           "function[0] should be an object, got a number"),
+    Format("tooltalk", tooltalk_good, tooltalk_bad, {"transcripts": 3, "turns": 6, "gold_cases": 6, "tool_schemas": 28},
+           "conversation[1].role should be 'user' or 'assistant', got 'robot'"),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_import_counts_and_a_second_import_adds_nothing(fmt: Format, tmp_path: Path, isolated_db: Path) -> None:
+    files = [str(p) for p in fmt.good(tmp_path)]
+    code, out, err = run("import", *files)
+    assert (code, err) == (0, "")
+    assert Store(isolated_db).stats() == fmt.stats == expected_stats(fmt.good(tmp_path))
+    before = Store(isolated_db).dump()
+    code, out, _ = run("import", *files, "--from", fmt.name)
+    assert code == 0
+    assert out.startswith("0 transcripts added (0 decision points), 0 gold cases added, ")
+    assert Store(isolated_db).dump() == before
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_a_bad_record_aborts_with_its_file_and_line_and_writes_nothing(fmt: Format, tmp_path: Path,
+                                                                       isolated_db: Path) -> None:
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    assert run("import", *map(str, seed_good(earlier)))[0] == 0
+    before = Store(isolated_db).dump()
+    bad, line = fmt.bad(tmp_path)
+    code, _, err = run("import", str(bad))
+    assert code == 2
+    assert err.startswith(f"error: {bad}:{line}: {fmt.error}")
+    assert Store(isolated_db).dump() == before
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_skip_invalid_imports_the_rest_and_lists_the_rejects(fmt: Format, tmp_path: Path, isolated_db: Path) -> None:
+    bad, line = fmt.bad(tmp_path)
+    others = [str(p) for p in fmt.good(tmp_path) if p != bad]
+    rejects = tmp_path / "rejects.txt"
+    code, out, _ = run("import", str(bad), *others, "--skip-invalid", "--rejects", str(rejects))
+    assert code == 0
+    assert rejects.read_text().splitlines()[0].startswith(f"{bad}:{line}: {fmt.error}")
+    assert len(rejects.read_text().splitlines()) == 1
+    assert "1 rejected" in out
+    assert Store(isolated_db).stats() == expected_stats([bad, *map(Path, others)])

@@ -1,0 +1,49 @@
+"""Format detection: every real file is claimed by its own importer, and only by it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scorer.formats import dumps_record
+from scorer.importers import IMPORTERS, SNIFF_BYTES, detect
+from scorer.model import Message, Transcript
+from tests.importers.helpers import REAL, write_lines
+
+REAL_FILES = {
+    "tau-bench/historical_trajectories/gpt-4o-airline.json": "tau-bench",
+    "tau-bench/converted/airline_tasks_test.json": "tau-bench",
+    "tau2-bench/results/gpt-4.1_airline_default_gpt-4.1_1trials.json": "tau2-bench",
+    "tau2-bench/results/gpt-4.1_telecom_no-user_gpt-4.1_1trials.json": "tau2-bench",
+    "bfcl/BFCL_v4_parallel.json": "bfcl",
+    "bfcl/BFCL_v4_live_irrelevance.json": "bfcl",
+    "tooltalk/data/easy/AddAlarm-easy.json": "tooltalk",
+    "tooltalk/data/tooltalk/golden_conversation_2.json": "tooltalk",
+}
+
+
+def test_the_registry_lists_native_first_and_every_format_once() -> None:
+    names = [i.NAME for i in IMPORTERS]
+    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "anthropic", "openai"]
+
+
+@pytest.mark.parametrize("relative", sorted(REAL_FILES))
+def test_each_real_file_is_claimed_by_exactly_its_importer(relative: str) -> None:
+    path = REAL / relative
+    head = path.read_bytes()[:SNIFF_BYTES]
+    assert [i.NAME for i in IMPORTERS if i.sniff(path, head)] == [REAL_FILES[relative]]
+    assert detect(path).NAME == REAL_FILES[relative]
+
+
+@pytest.mark.parametrize(("first_line", "expected"), [
+    (dumps_record(Transcript(id="t", messages=(Message(role="user", content="hi"),))), "toolgold"),
+    (json.dumps({"messages": [{"role": "user", "content": "hi"}]}), "openai"),
+    (json.dumps({"messages": [{"role": "user", "content": "x"}], "system": "s"}), "anthropic"),
+    (json.dumps({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f",
+                                                                   "input": {}}]}]}), "anthropic"),
+    (json.dumps({"turn_id": "1", "conversation": [], "expected_tool": None}), "seed"),
+])
+def test_line_formats_are_told_apart_by_their_first_line(tmp_path: Path, first_line: str, expected: str) -> None:
+    assert detect(write_lines(tmp_path / "x.jsonl", [first_line])).NAME == expected
