@@ -11,7 +11,8 @@ of a Messages API request, optionally with the final assistant reply appended. M
 - A user message's ``tool_result`` blocks become ``tool`` messages (in block order, before anything
   else); its remaining text becomes one ``user`` message after them. A result with ``is_error: true``
   is prefixed ``Error: `` so the failure stays visible. Images become the placeholder ``[image]``.
-- ``tools`` ``{name, description, input_schema}`` become ``{name, description, parameters}``.
+- ``tools`` ``{name, description, input_schema}`` become ``{name, description, parameters}``; a
+  conversation without ``tools`` gets ``ImportOptions.tools`` (``toolgold import --tools``), if given.
 - ``id`` defaults to ``<file stem>:<line>`` for JSON Lines and ``<file stem>:<n>`` (the 1-based position)
   for an array, where several conversations may share a line. ``model`` goes into ``metadata``.
 - Any other block type is an error naming it, rather than content silently dropped.
@@ -19,6 +20,7 @@ of a Messages API request, optionally with the final assistant reply appended. M
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +42,7 @@ from scorer.importers.common import (
     unique_call_ids,
 )
 from scorer.importers.jsondoc import JsonDocument, starts_with
-from scorer.model import FunctionCall, Message, ToolCallRef, Transcript
+from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec, Transcript
 
 NAME = "anthropic"
 DESCRIPTION = "Anthropic Messages conversations (JSON Lines or a JSON array)"
@@ -54,7 +56,27 @@ def sniff(path: Path, head: bytes) -> bool:
     if body.startswith(b"["):
         return b'"messages"' in body and bool(_MARKERS.search(body))
     first_line = body.split(b"\n", 1)[0]
-    return first_line.startswith(b"{") and b'"messages"' in first_line and bool(_MARKERS.search(first_line))
+    if not (first_line.startswith(b"{") and b'"messages"' in first_line):
+        return False
+    try:
+        record = json.loads(first_line)
+    except ValueError:  # a line longer than the head: judge by the markers alone
+        return bool(_MARKERS.search(first_line))
+    return isinstance(record, dict) and _looks_anthropic(record)
+
+
+def _looks_anthropic(record: dict[str, Any]) -> bool:
+    """A top-level ``system``, a tool with ``input_schema`` or a tool_use / tool_result block."""
+    if "system" in record:
+        return True
+    tools = record.get("tools")
+    if isinstance(tools, list) and any(isinstance(t, dict) and "input_schema" in t for t in tools):
+        return True
+    messages = record.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and isinstance(m.get("content"), list)
+        and any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in m["content"])
+        for m in messages)
 
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
@@ -63,7 +85,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         try:
             doc = JsonDocument.read(path)
             for n, (line, _, value) in enumerate(doc.items(doc.root()), start=1):
-                yield from guard(source, line, transcript, value, f"{path.stem}:{n}")
+                yield from guard(source, line, transcript, value, f"{path.stem}:{n}", options.tools)
         except InvalidRecord as err:
             yield err
         return
@@ -72,10 +94,10 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             if isinstance(value, InvalidRecord):
                 yield value
                 continue
-            yield from guard(source, line, transcript, value, f"{path.stem}:{line}")
+            yield from guard(source, line, transcript, value, f"{path.stem}:{line}", options.tools)
 
 
-def transcript(value: Any, default_id: str) -> Transcript:
+def transcript(value: Any, default_id: str, default_tools: tuple[ToolSpec, ...] | None = None) -> Transcript:
     record = need_dict(value, "the conversation")
     if "messages" not in record:
         raise InvalidRecord("no 'messages': expected {\"system\", \"messages\": [...], \"tools\": [...]}")
@@ -88,8 +110,9 @@ def transcript(value: Any, default_id: str) -> Transcript:
     metadata = metadata_of(record)
     if isinstance(record.get("model"), str):
         metadata.setdefault("model", record["model"])
+    tools = tool_specs(record["tools"]) if "tools" in record else default_tools or ()
     return Transcript(id=str(record.get("id") or default_id), messages=unique_call_ids(messages),
-                      tools=tool_specs(record.get("tools")), metadata=metadata)
+                      tools=tools, metadata=metadata)
 
 
 def _convert_message(entry: dict[str, Any], where: str) -> list[Message]:

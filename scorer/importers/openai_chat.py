@@ -13,6 +13,7 @@ requests, fine-tuning files and most agent logs. Mapping decisions:
 - ``arguments`` given as an object (some loggers do) are stored as the JSON string OpenAI would send.
 - Repeated tool-call ids are renamed ``<id>~2``... and each tool result is linked to the latest call
   with its id (toolgold needs unique ids; real logs reuse them).
+- A line without ``tools`` gets ``ImportOptions.tools`` (``toolgold import --tools``), if given.
 - ``id`` defaults to ``<file stem>:<line>``; ``metadata`` is kept, plus ``model`` when the line has one.
   Other request fields (``temperature``, ``tool_choice`` ...) are not part of the conversation and are
   left out.
@@ -31,7 +32,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import iter_json_lines_tolerant
 from scorer.importers.base import ImportOptions, Item
 from scorer.importers.common import guard, metadata_of, need_dict, openai_messages, tool_specs
-from scorer.model import Transcript
+from scorer.model import ToolSpec, Transcript
 
 NAME = "openai"
 DESCRIPTION = "OpenAI chat JSON Lines ({messages, tools} per line)"
@@ -51,10 +52,10 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             if isinstance(value, InvalidRecord):
                 yield value
                 continue
-            yield from guard(source, line, transcript, value, f"{path.stem}:{line}")
+            yield from guard(source, line, transcript, value, f"{path.stem}:{line}", options.tools)
 
 
-def transcript(value: Any, default_id: str) -> Transcript:
+def transcript(value: Any, default_id: str, default_tools: tuple[ToolSpec, ...] | None = None) -> Transcript:
     record = need_dict(value, "the line")
     if "messages" not in record:
         raise InvalidRecord("no 'messages': expected {\"messages\": [...], \"tools\": [...]}")
@@ -62,5 +63,7 @@ def transcript(value: Any, default_id: str) -> Transcript:
     if isinstance(record.get("model"), str):
         metadata.setdefault("model", record["model"])
     tools = tool_specs(record.get("tools")) + tool_specs(record.get("functions"), "functions")
+    if "tools" not in record and "functions" not in record:
+        tools = default_tools or ()
     return Transcript(id=str(record.get("id") or default_id), messages=openai_messages(record["messages"]),
                       tools=tools, metadata=metadata)

@@ -18,7 +18,8 @@ case passes in toolgold exactly when the seed harness (``score_tool_selection``)
 - The seed harness compares an expected argument only when the agent passes it and checks presence only
   for ``required_arg_keys``; so every expected argument not listed there gets ``optional: true``.
 - The conversation is read as OpenAI chat messages (``tool_calls``, ``tool`` results). Optional
-  ``tools``, ``tags`` and ``rationale`` fields are kept; any other field is an error naming it, so a
+  ``tools``, ``tags`` and ``rationale`` fields are kept (without ``tools``, ``ImportOptions.tools`` --
+  ``toolgold import --tools`` -- are used, if given); any other field is an error naming it, so a
   typo never drops a label silently. Tags always include ``seed``.
 """
 
@@ -80,7 +81,7 @@ def records(value: Any, options: ImportOptions) -> list[Transcript | GoldCase]:
     messages = openai_messages(record["conversation"], "conversation")
     if not messages:
         raise InvalidRecord("conversation is empty: a case needs the messages the agent saw")
-    tools = tool_specs(record.get("tools"))
+    tools = tool_specs(record["tools"]) if "tools" in record else options.tools or ()
     tool = record["expected_tool"]
     args = need_dict(record.get("expected_args") or {}, "expected_args")
     alternatives_raw = need_list(record.get("acceptable_alternatives") or [], "acceptable_alternatives")

@@ -47,3 +47,8 @@ def test_each_real_file_is_claimed_by_exactly_its_importer(relative: str) -> Non
 ])
 def test_line_formats_are_told_apart_by_their_first_line(tmp_path: Path, first_line: str, expected: str) -> None:
     assert detect(write_lines(tmp_path / "x.jsonl", [first_line])).NAME == expected
+
+
+def test_a_system_key_nested_in_metadata_does_not_make_an_openai_line_anthropic(tmp_path: Path) -> None:
+    line = json.dumps({"messages": [{"role": "system", "content": "s"}], "metadata": {"system": "crm"}})
+    assert detect(write_lines(tmp_path / "x.jsonl", [line])).NAME == "openai"

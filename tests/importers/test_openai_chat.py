@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scorer.importers import detect
+from scorer.importers import ImportOptions, detect
 from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec, Transcript
 from tests.importers.helpers import convert, write_lines
 
@@ -115,3 +115,10 @@ def test_bad_lines_are_reported_at_their_line_and_reading_goes_on(tmp_path: Path
 def test_conversion_is_deterministic(tmp_path: Path) -> None:
     src = write_lines(tmp_path / "a.jsonl", [line(messages=[{"role": "user", "content": "hi"}])])
     assert convert(src).transcripts == convert(src).transcripts
+
+
+def test_tools_from_the_options_fill_in_only_where_a_line_has_none(tmp_path: Path) -> None:
+    mine = (ToolSpec(name="weather", parameters=WEATHER),)
+    src = write_lines(tmp_path / "a.jsonl", [line(messages=[{"role": "user", "content": "hi"}]),
+                                             line(messages=[{"role": "user", "content": "hi"}], tools=[])])
+    assert [t.tools for t in convert(src, options=ImportOptions(tools=mine)).transcripts] == [mine, ()]

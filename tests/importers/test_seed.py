@@ -78,3 +78,11 @@ def test_labeling_mistakes_are_reported_at_their_line(tmp_path: Path) -> None:
         f"{src}:4: conversation is empty: a case needs the messages the agent saw",
         f"{src}:5: required_arg_keys should be an array, got a string",
     ]
+
+
+def test_tools_from_the_options_fill_in_when_a_line_has_none(tmp_path: Path) -> None:
+    tools = (ToolSpec(name="search_orders"), ToolSpec(name="lookup_order"))
+    src = write_lines(tmp_path / "seed.jsonl", [seed(), seed(turn_id="t2", tools=[{"name": "other"}])])
+    result = convert(src, options=ImportOptions(tools=tools))
+    assert [c.tools for c in result.gold] == [tools, (ToolSpec(name="other"),)]
+    assert [t.tools for t in result.transcripts] == [tools, (ToolSpec(name="other"),)]
