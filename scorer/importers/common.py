@@ -206,7 +206,7 @@ def _assistant_calls(entry: dict[str, Any], index: int, where: str) -> tuple[Too
 
 def unique_call_ids(messages: Sequence[Message]) -> tuple[Message, ...]:
     """Rename repeated tool-call ids (``call_x`` -> ``call_x~2``) and point each tool result at the latest
-    call with its original id. Real logs reuse ids (tau-bench's gpt-4o runs do, 19 times); toolgold
+    call with its original id. Real logs reuse ids (49 of tau-bench's 200 gpt-4o runs do); toolgold
     needs them unique to link each result to its call."""
     seen: dict[str, int] = {}
     current: dict[str, str] = {}

@@ -8,8 +8,8 @@ independent steps. The case therefore uses:
 
 - ``order: "superset"`` -- every gold action must occur (with its arguments), extra calls are allowed.
   ``strict`` would demand the exact sequence: of the 84 real gpt-4o airline runs tau-bench rewarded,
-  only 13 would pass, against 59 with the mapping here (the rest skip a lookup the gold lists or
-  word a ``calculate`` expression differently).
+  only 13 would pass, against 59 with the mapping here (the rest skip a step that changes nothing,
+  such as a lookup or the hand-off to a human, or attempt a write the environment refuses).
 - ``forbidden`` -- the domain's database-changing tools that the gold never uses (an extra
   cancellation changes the final state, so tau-bench fails the run). With it, 113 of the 116 runs
   tau-bench failed also fail here; without it only 97 do. Only the airline and retail tools are

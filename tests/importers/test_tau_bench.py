@@ -125,6 +125,8 @@ def test_the_200_gpt4o_runs_give_200_transcripts_2454_decision_points_1164_calls
     assert len(result.gold) == 50
     assert Counter(c.expected.behavior for c in result.gold) == {"call": 43, "no_call": 7}
     assert sum(len(c.expected.calls) for c in result.gold) == 158  # the gold actions of the 50 tasks
+    renamed = [t for t in result.transcripts if any("~" in c.id for m in t.messages for c in m.tool_calls)]
+    assert len(renamed) == 49  # runs that reuse a tool-call id
     assert convert(FULL).transcripts == result.transcripts  # deterministic
 
 
