@@ -208,19 +208,22 @@ def unique_call_ids(messages: Sequence[Message]) -> tuple[Message, ...]:
     """Rename repeated tool-call ids (``call_x`` -> ``call_x~2``) and point each tool result at the latest
     call with its original id. Real logs reuse ids (49 of tau-bench's 200 gpt-4o runs do); toolgold
     needs them unique to link each result to its call."""
-    seen: dict[str, int] = {}
-    current: dict[str, str] = {}
+    used: set[str] = set()
+    last_suffix: dict[str, int] = {}
+    current: dict[str, str] = {}  # original id -> the id its latest call got
     out: list[Message] = []
     for message in messages:
         if message.tool_calls:
             renamed = []
             for call in message.tool_calls:
-                count = seen.get(call.id, 0) + 1
-                seen[call.id] = count
-                new_id = call.id if count == 1 else f"{call.id}~{count}"
-                while count > 1 and new_id in seen:
-                    count += 1
-                    new_id = f"{call.id}~{count}"
+                new_id = call.id
+                if new_id in used:
+                    suffix = last_suffix.get(call.id, 1)
+                    while new_id in used:
+                        suffix += 1
+                        new_id = f"{call.id}~{suffix}"
+                    last_suffix[call.id] = suffix
+                used.add(new_id)
                 current[call.id] = new_id
                 renamed.append(call if new_id == call.id else call.model_copy(update={"id": new_id}))
             if any(r is not c for r, c in zip(renamed, message.tool_calls, strict=True)):

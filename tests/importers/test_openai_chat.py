@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from scorer.importers import ImportOptions, detect
+from scorer.importers.common import unique_call_ids
 from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec, Transcript
 from tests.importers.helpers import convert, write_lines
 
@@ -122,3 +123,13 @@ def test_tools_from_the_options_fill_in_only_where_a_line_has_none(tmp_path: Pat
     src = write_lines(tmp_path / "a.jsonl", [line(messages=[{"role": "user", "content": "hi"}]),
                                              line(messages=[{"role": "user", "content": "hi"}], tools=[])])
     assert [t.tools for t in convert(src, options=ImportOptions(tools=mine)).transcripts] == [mine, ()]
+
+
+def test_renamed_ids_never_collide_with_ids_the_log_already_uses() -> None:
+    def call(call_id: str) -> Message:
+        return Message(role="assistant", tool_calls=(ToolCallRef(id=call_id, function=FunctionCall(name="f")),))
+    messages = [call("a~2"), call("a"), call("a"), call("a"), call("a~2"),
+                Message(role="tool", tool_call_id="a~2", content="r")]
+    renamed = unique_call_ids(messages)
+    assert [m.tool_calls[0].id for m in renamed[:5]] == ["a~2", "a", "a~3", "a~4", "a~2~2"]
+    assert renamed[5].tool_call_id == "a~2~2"
