@@ -43,8 +43,7 @@ _CLEAN = PairCheck()
 
 
 def same_arguments(actual: dict[str, Any], gold: dict[str, Any]) -> bool:
-    """Canonical equality, with Python's ``==`` as a cheap first test (it cannot tell True from 1)."""
-    return actual == gold and canonical.dumps(actual) == canonical.dumps(gold)
+    return canonical.equal(actual, gold)
 
 
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,

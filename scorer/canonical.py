@@ -38,5 +38,29 @@ def content_hash(value: Any) -> str:
 
 
 def equal(a: Any, b: Any) -> bool:
-    """Structural equality on canonical JSON: nested dicts compare by keys, ``5 == 5.0``, ``True != 1``."""
+    """Structural equality on canonical JSON: nested dicts compare by keys, ``5 == 5.0``, ``True != 1``.
+
+    The same verdict as comparing ``dumps(a) == dumps(b)``, without building the strings (this runs for
+    every argument of every scored call).
+    """
+    ta, tb = type(a), type(b)
+    if ta is str or tb is str:
+        return ta is tb and a == b
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if ta is dict and tb is dict:
+        if len(a) != len(b):
+            return False
+        for key, value in a.items():
+            if type(key) is not str or key not in b or not equal(value, b[key]):
+                return dumps(a) == dumps(b) if type(key) is not str else False
+        return True
+    if ta in (list, tuple) and tb in (list, tuple):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
+    if ta in (int, float) and tb in (int, float):
+        if a == b:
+            return True
+        return ta is float and tb is float and a != a and b != b  # NaN is NaN in canonical JSON
+    if a is None or b is None:
+        return a is b
     return dumps(a) == dumps(b)

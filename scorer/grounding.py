@@ -14,7 +14,7 @@ Which arguments are checked: keys that look like identifiers (``*_id``, ``order_
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final
 
@@ -132,14 +132,15 @@ class Context:
         return last_mention(self.text, value.casefold())
 
 
-def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Context,
-               gold: frozenset[str]) -> list[tuple[str, str]]:
-    """``(key, value)`` of every checked value found neither in the context nor in the gold."""
+def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Callable[[], Context],
+               gold: Callable[[], frozenset[str]]) -> list[tuple[str, str]]:
+    """``(key, value)`` of every checked value found neither in the context nor in the gold (both built
+    only when a value needs checking)."""
     missing = []
     for key in checked_keys(args, rules):
         phone = is_phone_key(key)
         for text in scalar_texts(args[key]):
-            if text.casefold() not in gold and not context.contains(text, phone=phone):
+            if not context().contains(text, phone=phone) and text.casefold() not in gold():
                 missing.append((key, text))
     return missing
 

@@ -47,8 +47,7 @@ def match_value(rule: ArgRule, gold: Any, actual: Any, reference: datetime | Non
 
 
 def _exact(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
-    text = canonical.dumps(actual)
-    return any(canonical.dumps(v) == text for v in values)
+    return any(canonical.equal(actual, v) for v in values)
 
 
 def _ci(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:

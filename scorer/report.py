@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from scorer.arguments import ARGUMENT_CODES
 from scorer.codes import DIMENSION_OF, NO_CALL, ErrorCode
@@ -252,8 +252,25 @@ def pattern_of(error: CaseError) -> tuple[ErrorCode, str]:
     return error.code, _PATTERN_TEXT[error.code](error)
 
 
-# Group counters: results, passed, selection n/ok, arguments n/ok, sequencing n/ok.
-_GROUP_FIELDS = 8
+class _Signature(NamedTuple):
+    """Everything the aggregates need from a result, except its errors: results with equal signatures
+    count together, so adding a result is one tuple and one counter increment."""
+
+    status: str
+    kind: str
+    selection: bool | None
+    arguments: bool | None
+    sequencing: bool | None
+    expected_behavior: str
+    actual_behavior: str
+    split: str
+    toolkit_size: int
+    tags: tuple[str, ...]
+    expected_tools: tuple[str, ...]
+    confusion: tuple[tuple[str, str], ...]
+    called: bool
+    ungrounded: bool
+    fabricated: bool
 
 
 class ReportBuilder:
@@ -263,27 +280,17 @@ class ReportBuilder:
         self.keep_cases = keep_cases
         self.max_failures = max_failures
         self.cases = 0
-        self.status: Counter[str] = Counter()
-        self.kinds: Counter[str] = Counter()
-        self.selection = [0, 0]
-        self.arguments = [0, 0]
-        self.sequencing = [0, 0]
-        self.exact_sequence = [0, 0]
+        self.signatures: Counter[_Signature] = Counter()
+        self.exact_sequence = 0
+        self.sequences = 0
         self.edit_distance = 0.0
-        self.behavior: Counter[tuple[bool, bool, str, bool]] = Counter()
-        """(gold says no call, agent made no call, gold behavior, fabricated) -> results"""
         self.calls = 0
         self.redundant = 0
-        self.ungrounded = [0, 0]
-        self.confusion: Counter[tuple[str, str]] = Counter()
         self.errors: Counter[str] = Counter()
         self.arg_errors_by_tool: Counter[tuple[str, str]] = Counter()
         self.arg_errors_by_arg: Counter[tuple[str, str]] = Counter()
-        self.sequencing_errors: Counter[str] = Counter()
-        self.groups: dict[tuple[str, str], list[int]] = {}
         self.patterns: Counter[tuple[ErrorCode, str]] = Counter()
         self.pattern_examples: dict[tuple[ErrorCode, str], list[str]] = {}
-        self.failing = 0
         self.trials: Counter[tuple[int, int]] = Counter()
         self.failures: list[CaseResult] = []
         self.kept: list[CaseResult] = []
@@ -298,140 +305,120 @@ class ReportBuilder:
             self._add_result(result)
 
     def _add_result(self, r: CaseResult) -> None:
-        self.status[r.status] += 1
-        self.kinds[r.kind] += 1
         v = r.verdicts
-        passed = r.status == "pass"
-        if v.selection is not None:
-            self.selection[0] += 1
-            self.selection[1] += v.selection
-        if v.arguments is not None:
-            self.arguments[0] += 1
-            self.arguments[1] += v.arguments
-        if v.sequencing is not None:
-            self.sequencing[0] += 1
-            self.sequencing[1] += v.sequencing
+        ungrounded = fabricated = False
+        if r.errors:
+            ungrounded, fabricated = self._add_errors(r)
+        self.signatures[_Signature(
+            r.status, r.kind, v.selection, v.arguments, v.sequencing, r.expected_behavior, r.actual_behavior,
+            r.split, r.toolkit_size, r.tags, r.expected_tools, r.confusion, r.calls > 0, ungrounded,
+            fabricated)] += 1
         if r.sequence is not None:
-            self.exact_sequence[0] += 1
-            self.exact_sequence[1] += r.sequence.exact
+            self.sequences += 1
+            self.exact_sequence += r.sequence.exact
             self.edit_distance += r.sequence.edit_distance
         self.calls += r.calls
         self.redundant += r.redundant_calls
-        if r.calls:
-            self.ungrounded[0] += 1
-        for pair in r.confusion:
-            self.confusion[pair] += 1
-        fabricated = False
-        if r.errors:
-            seen_patterns = set()
-            ungrounded = False
-            for e in r.errors:
-                code = e.code
-                self.errors[code] += 1
-                if code in ARGUMENT_CODES:
-                    tool = e.tool or "?"
-                    self.arg_errors_by_tool[tool, code] += 1
-                    self.arg_errors_by_arg[f"{tool}.{e.arg or '?'}", code] += 1
-                elif code == ErrorCode.UNGROUNDED_VALUE:
-                    ungrounded = True
-                elif code == ErrorCode.FABRICATED_VALUE:
-                    fabricated = True
-                if DIMENSION_OF[code] == "sequencing":
-                    self.sequencing_errors[code] += 1
-                seen_patterns.add(pattern_of(e))
-            self.ungrounded[1] += ungrounded
-            for pattern in seen_patterns:
-                self.patterns[pattern] += 1
-                examples = self.pattern_examples.setdefault(pattern, [])
-                if len(examples) < 3:
-                    examples.append(r.case_id)
-        gold_no_call = r.expected_behavior != "call"
-        self.behavior[gold_no_call, r.actual_behavior == "no_call", r.expected_behavior, fabricated] += 1
-        if not passed:
-            self.failing += 1
-            if len(self.failures) < self.max_failures:
-                self.failures.append(r)
-        keys = [("split", r.split), ("toolkit_size", toolkit_bucket(r.toolkit_size))]
-        keys += [("tag", t) for t in r.tags]
-        keys += [("tool", t) for t in (set(r.expected_tools) or {NO_CALL})]
-        for group in keys:
-            row = self.groups.get(group)
-            if row is None:
-                row = self.groups[group] = [0] * _GROUP_FIELDS
-            row[0] += 1
-            row[1] += passed
-            if v.selection is not None:
-                row[2] += 1
-                row[3] += v.selection
-            if v.arguments is not None:
-                row[4] += 1
-                row[5] += v.arguments
-            if v.sequencing is not None:
-                row[6] += 1
-                row[7] += v.sequencing
+        if r.status != "pass" and len(self.failures) < self.max_failures:
+            self.failures.append(r)
         if self.keep_cases:
             self.kept.append(r)
+
+    def _add_errors(self, r: CaseResult) -> tuple[bool, bool]:
+        seen_patterns = set()
+        ungrounded = fabricated = False
+        for e in r.errors:
+            code = e.code
+            self.errors[code] += 1
+            if code in ARGUMENT_CODES:
+                tool = e.tool or "?"
+                self.arg_errors_by_tool[tool, code] += 1
+                self.arg_errors_by_arg[f"{tool}.{e.arg or '?'}", code] += 1
+            elif code == ErrorCode.UNGROUNDED_VALUE:
+                ungrounded = True
+            elif code == ErrorCode.FABRICATED_VALUE:
+                fabricated = True
+            seen_patterns.add(pattern_of(e))
+        for pattern in seen_patterns:
+            self.patterns[pattern] += 1
+            examples = self.pattern_examples.setdefault(pattern, [])
+            if len(examples) < 3:
+                examples.append(r.case_id)
+        return ungrounded, fabricated
 
     def merge(self, other: ReportBuilder) -> None:
         """Fold in the counts of a builder that saw other cases (a shard of the same gold set)."""
         self.cases += other.cases
-        for mine, theirs in ((self.selection, other.selection), (self.arguments, other.arguments),
-                             (self.sequencing, other.sequencing), (self.exact_sequence, other.exact_sequence),
-                             (self.ungrounded, other.ungrounded)):
-            mine[0] += theirs[0]
-            mine[1] += theirs[1]
+        self.sequences += other.sequences
+        self.exact_sequence += other.exact_sequence
         self.edit_distance += other.edit_distance
         self.calls += other.calls
         self.redundant += other.redundant
-        self.failing += other.failing
-        for counter_name in ("status", "kinds", "behavior", "confusion", "errors", "arg_errors_by_tool",
-                             "arg_errors_by_arg", "sequencing_errors", "patterns", "trials"):
+        for counter_name in ("signatures", "errors", "arg_errors_by_tool", "arg_errors_by_arg", "patterns", "trials"):
             getattr(self, counter_name).update(getattr(other, counter_name))
-        for key, row in other.groups.items():
-            mine_row = self.groups.setdefault(key, [0] * _GROUP_FIELDS)
-            for i, value in enumerate(row):
-                mine_row[i] += value
         for key, examples in other.pattern_examples.items():
             kept = self.pattern_examples.setdefault(key, [])
             kept.extend(examples[: 3 - len(kept)])
         self.failures.extend(other.failures[: self.max_failures - len(self.failures)])
         self.kept.extend(other.kept)
 
+    def _count(self, **wanted: object) -> int:
+        return sum(n for sig, n in self.signatures.items()
+                   if all(getattr(sig, k) == v for k, v in wanted.items()))
+
+    def _pair(self, field: str) -> Rate:
+        """Rate of True among results whose verdict ``field`` is not None."""
+        total = ok = 0
+        for sig, n in self.signatures.items():
+            value = getattr(sig, field)
+            if value is not None:
+                total += n
+                ok += n if value else 0
+        return rate(ok, total)
+
     def finish(self, unscored: Unscored | None = None) -> Report:
-        results = sum(self.status.values())
+        results = sum(self.signatures.values())
+        passed, failed = self._count(status="pass"), self._count(status="fail")
         return Report(
-            totals=Totals(cases=self.cases, results=results, passed=self.status["pass"],
-                          failed=self.status["fail"], needs_review=self.status["needs_review"],
-                          pass_rate=rate(self.status["pass"], results), turn_results=self.kinds["turn"],
-                          trajectory_results=self.kinds["trajectory"]),
+            totals=Totals(cases=self.cases, results=results, passed=passed, failed=failed,
+                          needs_review=self._count(status="needs_review"), pass_rate=rate(passed, results),
+                          turn_results=self._count(kind="turn"), trajectory_results=self._count(kind="trajectory")),
             unscored=unscored or Unscored(),
             selection=self._selection(),
             arguments=Arguments(
-                accuracy=rate(self.arguments[1], self.arguments[0]),
+                accuracy=self._pair("arguments"),
                 errors_by_tool=_nest(self.arg_errors_by_tool),
                 errors_by_argument=_nest(self.arg_errors_by_arg)),
             sequencing=Sequencing(
-                accuracy=rate(self.sequencing[1], self.sequencing[0]),
-                exact_sequence=rate(self.exact_sequence[1], self.exact_sequence[0]),
-                mean_edit_distance=self.edit_distance / self.exact_sequence[0] if self.exact_sequence[0] else None,
-                errors=dict(sorted(self.sequencing_errors.items()))),
+                accuracy=self._pair("sequencing"),
+                exact_sequence=rate(self.exact_sequence, self.sequences),
+                mean_edit_distance=self.edit_distance / self.sequences if self.sequences else None,
+                errors={code.value: self.errors[code] for code in ErrorCode
+                        if DIMENSION_OF[code] == "sequencing" and self.errors[code]}),
             abstention=self._abstention(),
             redundancy=rate(self.redundant, self.calls),
-            ungrounded=rate(self.ungrounded[1], self.ungrounded[0]),
+            ungrounded=rate(self._count(called=True, ungrounded=True), self._count(called=True)),
             pass_hat_k=self._pass_hat_k(),
             confusion=tuple(ConfusionCell(gold=g, actual=a, count=n)
-                            for (g, a), n in sorted(self.confusion.items())),
+                            for (g, a), n in sorted(self._confusion().items())),
             error_counts={code.value: self.errors[code] for code in ErrorCode if self.errors[code]},
             breakdowns=self._breakdowns(),
-            failure_patterns=self._patterns(),
+            failure_patterns=self._patterns(failed),
             failures=tuple(self.failures),
             cases=tuple(self.kept))
+
+    def _confusion(self) -> Counter[tuple[str, str]]:
+        confusion: Counter[tuple[str, str]] = Counter()
+        for sig, n in self.signatures.items():
+            for pair in sig.confusion:
+                confusion[pair] += n
+        return confusion
 
     def _selection(self) -> Selection:
         support: Counter[str] = Counter()
         predicted: Counter[str] = Counter()
         hits: Counter[str] = Counter()
-        for (gold, actual), n in self.confusion.items():
+        for (gold, actual), n in self._confusion().items():
             support[gold] += n
             predicted[actual] += n
             if gold == actual:
@@ -447,24 +434,23 @@ class ReportBuilder:
         total_tp, total = sum(hits.values()), sum(support.values())
         micro = total_tp / total if total else None
         return Selection(
-            accuracy=rate(self.selection[1], self.selection[0]), per_tool=per_tool,
+            accuracy=self._pair("selection"), per_tool=per_tool,
             macro=Averages(precision=_mean(precisions), recall=_mean(recalls), f1=_mean(f1s)),
             micro=Averages(precision=micro, recall=micro, f1=micro))
 
     def _abstention(self) -> Abstention:
-        def count(gold_no_call: bool | None = None, agent_no_call: bool | None = None,
-                  behavior: str | None = None, fabricated: bool | None = None) -> int:
-            return sum(n for (g, a, b, f), n in self.behavior.items()
-                       if (gold_no_call is None or g == gold_no_call) and (agent_no_call is None or a == agent_no_call)
-                       and (behavior is None or b == behavior) and (fabricated is None or f == fabricated))
-        clarify = count(behavior="clarify")
+        gold_no_call = self._count(expected_behavior="no_call") + self._count(expected_behavior="clarify")
+        agent_no_call = self._count(actual_behavior="no_call")
+        both = agent_no_call - self._count(actual_behavior="no_call", expected_behavior="call")
+        clarify = self._count(expected_behavior="clarify")
+        gold_call = self._count(expected_behavior="call")
         return Abstention(
-            no_call_precision=rate(count(True, True), count(agent_no_call=True)),
-            no_call_recall=rate(count(True, True), count(gold_no_call=True)),
-            over_call=rate(count(True, False), count(gold_no_call=True)),
-            under_call=rate(count(False, True), count(gold_no_call=False)),
-            clarify_asked=rate(count(agent_no_call=True, behavior="clarify"), clarify),
-            clarify_fabricated=rate(count(behavior="clarify", fabricated=True), clarify))
+            no_call_precision=rate(both, agent_no_call),
+            no_call_recall=rate(both, gold_no_call),
+            over_call=rate(gold_no_call - both, gold_no_call),
+            under_call=rate(self._count(expected_behavior="call", actual_behavior="no_call"), gold_call),
+            clarify_asked=rate(self._count(expected_behavior="clarify", actual_behavior="no_call"), clarify),
+            clarify_fabricated=rate(self._count(expected_behavior="clarify", fabricated=True), clarify))
 
     def _pass_hat_k(self) -> tuple[PassHatK, ...]:
         most = max((n for n, _ in self.trials), default=0)
@@ -476,17 +462,30 @@ class ReportBuilder:
         return tuple(out)
 
     def _breakdowns(self) -> dict[str, dict[str, Group]]:
+        rows: dict[tuple[str, str], list[int]] = {}
+        for sig, n in self.signatures.items():
+            keys = [("split", sig.split), ("toolkit_size", toolkit_bucket(sig.toolkit_size))]
+            keys += [("tag", t) for t in sig.tags]
+            keys += [("tool", t) for t in (set(sig.expected_tools) or {NO_CALL})]
+            for key in keys:
+                row = rows.setdefault(key, [0] * 8)
+                row[0] += n
+                row[1] += n if sig.status == "pass" else 0
+                for offset, verdict in ((2, sig.selection), (4, sig.arguments), (6, sig.sequencing)):
+                    if verdict is not None:
+                        row[offset] += n
+                        row[offset + 1] += n if verdict else 0
         out: dict[str, dict[str, Group]] = {"tag": {}, "split": {}, "tool": {}, "toolkit_size": {}}
-        for (kind, name), row in sorted(self.groups.items()):
+        for (kind, name), row in sorted(rows.items()):
             out[kind][name] = Group(results=row[0], passed=rate(row[1], row[0]), selection=rate(row[3], row[2]),
                                     arguments=rate(row[5], row[4]), sequencing=rate(row[7], row[6]))
         return out
 
-    def _patterns(self) -> tuple[Pattern, ...]:
+    def _patterns(self, failing: int) -> tuple[Pattern, ...]:
         ranked = sorted(self.patterns.items(), key=lambda item: (-item[1], item[0][0].value, item[0][1]))
         return tuple(
-            Pattern(code=code, text=text, count=n, of=self.failing,
-                    sentence=f"{n} of {self.failing} failures: {text}",
+            Pattern(code=code, text=text, count=n, of=failing,
+                    sentence=f"{n} of {failing} failures: {text}",
                     examples=tuple(self.pattern_examples.get((code, text), ())))
             for (code, text), n in ranked)
 

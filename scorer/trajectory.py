@@ -32,9 +32,9 @@ from scorer.grounding import Context, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, Call, ForbiddenCall, GoldCase, Message, RunCall, RunRecord
-from scorer.results import CaseError, CaseResult, SequenceMetrics, Verdicts
+from scorer.results import CaseError, CaseResult, SequenceMetrics
 from scorer.turn import GROUNDING_CODES, fabricated
-from scorer.verdict import AnswerScore, Label, build_result, choose, dimension_ok
+from scorer.verdict import AnswerScore, Label, build_result, choose, dimension_ok, verdicts_of
 
 _ORDER_TIE_BREAK = 1e-3
 """Added per position of distance between a step and a call: far below one argument error."""
@@ -131,12 +131,15 @@ class _Trajectory:
         self._contexts: dict[int | None, Context] = {}
 
     def context(self, made: Made) -> Context:
-        """What the agent had seen when it made the call: the case's messages and the run's up to it."""
+        """What the agent had seen when it made the call: the case's messages and the run's up to it
+        (a run that starts by repeating the case's messages is not counted twice)."""
         if made.message not in self._contexts:
             run_messages: tuple[Message, ...] = (
                 self.run.messages[:made.message] if self.run.messages is not None and made.message is not None
                 else ())
-            self._contexts[made.message] = Context((*self.case.messages, *run_messages))
+            given = self.case.messages
+            repeats = run_messages[:len(given)] == given if len(run_messages) >= len(given) else False
+            self._contexts[made.message] = Context(run_messages if repeats else (*given, *run_messages))
         return self._contexts[made.message]
 
     def forbidden(self, made: Made) -> ForbiddenCall | None:
@@ -267,8 +270,9 @@ class _Trajectory:
         for made in candidates:
             if isinstance(made.call.arguments, str):
                 continue
-            missing = ungrounded(made.call.arguments, self.facts.rules(made.call.name), self.context(made),
-                                 self.facts.gold_texts)
+            missing = ungrounded(made.call.arguments, self.facts.rules(made.call.name),
+                                 lambda made=made: self.context(made),  # type: ignore[misc]
+                                 lambda: self.facts.gold_texts)
             for key, text in missing:
                 errors.append(CaseError(
                     code=ErrorCode.UNGROUNDED_VALUE, tool=made.call.name, arg=key, actual=text,
@@ -322,7 +326,8 @@ def score_trajectory(case: GoldCase, run: RunRecord, *, judge: Judge | None = No
         for label, answer in answers:
             if answer.behavior == "call":
                 score = trajectory.score_calls(label, answer, forbidden_errors, candidates)
-                score.errors.extend(grounding)
+                if not answer.tool_only:
+                    score.errors.extend(grounding)
             else:
                 score = AnswerScore(label, selection_ok=not made)
                 score.errors.extend(forbidden_errors)
@@ -340,7 +345,7 @@ def score_trajectory(case: GoldCase, run: RunRecord, *, judge: Judge | None = No
 
     best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
-    verdicts = Verdicts(
+    verdicts = verdicts_of(
         sequencing=dimension_ok(best.errors, "sequencing"),
         arguments=(not any(e.code in ARGUMENT_CODES for e in best.errors))
         if answer.behavior == "call" and made else None,

@@ -20,8 +20,8 @@ from scorer.grounding import checked_keys, scalar_texts, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
-from scorer.results import CaseError, CaseResult, Verdicts
-from scorer.verdict import AnswerScore, Label, build_result, choose
+from scorer.results import CaseError, CaseResult, Status
+from scorer.verdict import AnswerScore, Label, build_result, choose, verdicts_of
 
 GROUNDING_CODES = frozenset({ErrorCode.UNGROUNDED_VALUE, ErrorCode.FABRICATED_VALUE})
 WRONG_TOOL_COST = 1_000
@@ -98,7 +98,8 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
     score.confusion += [(NO_CALL, c.name) for j, c in enumerate(actual) if j not in matched_cols]
     score.confusion.sort()
     score.selection_ok = sorted(c.name for c in expected) == sorted(c.name for c in actual)
-    score.errors.extend(grounding)
+    if not answer.tool_only:  # "only the tool names are checked": the values are not the gold's concern
+        score.errors.extend(grounding)
     return score
 
 
@@ -164,10 +165,14 @@ def _schema_given(prop: object, value: object) -> bool:
 
 def grounding_errors(actual: tuple[RunCall, ...], facts: CaseFacts) -> list[CaseError]:
     errors = []
+    gold_calls = [c for a in (facts.case.expected, *facts.case.alternatives) for c in a.calls]
     for call in actual:
         if isinstance(call.arguments, str):
             continue
-        for key, text in ungrounded(call.arguments, facts.rules(call.name), facts.context, facts.gold_texts):
+        if any(c.name == call.name and canonical.equal(call.arguments, c.arguments) for c in gold_calls):
+            continue  # a gold call: every value is one the annotator vouched for
+        for key, text in ungrounded(call.arguments, facts.rules(call.name), lambda: facts.context,
+                                    lambda: facts.gold_texts):
             errors.append(CaseError(
                 code=ErrorCode.UNGROUNDED_VALUE, tool=call.name, arg=key, actual=text,
                 note=f"called {call.name} with {key} {show(text)}, which appears nowhere in the conversation"))
@@ -179,24 +184,68 @@ def _answers(case: GoldCase) -> Iterator[tuple[Label, Answer]]:
     yield from enumerate(case.alternatives)
 
 
+def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) -> AnswerScore | None:
+    """The score of an answer the agent's calls equal exactly (same tools, canonical-equal arguments, no
+    ``from_call`` rule to check), or None. The common case, so it skips assignment and schema checks:
+    calls equal to the gold are as valid as the gold."""
+    if answer.behavior != "call":
+        if actual:
+            return None
+        return AnswerScore("expected", confusion=[(NO_CALL, NO_CALL)])
+    expected = answer.calls
+    if len(expected) != len(actual):
+        return None
+    if len(expected) == 1:
+        want, got = expected[0], actual[0]
+        if want.name != got.name or isinstance(got.arguments, str) or not canonical.equal(got.arguments,
+                                                                                            want.arguments):
+            return None
+    elif not _same_multiset(expected, actual):
+        return None
+    if facts.case.arg_rules and any(r.match == "from_call" for c in expected for r in facts.rules(c.name).values()):
+        return None
+    names = tuple(c.name for c in expected)
+    return AnswerScore("expected", expected_tools=names, confusion=sorted((n, n) for n in names))
+
+
+def _same_multiset(expected: Sequence[Call], actual: Sequence[RunCall]) -> bool:
+    """Each actual call equals a different expected call (equality is transitive, so greedy is exact)."""
+    remaining = list(expected)
+    for got in actual:
+        if isinstance(got.arguments, str):
+            return False
+        for k, want in enumerate(remaining):
+            if want.name == got.name and canonical.equal(got.arguments, want.arguments):
+                del remaining[k]
+                break
+        else:
+            return False
+    return True
+
+
 def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                facts: CaseFacts | None = None) -> CaseResult:
     """Score one run of a turn case."""
     facts = facts or CaseFacts(case)
     actual = canonical_order(run.actual_calls())
-    grounding = grounding_errors(actual, facts) if actual else []
+    status: Status = "pass"
+    exact = exact_answer(case.expected, actual, facts)
+    if exact is not None:
+        best = exact
+    else:
+        grounding = grounding_errors(actual, facts) if actual else []
 
-    def scores() -> Iterator[AnswerScore]:
-        for label, answer in _answers(case):
-            if answer.behavior == "call":
-                yield score_call_answer(label, answer, actual, facts, grounding)
-            else:
-                yield score_no_call_answer(label, answer, actual, facts)
+        def scores() -> Iterator[AnswerScore]:
+            for label, answer in _answers(case):
+                if answer.behavior == "call":
+                    yield score_call_answer(label, answer, actual, facts, grounding)
+                else:
+                    yield score_no_call_answer(label, answer, actual, facts)
 
-    best, status = choose(scores(), facts, judge)
+        best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     args_scored = answer.behavior == "call" and best.selection_ok
-    verdicts = Verdicts(
+    verdicts = verdicts_of(
         selection=best.selection_ok,
         arguments=(not any(e.code in ARGUMENT_CODES for e in best.errors)) if args_scored else None,
         abstention=(answer.behavior == "call") == bool(actual),
@@ -205,4 +254,5 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                         verdicts=verdicts, calls=len(actual))
 
 
-__all__ = ["WRONG_TOOL_COST", "canonical_order", "fabricated", "grounding_errors", "score_turn"]
+__all__ = ["GROUNDING_CODES", "WRONG_TOOL_COST", "canonical_order", "exact_answer", "fabricated", "grounding_errors",
+           "score_turn"]

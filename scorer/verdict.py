@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from scorer.codes import DIMENSION_OF, ErrorCode
@@ -86,6 +87,14 @@ def choose(scores: Iterable[AnswerScore], facts: CaseFacts, judge: Judge | None)
     return min(seen, key=AnswerScore.closeness), "fail"
 
 
+@lru_cache(maxsize=256)
+def verdicts_of(*, selection: bool | None = None, arguments: bool | None = None, sequencing: bool | None = None,
+                abstention: bool | None = None, grounding: bool | None = None) -> Verdicts:
+    """Shared instances (they are frozen): there are only a few dozen distinct verdict combinations."""
+    return Verdicts(selection=selection, arguments=arguments, sequencing=sequencing, abstention=abstention,
+                    grounding=grounding)
+
+
 def dimension_ok(errors: Sequence[CaseError], dimension: str) -> bool:
     return not any(DIMENSION_OF[e.code] == dimension for e in errors)
 
@@ -104,4 +113,4 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
         split=case.split, toolkit_size=len(case.tools))
 
 
-__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "resolve_reviews"]
+__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "resolve_reviews", "verdicts_of"]

@@ -1,0 +1,273 @@
+"""Scoring throughput: the scoring core on one core, and `toolgold score` end to end.
+
+- Generates N turn cases (default 1,000,000) and one run per case into a temporary directory: toolkits of
+  3–12 tools with JSON Schemas, a system prompt and a user message carrying the ids, single and parallel
+  calls, no-call and ask-the-user cases, alternatives; runs as an agent would write them (arguments as JSON
+  strings) with about 20% errors of every kind (wrong tool, wrong or missing argument, extra parameter,
+  type error, unparseable arguments, missing or unexpected calls).
+- Core: parses a sample of cases and runs into objects first (not timed), then times `score_trials` +
+  `ReportBuilder.add` on one core. Target ≥ 50,000 cases/s.
+- End to end: `toolgold score GOLD RUNS` (table, and JSON listing every case) in a subprocess; wall time
+  and peak RSS (the largest single process, and the sum over the process tree sampled from /proc).
+  Targets: ≤ 60 s and ≤ 500 MB for 1,000,000 cases.
+
+Run: ``.venv/bin/python -m benchmarks.bench_score [--cases N] [--core-sample M]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLGOLD = Path(sys.executable).parent / "toolgold"
+
+_TOOL_POOL = [
+    ("search_orders", {"customer_id": {"type": "string"}, "status": {"type": "string",
+                                                                      "enum": ["open", "shipped", "closed"]},
+                       "limit": {"type": "integer", "default": 10}}, ["customer_id"]),
+    ("get_order", {"order_id": {"type": "string"}}, ["order_id"]),
+    ("issue_refund", {"order_id": {"type": "string"}, "amount": {"type": "number"},
+                      "reason": {"type": "string"}}, ["order_id", "amount"]),
+    ("get_refund_policy", {"region": {"type": "string"}}, []),
+    ("update_user", {"user_id": {"type": "string"}, "email": {"type": "string"}}, ["user_id"]),
+    ("update_user_profile", {"user_id": {"type": "string"}, "display_name": {"type": "string"},
+                             "bio": {"type": "string"}}, ["user_id"]),
+    ("cancel_subscription", {"subscription_id": {"type": "string"}, "at_period_end": {"type": "boolean"}},
+     ["subscription_id"]),
+    ("pause_subscription", {"subscription_id": {"type": "string"}, "weeks": {"type": "integer"}},
+     ["subscription_id", "weeks"]),
+    ("check_inventory", {"sku": {"type": "string"}, "warehouse": {"type": "string"}}, ["sku"]),
+    ("place_order", {"sku": {"type": "string"}, "quantity": {"type": "integer"},
+                     "shipping": {"type": "object", "properties": {"zip": {"type": "string"},
+                                                                   "express": {"type": "boolean"}}}},
+     ["sku", "quantity"]),
+    ("get_shipping_estimate", {"zip_code": {"type": "string"}, "weight_kg": {"type": "number"}},
+     ["zip_code"]),
+    ("search_web", {"query": {"type": "string"}, "max_results": {"type": "integer"}}, ["query"]),
+    ("get_account_balance", {"account_id": {"type": "string"}}, ["account_id"]),
+    ("send_email", {"to": {"type": "string"}, "subject": {"type": "string"}, "body": {"type": "string"}},
+     ["to", "subject"]),
+    ("book_table", {"restaurant": {"type": "string"}, "date": {"type": "string"}, "party_size": {"type": "integer"}},
+     ["restaurant", "date", "party_size"]),
+]
+
+
+def _tool(name: str, props: dict, required: list[str]) -> dict:
+    return {"name": name, "description": f"{name.replace('_', ' ')}.",
+            "parameters": {"type": "object", "properties": props, "required": required}}
+
+
+def _arguments(name: str, props: dict, required: list[str], n: int, rng: random.Random) -> dict:
+    args = {}
+    for key in required + [k for k in props if k not in required and rng.random() < 0.3]:
+        kind = props[key].get("type")
+        if "enum" in props[key]:
+            args[key] = props[key]["enum"][n % len(props[key]["enum"])]
+        elif kind == "string":
+            args[key] = f"{key[:3].upper()}-{n % 100000}"
+        elif kind == "integer":
+            args[key] = 1 + n % 9
+        elif kind == "number":
+            args[key] = round(10 + (n % 500) / 4, 2)
+        elif kind == "boolean":
+            args[key] = bool(n % 2)
+        else:
+            args[key] = {"zip": f"{10000 + n % 89999}", "express": False}
+    return args
+
+
+def _mistake(calls: list[dict], tools: list[dict], rng: random.Random) -> list[dict]:
+    """One agent error of a random kind."""
+    kind = rng.randrange(8)
+    call = dict(calls[0])
+    args = dict(json.loads(call["arguments"]))
+    if kind == 0:
+        others = [t["name"] for t in tools if t["name"] != call["name"]]
+        call["name"] = rng.choice(others)
+    elif kind == 1 and args:
+        key = next(iter(args))
+        args[key] = "X-0" if isinstance(args[key], str) else 0
+    elif kind == 2 and args:
+        args.pop(next(iter(args)))
+    elif kind == 3:
+        args["discount_code"] = "FREE"
+    elif kind == 4 and args:
+        key = next(iter(args))
+        args[key] = [args[key]]
+    elif kind == 5:
+        call["arguments"] = '{"broken": '
+        return [call, *calls[1:]]
+    elif kind == 6:
+        return []
+    else:
+        return [*calls, calls[0]]
+    call["arguments"] = json.dumps(args)
+    return [call, *calls[1:]]
+
+
+def generate(directory: Path, n: int, seed: int = 7) -> tuple[Path, Path]:
+    rng = random.Random(seed)
+    specs = [_tool(*t) for t in _TOOL_POOL]
+    gold_path, runs_path = directory / "gold.jsonl", directory / "runs.jsonl"
+    with gold_path.open("w", encoding="utf-8") as gold, runs_path.open("w", encoding="utf-8") as runs:
+        for i in range(n):
+            size = 3 + i % 10
+            offered = rng.sample(range(len(specs)), min(size, len(specs)))
+            tools = [specs[k] for k in offered]
+            roll = rng.random()
+            case: dict = {"format": "toolgold.gold/1", "id": f"bench-{i:07d}", "split": "regression"
+                          if i % 4 else "rolling", "tools": tools, "tags": [f"t{i % 5}"]}
+            if roll < 0.08:
+                expected = {"behavior": "no_call"}
+                calls = []
+                text = "Thanks, that is all."
+            elif roll < 0.12:
+                expected = {"behavior": "clarify"}
+                calls = []
+                text = "Cancel my order please."
+            else:
+                parallel = 2 if roll > 0.92 else 1
+                picked = [_TOOL_POOL[k] for k in offered[:parallel]]
+                gold_calls = [{"name": p[0], "arguments": _arguments(*p, i + j, rng)} for j, p in enumerate(picked)]
+                expected = {"behavior": "call", "calls": gold_calls}
+                calls = [{"name": c["name"], "arguments": json.dumps(c["arguments"])} for c in gold_calls]
+                ids = " ".join(str(v) for c in gold_calls for v in c["arguments"].values())
+                text = f"Please help. My details: {ids}."
+            case["messages"] = [{"role": "system", "content": "You are a careful support agent."},
+                                {"role": "user", "content": text}]
+            case["expected"] = expected
+            if i % 17 == 0:
+                case["alternatives"] = [{"behavior": "clarify"}]
+            if rng.random() < 0.2:
+                calls = _mistake(calls, tools, rng) if calls else [{"name": tools[0]["name"], "arguments": "{}"}]
+            gold.write(json.dumps(case, separators=(",", ":")) + "\n")
+            runs.write(json.dumps({"format": "toolgold.run/1", "case_id": case["id"], "calls": calls},
+                                  separators=(",", ":")) + "\n")
+    return gold_path, runs_path
+
+
+def core_throughput(gold: Path, runs: Path, sample: int) -> tuple[int, float, float]:
+    """Cases per second of score_trials + ReportBuilder.add over ``sample`` pre-parsed cases, one core:
+    by wall clock, and by this process's CPU time (steadier when other work shares the machine)."""
+    import gc
+
+    from scorer.api import score_trials
+    from scorer.formats import read_records
+    from scorer.model import GoldCase, RunRecord
+    from scorer.report import ReportBuilder
+
+    with gold.open("rb") as g, runs.open("rb") as r:
+        cases = [c for _, (_, c) in zip(range(sample), read_records(g, str(gold), expect=GoldCase), strict=False)]
+        records = [c for _, (_, c) in zip(range(sample), read_records(r, str(runs), expect=RunRecord), strict=False)]
+    gc.freeze()  # the parsed sample is input, not work: keep the collector from rescanning it
+    builder = ReportBuilder()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for case, run in zip(cases, records, strict=True):
+        builder.add(score_trials(case, [run]))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    builder.finish()
+    gc.unfreeze()
+    return len(cases), len(cases) / elapsed, len(cases) / cpu
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its descendants, from /proc."""
+    total = 0
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    for child in children:
+        pids.append(int(child))
+        try:
+            pids += [int(c) for c in Path(f"/proc/{child}/task/{child}/children").read_text().split()]
+        except OSError:
+            pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024
+
+
+def end_to_end(gold: Path, runs: Path, fmt: str, workers: int, out: Path) -> tuple[float, float, float, int]:
+    """(seconds, peak RSS of the largest process MB, peak sampled RSS of the process tree MB, exit code)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    proc = subprocess.Popen([str(TOOLGOLD), "score", str(gold), str(runs), "--format", fmt, "-o", str(out),
+                             "--workers", str(workers), "--allow-unscored"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak_tree = 0.0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_tree
+        while not done.is_set():
+            peak_tree = max(peak_tree, _tree_rss_mb(proc.pid))
+            time.sleep(0.2)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    done.set()
+    sampler.join()
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(err.decode())
+    return elapsed, max(after, before) / 1024, peak_tree, proc.returncode
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_score", description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=1_000_000)
+    parser.add_argument("--core-sample", type=int, default=100_000,
+                        help="cases parsed into memory for the core measurement")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 0],
+                        help="end-to-end worker settings to measure (0 = automatic)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
+        directory = Path(tmp)
+        started = time.perf_counter()
+        gold, runs = generate(directory, args.cases)
+        generated = time.perf_counter() - started
+        size_mb = (gold.stat().st_size + runs.stat().st_size) / 1e6
+        print(f"generated {args.cases:,} cases + runs ({size_mb:,.0f} MB) in {generated:.0f} s\n", flush=True)
+        sampled, rate, cpu_rate = core_throughput(gold, runs, min(args.core_sample, args.cases))
+        rows = [("scoring core, one core", f"{sampled:,} cases",
+                 f"{rate:,.0f} cases/s wall clock ({cpu_rate:,.0f} per CPU second)", "≥ 50,000 cases/s",
+                 "yes" if rate >= 50_000 else "NO")]
+        print(f"core: {rate:,.0f} cases/s wall clock, {cpu_rate:,.0f} cases per CPU second", flush=True)
+        cpus = os.cpu_count() or 1
+        for workers in args.workers:
+            for fmt in ("table", "json"):
+                seconds, largest, tree, code = end_to_end(gold, runs, fmt, workers, directory / f"report.{fmt}")
+                label = f"`toolgold score --format {fmt}`, " + (f"{workers} worker" if workers == 1 else
+                                                                 f"auto workers ({min(cpus, 4)} on {cpus} cores)")
+                ok = seconds <= 60 and tree <= 500
+                rows.append((label, f"{args.cases:,} cases",
+                             f"{seconds:.1f} s; peak RSS {largest:.0f} MB/process, {tree:.0f} MB total",
+                             "≤ 60 s, ≤ 500 MB", "yes" if ok else "NO"))
+                print(f"{label}: {seconds:.1f} s, {largest:.0f} MB largest process, {tree:.0f} MB tree "
+                      f"(exit {code})", flush=True)
+                (directory / f"report.{fmt}").unlink(missing_ok=True)
+    print("\n| measurement | input | result | target | met |\n|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
