@@ -72,8 +72,9 @@ def write_gold(path: Path, n: int) -> None:
 
 MEASURE = """
 import atexit, resource, sys
+RSS_FILE = sys.argv[1]
 def _report():
-    with open(sys.argv[1], "w") as fh:
+    with open(RSS_FILE, "w") as fh:
         fh.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
 atexit.register(_report)
 sys.argv = ["toolgold", *sys.argv[2:]]

@@ -10,6 +10,7 @@ front with ``BEGIN IMMEDIATE`` so two writers queue instead of failing half-way)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -310,6 +311,7 @@ class Store:
         self.url = database_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         self.engine = self._create_engine()
+        self._tool_memo: dict[str, tuple[str, str, str]] = {}
         self.migrate()
 
     # -- engine and transactions ------------------------------------------------------------------
@@ -427,8 +429,11 @@ class Store:
             tr = item.record
             assert isinstance(tr, Transcript)
             body = to_json(tr)
-            tools = body.pop("tools")
-            prepared.append((item, tr, canonical.dumps(body), tools, canonical.content_hash(to_json(tr))))
+            tools = [self._tool_canonical(tool) for tool in body.pop("tools")]
+            text = canonical.dumps(body)
+            # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
+            digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
+            prepared.append((item, tr, text, tools, digest))
         ids = [p[1].id for p in prepared]
         existing = dict(conn.execute(
             select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash)
@@ -464,8 +469,8 @@ class Store:
         turn_rows = []
         for tr, tools in new:
             pk = id_of[tr.id]
-            tool_links += [{"transcript_id": pk, "position": i, "schema_hash": canonical.content_hash(tool)}
-                           for i, tool in enumerate(tools)]
+            tool_links += [{"transcript_id": pk, "position": i, "schema_hash": digest}
+                           for i, (digest, _, _) in enumerate(tools)]
             turn_rows += _turn_rows(pk, tr)
         if tool_links:
             conn.execute(insert(t.TranscriptToolRow), tool_links)
@@ -474,14 +479,25 @@ class Store:
         result.transcripts_added += len(rows)
         result.turns_added += len(turn_rows)
 
-    def _ensure_tool_schemas(self, conn: Connection, tools: list[dict[str, Any]]) -> None:
-        by_hash = {canonical.content_hash(tool): tool for tool in tools}
+    def _tool_canonical(self, tool: dict[str, Any]) -> tuple[str, str, str]:
+        """(hash, name, canonical JSON) of a tool schema, memoized: the same tools recur in every transcript."""
+        key = json.dumps(tool)
+        hit = self._tool_memo.get(key)
+        if hit is None:
+            text = canonical.dumps(tool)
+            hit = (hashlib.sha256(text.encode("utf-8")).hexdigest(), str(tool["name"]), text)
+            if len(self._tool_memo) < 10_000:
+                self._tool_memo[key] = hit
+        return hit
+
+    def _ensure_tool_schemas(self, conn: Connection, tools: list[tuple[str, str, str]]) -> None:
+        by_hash = {digest: (name, text) for digest, name, text in tools}
         if not by_hash:
             return
         known = set(conn.scalars(select(t.ToolSchemaRow.hash).where(
             t.ToolSchemaRow.hash.in_(list(by_hash)))))  # type: ignore[attr-defined]
-        fresh = [{"hash": h, "name": tool["name"], "body": canonical.dumps(tool), "first_seen": now_iso()}
-                 for h, tool in by_hash.items() if h not in known]
+        fresh = [{"hash": h, "name": name, "body": text, "first_seen": now_iso()}
+                 for h, (name, text) in by_hash.items() if h not in known]
         if fresh:
             conn.execute(insert(t.ToolSchemaRow), fresh)
 
@@ -886,8 +902,10 @@ class Store:
                 .join(t.GoldCaseTagRow, t.GoldCaseTagRow.case_id == t.GoldCaseRow.id)  # type: ignore[arg-type]
                 .where(t.GoldCaseTagRow.tag == f.tag)))
         if f.status == "unlabeled":
-            gold_at_turn = select(t.GoldCaseRow.id).where(t.GoldCaseRow.conversation_id == tr.external_id,
-                                                          t.GoldCaseRow.turn == t.TurnRow.message_index)
+            gold_at_turn = (select(t.GoldCaseRow.id)
+                            .where(t.GoldCaseRow.conversation_id == tr.external_id,
+                                   t.GoldCaseRow.turn == t.TurnRow.message_index)
+                            .correlate_except(t.GoldCaseRow))  # both outer queries, not only the nearest
             q = q.where(exists(select(t.TurnRow.id).where(t.TurnRow.transcript_id == tr.id, ~exists(gold_at_turn))))
         elif f.status in ("draft", "submitted"):
             q = q.where(exists(select(t.LabelRow.id).where(

@@ -14,16 +14,22 @@ from typing import Any
 
 def normalize(value: Any) -> Any:
     """Return ``value`` with integral floats turned into ints, recursively (tuples become lists)."""
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+    # Exact type checks, most common first: this walks every imported transcript.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
         return value
-    if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer():
-            return int(value)
-        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): normalize(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [normalize(v) for v in value]
+    if kind is float:
+        return int(value) if math.isfinite(value) and value.is_integer() else value
     if isinstance(value, dict):
         return {str(k): normalize(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [normalize(v) for v in value]
+    if isinstance(value, float):
+        return normalize(float(value))
     return value
 
 

@@ -80,7 +80,8 @@ def parse_json_text(text: str, *, source: str | None = None, line: int | None = 
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         col = f" (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise InvalidRecord(f"not valid JSON: {msg}{col}", source=source, line=line) from None
-    if _depth(value) > MAX_DEPTH:
+    # Nesting depth cannot exceed the number of opening brackets; only walk values that could be too deep.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", source=source, line=line)
     return value
 
@@ -136,9 +137,7 @@ def parse_record(value: Any, *, expect: type[M] | None = None, source: str | Non
     model = FORMATS.get(tag) if isinstance(tag, str) else None
     if model is None:
         known = ", ".join(FORMATS)
-        family = str(tag).rsplit("/", 1)[0]
-        hint = " (a newer version than this toolgold reads?)" if any(
-            k.startswith(family + "/") for k in FORMATS) else ""
+        hint = _version_hint(str(tag))
         raise UnknownFormat(f"unknown format {tag!r}{hint}; this toolgold reads {known}", source=source, line=line)
     if expect is not None and model is not expect:
         wanted = next(k for k, v in FORMATS.items() if v is expect)
@@ -147,6 +146,16 @@ def parse_record(value: Any, *, expect: type[M] | None = None, source: str | Non
         return model.model_validate(value)
     except ValidationError as exc:
         raise InvalidRecord(describe_validation_error(exc), source=source, line=line) from None
+
+
+def _version_hint(tag: str) -> str:
+    family, _, version = tag.rpartition("/")
+    known = [k.rpartition("/")[2] for k in FORMATS if k.rpartition("/")[0] == family]
+    if not known or not version.isdigit():
+        return ""
+    newest = max(int(v) for v in known)
+    return (" (a newer version than this toolgold reads: upgrade toolgold)" if int(version) > newest
+            else " (an older version: this toolgold reads only the current one)")
 
 
 def read_records(lines: Iterable[str | bytes], source: str, *, expect: type[M]) -> Iterator[tuple[int, M]]:

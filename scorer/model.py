@@ -146,7 +146,8 @@ class Transcript(Frozen):
     """A conversation as it happened, with the tools the agent had. ``format: toolgold.transcript/1``.
 
     Every assistant message is a decision point that can be labeled; a transcript with no assistant
-    message (a bare question, as in BFCL) has one decision point after its last message.
+    message, or with ``metadata.awaiting_reply: true`` (a benchmark question), also has one after its
+    last message.
     """
 
     format: Literal["toolgold.transcript/1"] = TRANSCRIPT_FORMAT
@@ -161,10 +162,19 @@ class Transcript(Frozen):
         _check_unique_tools(self.tools)
         return self
 
+    @property
+    def awaiting_reply(self) -> bool:
+        """The conversation stops where the agent must answer next (a benchmark question, say)."""
+        return bool(self.metadata.get("awaiting_reply")) and self.messages[-1].role != "assistant"
+
     def decision_points(self) -> tuple[int, ...]:
-        """Message indexes where the agent decided (or must decide) what to do."""
+        """Message indexes where the agent decided (or must decide) what to do: every assistant message,
+        plus the end of a conversation that awaits the agent's reply (``metadata.awaiting_reply``) or has
+        no assistant message at all."""
         points = tuple(i for i, m in enumerate(self.messages) if m.role == "assistant")
-        return points or (len(self.messages),)
+        if not points or self.awaiting_reply:
+            points = (*points, len(self.messages))
+        return points
 
 
 # --------------------------------------------------------------------------------------------------

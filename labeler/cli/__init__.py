@@ -6,21 +6,41 @@ here, once: 2 for bad input (with ``FILE:LINE``), 1 for a failed gate, 0 otherwi
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import click
 
-from labeler.cli import data as _data
-from labeler.cli import run as _run
-from labeler.cli import score as _score
 from scorer.errors import ToolgoldError
 
 EXIT_BAD_INPUT = 2
 
 
+# Each command is imported only when it runs: `toolgold import` should not pay for the Anthropic SDK
+# or SciPy (a second or more of start-up) that other commands need.
+COMMANDS: dict[str, str] = {
+    "init": "labeler.cli.data:init_cmd",
+    "import": "labeler.cli.data:import_cmd",
+    "export": "labeler.cli.data:export_cmd",
+    "schema": "labeler.cli.data:schema_cmd",
+    "app": "labeler.cli.data:app_cmd",
+    "score": "labeler.cli.score:score_cmd",
+    "run": "labeler.cli.run:run_cmd",
+}
+
+
 class ToolgoldGroup(click.Group):
-    """Turns toolgold's exceptions into ``error: ...`` on stderr and exit code 2."""
+    """Loads commands lazily; turns toolgold's exceptions into ``error: ...`` on stderr and exit code 2."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS and name not in self.commands:
+            module, _, attr = COMMANDS[name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,13 +54,6 @@ class ToolgoldGroup(click.Group):
 @click.version_option(package_name="toolgold")
 def cli() -> None:
     """toolgold: gold labels and scoring for agent tool calls."""
-
-
-for command in [*_data.COMMANDS, *_run.COMMANDS]:
-    cli.add_command(command)
-
-for command in _score.COMMANDS:
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -8,9 +8,6 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from labeler.llm.anthropic_gateway import AnthropicGateway, default_model
-from labeler.runners.agents import AgentFn, AnthropicAgent, load_python_agent
-from labeler.runners.run import run_cases
 from scorer.formats import read_records
 from scorer.model import GoldCase
 
@@ -34,6 +31,11 @@ def _load_gold(path: Path) -> list[GoldCase]:
 def run_cmd(gold: Path, agent: str, model: str | None, out: Path, trials: int, concurrency: int,
             run_id: str | None, temperature: float | None) -> None:
     """Replay each turn case of GOLD through an agent and write toolgold.run/1 records to --out."""
+    # Imported here: the SDK takes a second to import and the other commands never need it.
+    from labeler.llm.anthropic_gateway import AnthropicGateway, default_model
+    from labeler.runners.agents import AgentFn, AnthropicAgent, load_python_agent
+    from labeler.runners.run import run_cases
+
     cases = _load_gold(gold)
     agent_fn: AgentFn
     if agent == "anthropic":

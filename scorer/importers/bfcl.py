@@ -6,7 +6,7 @@ A question file ``BFCL_v4_<category>.json`` is JSON Lines despite its name: ``{"
 {"<arg>": [acceptable values]}}]}``. Mapping decisions:
 
 - Each question becomes a transcript ``bfcl/<id>`` (messages from ``question[0]``, tools from
-  ``function``; metadata ``source: bfcl`` and ``category``) and a turn gold case ``bfcl/<id>`` at the
+  ``function``; metadata ``source: bfcl``, ``category`` and ``awaiting_reply: true``) and a turn gold case ``bfcl/<id>`` at the
   decision point after the last message (``turn = len(messages)``). A question with several turns
   (BFCL's multi-turn categories, whose gold is checked by executing the calls) is refused with a clear
   error. An older-style ``question`` given as a string or a flat message list is read as one turn.
@@ -127,7 +127,7 @@ def _records(value: Any, category: str, answer: tuple[int, Any] | None, needs_an
                               parameters=json_schema(parameters)))
     case_id = f"bfcl/{record_id}"
     transcript = Transcript(id=case_id, messages=messages, tools=tuple(tools),
-                            metadata={"source": SOURCE, "category": category})
+                            metadata={"source": SOURCE, "category": category, "awaiting_reply": True})
     if needs_answer:
         if answer is None:
             raise InvalidRecord(f"no answer for {record_id!r} in {answers_file}")

@@ -25,9 +25,9 @@ SCHEMA_FILES = {"toolgold.transcript/1": "transcript-v1.schema.json", "toolgold.
 READS = "this toolgold reads toolgold.transcript/1, toolgold.gold/1, toolgold.run/1"
 INVALID = {
     "gold-unknown-version.jsonl":
-        f"unknown format 'toolgold.gold/2' (a newer version than this toolgold reads?); {READS}",
+        f"unknown format 'toolgold.gold/2' (a newer version than this toolgold reads: upgrade toolgold); {READS}",
     "transcript-unknown-version.jsonl":
-        f"unknown format 'toolgold.transcript/2' (a newer version than this toolgold reads?); {READS}",
+        f"unknown format 'toolgold.transcript/2' (a newer version than this toolgold reads: upgrade toolgold); {READS}",
     "unknown-family.jsonl": f"unknown format 'toolgold.report/1'; {READS}",
     "missing-format.jsonl": "missing 'format' (one of: toolgold.transcript/1, toolgold.gold/1, toolgold.run/1)",
     "not-json.jsonl": "not valid JSON: Expecting ',' delimiter (column 96)",

@@ -37,7 +37,7 @@ def test_a_simple_question_gives_a_transcript_and_a_case_after_its_last_message(
     messages = (Message(role="user", content="Find the area of a triangle with a base of 10 units and height of 5 units."),)
     assert result.transcript("bfcl/simple_python_0") == Transcript(
         id="bfcl/simple_python_0", messages=messages, tools=(tool,),
-        metadata={"source": "bfcl", "category": "simple_python"})
+        metadata={"source": "bfcl", "category": "simple_python", "awaiting_reply": True})
     # ground truth: {"base": [10], "height": [5], "unit": ["units", ""]}
     assert result.case("bfcl/simple_python_0") == GoldCase(
         id="bfcl/simple_python_0", conversation_id="bfcl/simple_python_0", turn=1, tools=(tool,), messages=messages,

@@ -61,7 +61,7 @@ def test_skip_invalid_imports_the_rest_and_writes_the_rejects(tmp_path: Path, is
     assert code == 0
     assert "1 transcripts added" in out
     assert rejects.read_text().splitlines() == [
-        f"{bad}:1: unknown format 'toolgold.gold/2' (a newer version than this toolgold reads?); "
+        f"{bad}:1: unknown format 'toolgold.gold/2' (a newer version than this toolgold reads: upgrade toolgold); "
         "this toolgold reads toolgold.transcript/1, toolgold.gold/1, toolgold.run/1",
         f"{bad}:3: expected a JSON object, got an array",
     ]

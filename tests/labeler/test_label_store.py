@@ -265,7 +265,9 @@ def test_a_fully_labeled_transcript_leaves_the_unlabeled_queue(labeled_store: St
     s.submit_label(TAU, 4, "ann", call_label(), version=0)
     assert TAU in [q.transcript_id for q in s.queue("ann", QueueFilter(status="unlabeled"))]
     s.submit_label(TAU, 8, "ann", LabelBody(decision="no_call"), version=0)
-    assert TAU not in [q.transcript_id for q in s.queue("ann", QueueFilter(status="unlabeled"))]
+    assert [q.transcript_id for q in s.queue("ann", QueueFilter(status="unlabeled"))] == [
+        "tau-airline-task35-trial3", "xss-probe"]
+    assert s.claim_next("ann") == "tau-airline-task35-trial3"
 
 
 # -- vocabulary and coverage ----------------------------------------------------------------------------

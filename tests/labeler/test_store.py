@@ -129,3 +129,12 @@ def test_every_import_is_audited(any_store: Store) -> None:
     [event] = [e for e in any_store.audit_events() if e["action"] == "import"]
     assert event["actor"] == "alice"
     assert '"transcripts":1' in event["after"]
+
+
+def test_a_question_awaiting_the_agents_reply_ends_with_an_open_decision_point() -> None:
+    asked = Transcript(id="q", messages=(
+        Message(role="user", content="hi"), Message(role="assistant", content="Hello, what do you need?"),
+        Message(role="user", content="the weather in Paris")), metadata={"awaiting_reply": True})
+    assert asked.decision_points() == (1, 3)
+    assert asked.model_copy(update={"metadata": {}}).decision_points() == (1,)
+    assert Transcript(id="bare", messages=(Message(role="user", content="hi"),)).decision_points() == (1,)
