@@ -17,6 +17,7 @@ Run: ``.venv/bin/python -m benchmarks.bench_score [--cases N] [--core-sample M]`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -190,10 +191,8 @@ def _tree_rss_mb(pid: int) -> float:
         children = []
     for child in children:
         pids.append(int(child))
-        try:
+        with contextlib.suppress(OSError):
             pids += [int(c) for c in Path(f"/proc/{child}/task/{child}/children").read_text().split()]
-        except OSError:
-            pass
     for p in pids:
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():

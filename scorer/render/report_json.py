@@ -64,13 +64,13 @@ def load_report(lines: Iterable[str], source: str = "report") -> tuple[Report, I
             try:
                 data = json.loads("".join(head).rstrip().rstrip(",") + "\n}")
             except ValueError as exc:
-                raise InvalidReport(f"{source}: not valid JSON ({exc})") from None
+                raise InvalidReport(f"{source}: not a toolgold.report/1 report: not valid JSON ({exc})") from None
             return _report(data, source), _stream_cases(iterator, source)
         head.append(line)
     try:
         data = json.loads("".join(head))
     except ValueError as exc:
-        raise InvalidReport(f"{source}: not valid JSON ({exc})") from None
+        raise InvalidReport(f"{source}: not a toolgold.report/1 report: not valid JSON ({exc})") from None
     report = _report(data, source)
     cases = data.get("cases", [])
     return report, iter(cases if isinstance(cases, list) else [])

@@ -8,7 +8,7 @@ from scorer.api import score_case, score_trials
 from scorer.codes import NO_CALL as NO
 from scorer.codes import ErrorCode
 from scorer.judging import ArgumentQuestion, ArgumentVerdict
-from scorer.model import Answer, ArgRule, Message, ToolCallRef, FunctionCall
+from scorer.model import Answer, ArgRule, FunctionCall, Message, ToolCallRef
 from scorer.results import CaseError, CaseResult, JudgeVerdict, Review, Verdicts
 from tests.scorer.kit import CLARIFY, NO_CALL, TOOLS, call, calls, case, rules, run, user
 
