@@ -18,11 +18,14 @@ import itertools
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import tempfile
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,8 @@ from scorer.render import (
 from scorer.report import Report, ReportBuilder, Unscored
 
 EXIT_GATE_FAILED = 1
+LOOKUP_BATCH = 1024
+"""Gold cases whose runs are looked up together (one vectorized search per batch)."""
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
 """Below this gold size one process is faster than starting workers."""
 
@@ -75,42 +80,67 @@ def _decode(raw: bytes, source: str, line: int) -> str:
     return text.removeprefix("\ufeff") if line == 1 else text
 
 
+_CASE_ID = re.compile(rb'"case_id"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+
+
+def _quick_case_id(raw: bytes) -> str | None:
+    """The case id of a run line without parsing all of it, when that is unambiguous (the key occurs once).
+
+    Anything odd returns None and the line is parsed in full; every line is fully validated later anyway,
+    when its case is scored or, if no case claims it, when unknown runs are counted."""
+    if raw.count(b'"case_id"') != 1:
+        return None
+    match = _CASE_ID.search(raw)
+    if match is None:
+        return None
+    body = match.group(1)
+    try:
+        value = json.loads(b'"' + body + b'"') if b"\\" in body else body.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 class RunIndex:
     """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        hashes, offsets, lengths, lines = [], [], [], []
+        hashes, offsets, lengths, lines = array("Q"), array("q"), array("l"), array("q")
         source = str(path)
         for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
-            text = _decode(raw, source, number)
-            if not text.strip():
-                continue
-            value = parse_json_text(text, source=source, line=number)
-            case_id = value.get("case_id") if isinstance(value, dict) else None
-            if not isinstance(case_id, str) or not case_id:
-                # Let the full validator say what is wrong with the record.
-                parse_record(value, expect=RunRecord, source=source, line=number)
-                raise InvalidRecord("a run record needs a case_id", source=source, line=number)
+            case_id = _quick_case_id(raw) if number > 1 else None
+            if case_id is None:
+                text = _decode(raw, source, number)
+                if not text.strip():
+                    continue
+                value = parse_json_text(text, source=source, line=number)
+                case_id = value.get("case_id") if isinstance(value, dict) else None
+                if not isinstance(case_id, str) or not case_id:
+                    # Let the full validator say what is wrong with the record.
+                    parse_record(value, expect=RunRecord, source=source, line=number)
+                    raise InvalidRecord("a run record needs a case_id", source=source, line=number)
             hashes.append(key_hash(case_id))
             offsets.append(offset)
             lengths.append(len(raw))
             lines.append(number)
-        order = np.argsort(np.array(hashes, dtype=np.uint64), kind="stable")
-        self.hashes = np.array(hashes, dtype=np.uint64)[order]
-        self.offsets = np.array(offsets, dtype=np.int64)[order]
-        self.lengths = np.array(lengths, dtype=np.int32)[order]
-        self.lines = np.array(lines, dtype=np.int64)[order]
+        order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
+        self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
+        self.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
+        self.lengths = np.frombuffer(lengths, dtype=np.dtype(f"i{lengths.itemsize}"))[order]
+        self.lines = np.frombuffer(lines, dtype=np.int64)[order]
 
     def __len__(self) -> int:
         return len(self.hashes)
 
-    def positions(self, case_id: str) -> range:
-        h = np.uint64(key_hash(case_id))
-        left = int(np.searchsorted(self.hashes, h, side="left"))
-        if left == len(self.hashes) or self.hashes[left] != h:
-            return range(0)
-        return range(left, int(np.searchsorted(self.hashes, h, side="right")))
+    def slices(self, case_ids: list[str]) -> tuple[list[int], list[int], list[int]]:
+        """The hash of each case id and the [start, stop) positions of its runs (empty when it has none),
+        looked up for a whole batch at once."""
+        hashes = [key_hash(c) for c in case_ids]
+        wanted = np.array(hashes, dtype=np.uint64)
+        starts = np.searchsorted(self.hashes, wanted, side="left")
+        stops = np.searchsorted(self.hashes, wanted, side="right")
+        return hashes, starts.tolist(), stops.tolist()
 
     def read(self, fd: int, position: int) -> RunRecord:
         raw = os.pread(fd, int(self.lengths[position]), int(self.offsets[position]))
@@ -149,51 +179,64 @@ _INDEX: RunIndex | None = None
 """Set before workers fork, so each shares the index instead of pickling it."""
 
 
+def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
+    source = str(job.gold)
+    for number, (_, raw) in enumerate(_lines_with_offsets(job.gold, job.start, job.end), start=job.first_line):
+        text = _decode(raw, source, number)
+        if text.strip():
+            case: GoldCase = parse_record(parse_json_text(text, source=source, line=number), expect=GoldCase,
+                                          source=source, line=number)
+            yield number, case
+
+
+def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: np.ndarray[Any, Any],
+             ) -> list[RunRecord]:
+    runs = []
+    trial_lines: dict[int, int] = {}
+    for position in positions:
+        run = index.read(fd, position)
+        if run.case_id != case.id:
+            continue  # a different id with the same 64-bit hash
+        line = int(index.lines[position])
+        if run.trial in trial_lines:
+            raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
+                                f"line {trial_lines[run.trial]})", source=str(index.path), line=line)
+        trial_lines[run.trial] = line
+        used[position] = True
+        runs.append(run)
+    return runs
+
+
 def _score_shard(job: Job) -> Shard:
     index = _INDEX
     if index is None:
         raise RuntimeError("score_files sets the run index before scoring shards")
     shard = Shard(builder=ReportBuilder(), used=np.zeros(len(index), dtype=bool))
-    source = str(job.gold)
     spool = job.spool.open("w", encoding="utf-8") if job.spool else None
     fd = os.open(index.path, os.O_RDONLY)
+    records = _gold_records(job)
     try:
-        for number, (_, raw) in enumerate(_lines_with_offsets(job.gold, job.start, job.end), start=job.first_line):
-            text = _decode(raw, source, number)
-            if not text.strip():
-                continue
-            case: GoldCase = parse_record(parse_json_text(text, source=source, line=number), expect=GoldCase,
-                                          source=source, line=number)
-            shard.gold_hashes.append(key_hash(case.id))
-            shard.gold_lines.append(number)
-            runs = []
-            trial_lines: dict[int, int] = {}
-            for position in index.positions(case.id):
-                run = index.read(fd, position)
-                if run.case_id != case.id:
-                    continue  # a different id with the same 64-bit hash
-                line = int(index.lines[position])
-                if run.trial in trial_lines:
-                    raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
-                                        f"line {trial_lines[run.trial]})", source=str(index.path), line=line)
-                trial_lines[run.trial] = line
-                shard.used[position] = True
-                runs.append(run)
-            if not runs:
-                shard.without_run += 1
-                if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
-                    shard.without_run_examples.append(case.id)
-                continue
-            results = score_trials(case, runs)
-            shard.builder.add(results)
-            if spool is not None:
-                for result in results:
-                    spool.write(result.model_dump_json())
-                    spool.write("\n")
-            if job.pair_outcomes:
-                for result in results:
-                    shard.outcome_keys.append(key_hash(f"{result.case_id}\0{result.trial}"))
-                    shard.outcome_passed.append(result.status == "pass")
+        while batch := list(islice(records, LOOKUP_BATCH)):
+            hashes, starts, stops = index.slices([case.id for _, case in batch])
+            shard.gold_hashes += hashes
+            shard.gold_lines += [number for number, _ in batch]
+            for (_, case), start, stop in zip(batch, starts, stops, strict=True):
+                runs = _runs_of(case, range(start, stop), index, fd, shard.used)
+                if not runs:
+                    shard.without_run += 1
+                    if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
+                        shard.without_run_examples.append(case.id)
+                    continue
+                results = score_trials(case, runs)
+                shard.builder.add(results)
+                if spool is not None:
+                    for result in results:
+                        spool.write(result.model_dump_json())
+                        spool.write("\n")
+                if job.pair_outcomes:
+                    for result in results:
+                        shard.outcome_keys.append(key_hash(f"{result.case_id}\0{result.trial}"))
+                        shard.outcome_passed.append(result.status == "pass")
     finally:
         os.close(fd)
         if spool is not None:
