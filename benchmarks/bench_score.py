@@ -7,8 +7,9 @@
   type error, unparseable arguments, missing or unexpected calls).
 - Core: parses a sample of cases and runs into objects first (not timed), then times `score_trials` +
   `ReportBuilder.add` on one core. Target ≥ 50,000 cases/s.
-- End to end: `toolgold score GOLD RUNS` (table, and JSON listing every case) in a subprocess; wall time
-  and peak RSS (the largest single process, and the sum over the process tree sampled from /proc).
+- End to end: `toolgold score GOLD RUNS` (table, and JSON listing every case) in a subprocess, with one
+  worker and with automatic workers; wall time and peak memory: the largest single process's peak RSS and
+  the whole process tree's proportional set size sampled from /proc (forked workers share pages).
   Targets: ≤ 60 s and ≤ 500 MB for 1,000,000 cases.
 
 Run: ``.venv/bin/python -m benchmarks.bench_score [--cases N] [--core-sample M]``.
@@ -17,11 +18,9 @@ Run: ``.venv/bin/python -m benchmarks.bench_score [--cases N] [--core-sample M]`
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -181,22 +180,37 @@ def core_throughput(gold: Path, runs: Path, sample: int) -> tuple[int, float, fl
     return len(cases), len(cases) / elapsed, len(cases) / cpu
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` and its descendants, from /proc."""
-    total = 0
-    pids = [pid]
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        children = []
-    for child in children:
-        pids.append(int(child))
-        with contextlib.suppress(OSError):
-            pids += [int(c) for c in Path(f"/proc/{child}/task/{child}/children").read_text().split()]
-    for p in pids:
+_WRAPPER = (
+    "import json, resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+    "sys.stderr.write(code.stderr.decode())\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "print(json.dumps({'code': code.returncode, 'peak_kb': peak}))\n"
+)
+"""Runs the command from a small process, so the largest-process peak it reports is toolgold's (or one of
+its workers'), not a fork of this benchmark's own memory."""
+
+
+def _descendants(pid: int) -> list[int]:
+    found, frontier = [], [pid]
+    while frontier:
+        current = frontier.pop()
         try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            children = [int(c) for c in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
+        except OSError:
+            children = []
+        found += children
+        frontier += children
+    return found
+
+
+def _tree_pss_mb(pid: int) -> float:
+    """Proportional set size of the process tree under ``pid``: memory shared by forked workers counts once."""
+    total = 0
+    for p in _descendants(pid):
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
                     total += int(line.split()[1])
         except OSError:
             pass
@@ -204,30 +218,29 @@ def _tree_rss_mb(pid: int) -> float:
 
 
 def end_to_end(gold: Path, runs: Path, fmt: str, workers: int, out: Path) -> tuple[float, float, float, int]:
-    """(seconds, peak RSS of the largest process MB, peak sampled RSS of the process tree MB, exit code)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """(seconds, peak RSS of the largest process MB, peak sampled PSS of the whole tree MB, exit code)."""
     started = time.perf_counter()
-    proc = subprocess.Popen([str(TOOLGOLD), "score", str(gold), str(runs), "--format", fmt, "-o", str(out),
-                             "--workers", str(workers), "--allow-unscored"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, str(TOOLGOLD), "score", str(gold), str(runs),
+                             "--format", fmt, "-o", str(out), "--workers", str(workers), "--allow-unscored"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak_tree = 0.0
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak_tree
         while not done.is_set():
-            peak_tree = max(peak_tree, _tree_rss_mb(proc.pid))
-            time.sleep(0.2)
+            peak_tree = max(peak_tree, _tree_pss_mb(proc.pid))
+            time.sleep(0.1)
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, err = proc.communicate()
+    stdout, err = proc.communicate()
     done.set()
     sampler.join()
     elapsed = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode not in (0, 1):
+    measured = json.loads(stdout.decode().strip().splitlines()[-1])
+    if measured["code"] not in (0, 1):
         sys.stderr.write(err.decode())
-    return elapsed, max(after, before) / 1024, peak_tree, proc.returncode
+    return elapsed, measured["peak_kb"] / 1024, peak_tree, measured["code"]
 
 
 def main(argv: list[str]) -> None:
@@ -245,24 +258,26 @@ def main(argv: list[str]) -> None:
         generated = time.perf_counter() - started
         size_mb = (gold.stat().st_size + runs.stat().st_size) / 1e6
         print(f"generated {args.cases:,} cases + runs ({size_mb:,.0f} MB) in {generated:.0f} s\n", flush=True)
-        sampled, rate, cpu_rate = core_throughput(gold, runs, min(args.core_sample, args.cases))
-        rows = [("scoring core, one core", f"{sampled:,} cases",
-                 f"{rate:,.0f} cases/s wall clock ({cpu_rate:,.0f} per CPU second)", "≥ 50,000 cases/s",
-                 "yes" if rate >= 50_000 else "NO")]
-        print(f"core: {rate:,.0f} cases/s wall clock, {cpu_rate:,.0f} cases per CPU second", flush=True)
+        rows = []
         cpus = os.cpu_count() or 1
         for workers in args.workers:
             for fmt in ("table", "json"):
                 seconds, largest, tree, code = end_to_end(gold, runs, fmt, workers, directory / f"report.{fmt}")
                 label = f"`toolgold score --format {fmt}`, " + (f"{workers} worker" if workers == 1 else
                                                                  f"auto workers ({min(cpus, 4)} on {cpus} cores)")
-                ok = seconds <= 60 and tree <= 500
+                ok = seconds <= 60 and max(largest, tree) <= 500
                 rows.append((label, f"{args.cases:,} cases",
-                             f"{seconds:.1f} s; peak RSS {largest:.0f} MB/process, {tree:.0f} MB total",
-                             "≤ 60 s, ≤ 500 MB", "yes" if ok else "NO"))
-                print(f"{label}: {seconds:.1f} s, {largest:.0f} MB largest process, {tree:.0f} MB tree "
+                             f"{seconds:.1f} s; peak RSS {largest:.0f} MB (largest process), "
+                             f"{tree:.0f} MB PSS (all processes)", "≤ 60 s, ≤ 500 MB", "yes" if ok else "NO"))
+                print(f"{label}: {seconds:.1f} s, {largest:.0f} MB largest process, {tree:.0f} MB tree PSS "
                       f"(exit {code})", flush=True)
                 (directory / f"report.{fmt}").unlink(missing_ok=True)
+        # Last: the sample parsed into memory here would otherwise inflate the forks above.
+        sampled, rate, cpu_rate = core_throughput(gold, runs, min(args.core_sample, args.cases))
+        rows.insert(0, ("scoring core, one core", f"{sampled:,} cases",
+                        f"{rate:,.0f} cases/s wall clock ({cpu_rate:,.0f} per CPU second)", "≥ 50,000 cases/s",
+                        "yes" if rate >= 50_000 else "NO"))
+        print(f"core: {rate:,.0f} cases/s wall clock, {cpu_rate:,.0f} cases per CPU second", flush=True)
     print("\n| measurement | input | result | target | met |\n|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from scipy.stats import binomtest
-
 Z95 = 1.959963984540054
 
 
@@ -27,6 +25,9 @@ def mcnemar_exact(only_baseline: int, only_current: int) -> float:
     n = only_baseline + only_current
     if n == 0:
         return 1.0
+    # Imported here: scipy.stats takes most of a second to import, and only --baseline needs it.
+    from scipy.stats import binomtest
+
     return float(binomtest(only_current, n, 0.5, alternative="two-sided").pvalue)
 
 

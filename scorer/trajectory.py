@@ -22,10 +22,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from scipy.optimize import linear_sum_assignment
-
 from scorer import canonical
 from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors
+from scorer.assignment import optimal_pairs
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, ungrounded
@@ -176,8 +175,7 @@ class _Trajectory:
                     checks[i, j] = pair
                     row.append(pair.cost + _ORDER_TIE_BREAK * abs(rank_i - rank_j))
                 cost.append(row)
-            rows, cols = linear_sum_assignment(cost)
-            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            for r, c in optimal_pairs(cost):
                 matched[steps[r]] = calls[c]
         return matched
 

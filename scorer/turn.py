@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from scipy.optimize import linear_sum_assignment
-
 from scorer import canonical
 from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors
+from scorer.assignment import optimal_pairs
 from scorer.codes import NO_CALL, ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import checked_keys, scalar_texts, ungrounded
@@ -54,8 +53,7 @@ def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tupl
                 pair = check_pair(facts, want, got, tool_only=tool_only, step=i, context=lambda: facts.context)
                 check[i, j] = pair
                 cost[i][j] = pair.cost
-    rows, cols = linear_sum_assignment(cost)
-    return sorted(zip(rows.tolist(), cols.tolist(), strict=True))
+    return optimal_pairs(cost)
 
 
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,

@@ -13,7 +13,6 @@ input (without ``--allow-unscored``); 2 bad input, with ``FILE:LINE``.
 from __future__ import annotations
 
 import hashlib
-import io
 import itertools
 import json
 import multiprocessing
@@ -27,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import numpy as np
@@ -157,12 +156,12 @@ class Shard:
 
     builder: ReportBuilder
     used: np.ndarray[Any, Any]
-    gold_hashes: list[int] = field(default_factory=list)
-    gold_lines: list[int] = field(default_factory=list)
+    gold_hashes: array[int] = field(default_factory=lambda: array("Q"))
+    gold_lines: array[int] = field(default_factory=lambda: array("q"))
     without_run: int = 0
     without_run_examples: list[str] = field(default_factory=list)
-    outcome_keys: list[int] = field(default_factory=list)
-    outcome_passed: list[bool] = field(default_factory=list)
+    outcome_keys: array[int] = field(default_factory=lambda: array("Q"))
+    outcome_passed: array[int] = field(default_factory=lambda: array("b"))
 
 
 @dataclass(frozen=True)
@@ -218,8 +217,8 @@ def _score_shard(job: Job) -> Shard:
     try:
         while batch := list(islice(records, LOOKUP_BATCH)):
             hashes, starts, stops = index.slices([case.id for _, case in batch])
-            shard.gold_hashes += hashes
-            shard.gold_lines += [number for number, _ in batch]
+            shard.gold_hashes.extend(hashes)
+            shard.gold_lines.extend(number for number, _ in batch)
             for (_, case), start, stop in zip(batch, starts, stops, strict=True):
                 runs = _runs_of(case, range(start, stop), index, fd, shard.used)
                 if not runs:
@@ -271,7 +270,7 @@ def _shard_jobs(gold: Path, workers: int, spool_dir: Path | None, pair: bool) ->
 
 
 def _check_duplicates(gold: Path, shards: list[Shard]) -> None:
-    hashes = np.array([h for s in shards for h in s.gold_hashes], dtype=np.uint64)
+    hashes = np.concatenate([np.frombuffer(s.gold_hashes, dtype=np.uint64) for s in shards])
     if len(np.unique(hashes)) == len(hashes):
         return
     lines = [n for s in shards for n in s.gold_lines]
@@ -314,8 +313,8 @@ def _baseline_outcomes(cases: Iterator[dict[str, Any]]) -> tuple[np.ndarray[Any,
 
 def _pair(baseline: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]], shards: list[Shard]) -> Paired:
     base_keys, base_passed = baseline
-    keys = np.array([k for s in shards for k in s.outcome_keys], dtype=np.uint64)
-    now = np.array([p for s in shards for p in s.outcome_passed], dtype=bool)
+    keys = np.concatenate([np.frombuffer(s.outcome_keys, dtype=np.uint64) for s in shards])
+    now = np.concatenate([np.frombuffer(s.outcome_passed, dtype=np.int8) for s in shards]).astype(bool)
     if not len(keys) or not len(base_keys):
         return Paired()
     at = np.minimum(np.searchsorted(base_keys, keys), len(base_keys) - 1)
@@ -373,7 +372,7 @@ def _spooled_lines(spools: list[Path]) -> Iterator[str]:
             yield from fh
 
 
-def _render(fmt: str, scored: Scored, out: io.TextIOBase | Any) -> None:
+def _render(fmt: str, scored: Scored, out: TextIO) -> None:
     report = scored.report
     if fmt == "json":
         write_json(report, out, _spooled_lines(scored.spools))
