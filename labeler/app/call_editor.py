@@ -176,7 +176,7 @@ def _problem(text: str, key: str) -> None:
 def _argument_input(item: Item, work: Work, n: int, arg: str, schema: dict[str, Any], required: bool,
                     value: Any, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
     key = editing.widget_key(item, work, f"a{n}:{arg}")
-    label = render.md_escape(arg) + (" \\*" if required else "")
+    label = render.md_label(arg) + (" *" if required else "")
     hint = render.one_line(schema.get("description"), 90) or None
     kind = schema.get("type")
     cb = _on_arg
@@ -299,7 +299,7 @@ def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], obse
         if spec.properties:
             req_key = editing.widget_key(item, work, f"req{n}")
             st.pills("Required keys", list(spec.properties), selection_mode="multi", default=list(required),
-                     key=req_key, format_func=render.md_escape, on_change=_on_required, args=(item, work, spec.name, req_key))
+                     key=req_key, format_func=render.md_label, on_change=_on_required, args=(item, work, spec.name, req_key))
             with st.expander("Match rules"):
                 present = [a for a in spec.properties if a in call.arguments]
                 for arg in present + [a for a in spec.properties if a not in call.arguments]:

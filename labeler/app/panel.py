@@ -116,30 +116,46 @@ def _problem(text: str, key: str) -> None:
         st.text(text)
 
 
+def _field_diff(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """One line per field the two versions disagree on."""
+    lines = []
+    for name in sorted(set(mine) | set(theirs)):
+        if mine.get(name) != theirs.get(name):
+            lines += [f"{name}:", f"  yours: {json.dumps(mine.get(name), ensure_ascii=False, default=str)}",
+                      f"  saved: {json.dumps(theirs.get(name), ensure_ascii=False, default=str)}"]
+    return "\n".join(lines) or "(the same content)"
+
+
 def _conflict(item: Item, work: Work) -> None:
     conflict = work.conflict
     assert conflict is not None
+    mine, theirs = conflict.mine.to_json(), conflict.theirs.body.to_json()
     with st.container(border=True, key="conflict"):
         st.error("This label was changed elsewhere (another tab or window). Nothing was overwritten: "
                  "choose which version to keep.", icon=":material/sync_problem:")
         st.text(str(conflict))
-        mine, theirs = st.columns(2)
-        mine.caption("Yours (not saved)")
-        mine.code(json.dumps(conflict.mine.to_json(), indent=2, ensure_ascii=False, default=str), language="json")
-        theirs.caption(f"Saved: version {conflict.theirs.version}, {conflict.theirs.status}")
-        theirs.code(json.dumps(conflict.theirs.body.to_json(), indent=2, ensure_ascii=False, default=str),
-                    language="json")
-        left, right = st.columns(2)
-        left.button("Keep mine (save over it)", key="conflict-mine", on_click=editing.keep_mine, args=(item, work))
-        right.button("Keep the saved version", key="conflict-theirs", type="primary", on_click=editing.keep_theirs,
-                     args=(item, work))
+        st.code(_field_diff(mine, theirs), language=None, wrap_lines=True)
+        with st.expander("Both versions in full"):
+            st.caption("Yours (not saved)")
+            st.code(json.dumps(mine, indent=2, ensure_ascii=False, default=str), language="json", wrap_lines=True)
+            st.caption(f"Saved: version {conflict.theirs.version}, {conflict.theirs.status}")
+            st.code(json.dumps(theirs, indent=2, ensure_ascii=False, default=str), language="json", wrap_lines=True)
+        with st.container(horizontal=True):
+            st.button("Keep the saved version", key=f"conflict-theirs-{item.key}", type="primary",
+                      on_click=editing.keep_theirs, args=(item, work))
+            st.button("Keep mine", key=f"conflict-mine-{item.key}", on_click=editing.keep_mine, args=(item, work),
+                      help="Save your version over the newer one")
+
+
+# Buttons carry the item in their key: a click or shortcut that reaches the server after the annotator moved
+# to another turn then matches no widget and is dropped, instead of landing on the wrong turn.
 
 
 def _decision_buttons(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
     with st.container(horizontal=True, key="decisions"):
         for decision, label in DECISIONS.items():
             disabled = (decision == "same" and not observed) or (decision == "different" and not tools)
-            st.button(label, key=f"decide-{decision}", shortcut=SHORTCUT_OF[decision], disabled=disabled,
+            st.button(label, key=f"decide-{decision}-{item.key}", shortcut=SHORTCUT_OF[decision], disabled=disabled,
                       type="primary" if work.body.decision == decision else "secondary",
                       on_click=_decide, args=(item, work, decision, observed, tools),
                       help="The agent made no call here" if decision == "same" and not observed else None)
@@ -150,7 +166,7 @@ def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools
         st.caption("Prefilled from the agent's own call: a suggestion, check every value.")
     for n in range(len(work.body.calls)):
         call_editor.call_editor(item, work, n, tools, observed)
-    st.button("Add a parallel call", key="add-call", icon=":material/add:", type="tertiary",
+    st.button("Add a parallel call", key=f"add-call-{item.key}", icon=":material/add:", type="tertiary",
               on_click=_add_call, args=(item, work, observed, tools))
     if observed:
         diff = call_diff(observed, work.body.calls)
@@ -168,7 +184,7 @@ def _alternatives(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
                 c.name + ("(any arguments)" if alt.tool_only else f"({json.dumps(c.arguments, ensure_ascii=False)})")
                 for c in alt.calls)
             row[0].text(text)
-            row[1].button("Remove", key=f"alt-rm-{n}", type="tertiary", on_click=_remove_alternative,
+            row[1].button("Remove", key=f"alt-rm-{n}-{item.key}", type="tertiary", on_click=_remove_alternative,
                           args=(item, work, n))
         prefix = editing.widget_key(item, work, "alt")
         behavior = st.selectbox("Alternative", ["call", "no_call", "clarify"], key=f"{prefix}:behavior")
@@ -177,7 +193,7 @@ def _alternatives(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
             only = st.checkbox("Tool only (any arguments)", key=f"{prefix}:only")
             if not only:
                 st.text_input("Arguments (JSON)", value="{}", key=f"{prefix}:args")
-        st.button("Add alternative", key="alt-add", on_click=_add_alternative, args=(item, work, prefix))
+        st.button("Add alternative", key=f"alt-add-{item.key}", on_click=_add_alternative, args=(item, work, prefix))
         if "alternative" in work.input_errors:
             _problem(work.input_errors["alternative"], "alternative")
 
@@ -188,7 +204,7 @@ def _details(item: Item, work: Work) -> None:
     options = vocabulary + [t for t in body.tags if t not in vocabulary]
     key = editing.widget_key(item, work, "tags")
     st.pills("Tags", options, selection_mode="multi", default=list(body.tags), key=key,
-             format_func=render.md_escape, on_change=_on_field, args=(item, work, "tags", key))
+             format_func=render.md_label, on_change=_on_field, args=(item, work, "tags", key))
     key = editing.widget_key(item, work, "rationale")
     st.text_area("Rationale", value=body.rationale, key=key, height=80, on_change=_on_field,
                  args=(item, work, "rationale", key), placeholder="Why this is the right behaviour here")
@@ -266,8 +282,8 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
                 for n, text in enumerate(blocking):
                     _problem(text, f"problem-{n}")
         with st.container(horizontal=True):
-            st.button("Submit & next", key="submit", type="primary", shortcut="Ctrl+Enter", icon=":material/check:",
+            st.button("Submit & next", key=f"submit-{item.key}", type="primary", shortcut="Ctrl+Enter", icon=":material/check:",
                       on_click=_submit, args=(item, work))
-            st.button("Unsure: send to review" if not work.body.unsure else "Marked unsure (undo)", key="unsure",
+            st.button("Unsure: send to review" if not work.body.unsure else "Marked unsure (undo)", key=f"unsure-{item.key}",
                       shortcut="Alt+F", icon=":material/flag:", on_click=_toggle_unsure, args=(item, work),
                       type="secondary" if not work.body.unsure else "primary")

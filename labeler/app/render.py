@@ -9,6 +9,7 @@ Streamlit turns into ``st-key-…`` classes: the test ids browser tests read.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import streamlit as st
@@ -43,6 +44,15 @@ def md_escape(text: str) -> str:
     For the few places Streamlit reads Markdown and we must show untrusted names: widget labels, pills,
     ``st.table`` cells."""
     return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text))
+
+
+_PLAIN = re.compile(r"[\w.\- ]*")
+
+
+def md_label(text: str) -> str:
+    """``text`` for a place that reads Markdown: identifiers pass as they are (so screen readers hear them
+    plainly), anything with punctuation that could make a link, image or markup is escaped."""
+    return text if _PLAIN.fullmatch(text) else md_escape(text)
 
 
 def one_line(text: str | None, limit: int = PREVIEW_CHARS) -> str:

@@ -35,6 +35,12 @@ def open_turn(app: AppTest, name: str = "ann", turn: int = 4) -> AppTest:
     return app
 
 
+def button(app: AppTest, name: str):  # type: ignore[no-untyped-def]
+    """The label panel's button ``name`` (its key also names the turn it belongs to)."""
+    [found] = [b for b in app.button if b.key and b.key.startswith(f"{name}-w")]
+    return found
+
+
 def texts(app: AppTest) -> list[str]:
     return [t.value for t in app.text]
 
@@ -69,7 +75,7 @@ def test_the_first_user_becomes_admin(seeded: Store, app: AppTest) -> None:
 def test_a_decision_is_saved_as_a_draft_at_once(people: Store, app: AppTest) -> None:
     open_turn(app, turn=4)
     assert "Not saved yet: your first change creates the draft." in texts(app)
-    app.button(key="decide-same").click().run()
+    button(app, "decide-same").click().run()
     assert not app.exception
     label = people.get_label(TAU, 4, "ann")
     assert label is not None and (label.status, label.version) == ("draft", 1)
@@ -77,18 +83,18 @@ def test_a_decision_is_saved_as_a_draft_at_once(people: Store, app: AppTest) -> 
     assert label.body.calls == (Call(name="get_reservation_details", arguments={"reservation_id": "H9ZU1C"}),)
     assert str(label.body.reference_time) == "2024-05-15 15:00:00-05:00"  # the transcript's own "now"
     assert any(t.startswith("Draft saved ") and t.endswith("· version 1") for t in texts(app))
-    assert app.button(key="decide-same").proto.type == "primary"
+    assert button(app, "decide-same").proto.type == "primary"
 
 
 def test_editing_an_argument_saves_it_checks_the_schema_and_shows_the_diff(people: Store, app: AppTest) -> None:
     open_turn(app, turn=4)
-    app.button(key="decide-same").click().run()
-    [field] = [w for w in app.text_input if w.label == "reservation\\_id \\*"]
+    button(app, "decide-same").click().run()
+    [field] = [w for w in app.text_input if w.label == "reservation_id *"]
     field.input("").run()
     assert "required, but missing" in texts(app)
     body = people.get_label(TAU, 4, "ann").body  # type: ignore[union-attr]
     assert (body.decision, body.calls[0].arguments) == ("different", {})  # no longer what the agent did
-    [field] = [w for w in app.text_input if w.label == "reservation\\_id \\*"]
+    [field] = [w for w in app.text_input if w.label == "reservation_id *"]
     field.input("ZZ9").run()
     assert people.get_label(TAU, 4, "ann").body.calls[0].arguments == {"reservation_id": "ZZ9"}  # type: ignore[union-attr]
     assert any('~ call 1 reservation_id: "H9ZU1C" → "ZZ9"' in c.value for c in app.code)
@@ -96,7 +102,7 @@ def test_editing_an_argument_saves_it_checks_the_schema_and_shows_the_diff(peopl
 
 def test_raw_json_mode_and_match_rules(people: Store, app: AppTest) -> None:
     open_turn(app, turn=4)
-    app.button(key="decide-different").click().run()
+    button(app, "decide-different").click().run()
     [toggle] = [t for t in app.toggle if t.label == "JSON"]
     toggle.set_value(True).run()
     [area] = [a for a in app.text_area if a.label == "Arguments (JSON object)"]
@@ -116,8 +122,8 @@ def test_raw_json_mode_and_match_rules(people: Store, app: AppTest) -> None:
 
 def test_submit_and_next_writes_gold_and_moves_to_the_next_turn(people: Store, app: AppTest) -> None:
     open_turn(app, turn=2)
-    app.button(key="decide-clarify").click().run()
-    app.button(key="submit").click().run()
+    button(app, "decide-clarify").click().run()
+    button(app, "submit").click().run()
     assert not app.exception
     assert app.query_params["turn"] == "4"
     assert people.get_gold(f"{TAU}#t2").expected.behavior == "clarify"
@@ -126,7 +132,7 @@ def test_submit_and_next_writes_gold_and_moves_to_the_next_turn(people: Store, a
 
 def test_an_incomplete_label_lists_what_blocks_it(people: Store, app: AppTest) -> None:
     open_turn(app, turn=2)
-    app.button(key="submit").click().run()
+    button(app, "submit").click().run()
     assert "choose a decision (0 no call, 1 same as observed, 2 different call, 3 ask the user)" in texts(app)
     assert app.query_params["turn"] == "2" and people.count_gold() == 0
 
@@ -135,31 +141,35 @@ def test_a_conflict_is_reported_with_both_versions(people: Store, app: AppTest) 
     open_turn(app, turn=6)
     # Meanwhile the same annotator saves this turn from another tab.
     people.save_label(TAU, 6, "ann", LabelBody(decision="no_call", rationale="from the other tab"), version=0)
-    app.button(key="decide-clarify").click().run()
+    button(app, "decide-clarify").click().run()
     assert not app.exception
     assert app.error[0].value.startswith("This label was changed elsewhere")
     assert any("the stored version 1" in t and "nothing was overwritten" in t for t in texts(app))
-    assert any('"rationale": "from the other tab"' in c.value for c in app.code)
-    assert any('"decision": "clarify"' in c.value for c in app.code)
+    codes = [c.value for c in app.code]
+    assert ('decision:\n  yours: "clarify"\n  saved: "no_call"\n'
+            'rationale:\n  yours: null\n  saved: "from the other tab"\n'
+            'reference_time:\n  yours: "2024-05-15T15:00:00-05:00"\n  saved: null') in codes
+    assert any('"rationale": "from the other tab"' in c for c in codes)  # both versions in full
+    assert any('"decision": "clarify"' in c for c in codes)
     assert people.get_label(TAU, 6, "ann").body.decision == "no_call"  # type: ignore[union-attr]
-    app.button(key="conflict-theirs").click().run()
+    button(app, "conflict-theirs").click().run()
     assert not app.error
-    assert app.button(key="decide-no_call").proto.type == "primary"
+    assert button(app, "decide-no_call").proto.type == "primary"
 
 
 def test_keep_mine_after_a_conflict_saves_over_the_newer_version(people: Store, app: AppTest) -> None:
     open_turn(app, turn=6)
     people.save_label(TAU, 6, "ann", LabelBody(decision="no_call"), version=0)
-    app.button(key="decide-clarify").click().run()
-    app.button(key="conflict-mine").click().run()
+    button(app, "decide-clarify").click().run()
+    button(app, "conflict-mine").click().run()
     label = people.get_label(TAU, 6, "ann")
     assert label is not None and (label.body.decision, label.version) == ("clarify", 2)
 
 
 def test_unsure_flag_tags_and_rationale_are_saved(people: Store, app: AppTest) -> None:
     open_turn(app, turn=8)
-    app.button(key="decide-same").click().run()
-    app.button(key="unsure").click().run()
+    button(app, "decide-same").click().run()
+    button(app, "unsure").click().run()
     [tags] = [p for p in app.pills if p.label == "Tags"]  # type: ignore[attr-defined]
     tags.set_value(["policy_refusal"]).run()
     [why] = [a for a in app.text_area if a.label == "Rationale"]

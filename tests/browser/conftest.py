@@ -1,7 +1,8 @@
 """Browser fixtures: a real ``streamlit run`` of the app on a temp database, driven by real Chromium.
 
-The server is started once per session on a free port with a database seeded from tests/data/app; tests
-that write labels use their own transcript or turn so they do not depend on each other's order.
+The server is started once per session on a free port with a database seeded from tests/data/app and the
+users root (admin), ann, bob and cat (annotators); tests that write labels each use their own annotator,
+so they do not depend on each other's order.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from labeler.store import Store
 from tests.app.conftest import seed
@@ -66,6 +68,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     db = home / "toolgold.db"
     store = Store(db)
     seed(store)
+    store.add_user("root", "admin")
+    for name in ("ann", "bob", "cat"):
+        store.add_user(name, "annotator", actor="root")
     store.close()
     port = free_port()
     log = home / "streamlit.log"
@@ -112,6 +117,7 @@ def page(browser, server: Server):  # type: ignore[no-untyped-def]
     """A fresh browser context and page; every request it makes is logged in ``page.requests``."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(15_000)
+    expect.set_options(timeout=15_000)  # two cores run pytest, streamlit and chromium at once
     pg = context.new_page()
     log = RequestLog([])
     pg.on("request", lambda request: log.urls.append(request.url))

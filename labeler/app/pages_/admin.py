@@ -59,7 +59,7 @@ with users_col:
     st.subheader("Users")
     everyone = store.users(include_inactive=True)
     with st.container(key="users-table"):
-        st.table({"Name": [render.md_escape(u.name) for u in everyone], "Role": [u.role for u in everyone],
+        st.table({"Name": [render.md_label(u.name) for u in everyone], "Role": [u.role for u in everyone],
                   "Active": ["yes" if u.active else "no" for u in everyone]}, hide_index=True)
     with st.form("add-user", clear_on_submit=True, border=True):
         st.text_input("Name", key="new-user")
@@ -75,9 +75,9 @@ with tags_col:
     st.subheader("Tag vocabulary")
     tags = store.tags()
     with st.container(key="tags-table"):
-        st.table({"Tag": [render.md_escape(t.tag) for t in tags],
+        st.table({"Tag": [render.md_label(t.tag) for t in tags],
                   "Adversarial": ["yes" if t.adversarial else "no" for t in tags],
-                  "Meaning": [render.md_escape(t.description) for t in tags]}, hide_index=True)
+                  "Meaning": [render.md_label(t.description) for t in tags]}, hide_index=True)
     with st.form("tag", clear_on_submit=True, border=True):
         st.text_input("Tag (snake_case)", key="tag-name")
         st.text_input("Meaning", key="tag-description")

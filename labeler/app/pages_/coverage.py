@@ -20,7 +20,7 @@ def counts_table(title: str, counts: dict[str, int], key: str, label: str) -> No
     frame = pd.DataFrame({label: list(counts), "Cases": list(counts.values())})
     st.bar_chart(frame, x=label, y="Cases", horizontal=True, height=40 + 28 * len(counts), sort="-Cases")
     with st.container(key=key):  # st.table reads Markdown: names from transcripts are escaped
-        st.table(frame.assign(**{label: frame[label].map(render.md_escape)}), hide_index=True)
+        st.table(frame.assign(**{label: frame[label].map(render.md_label)}), hide_index=True)
 
 
 store = context.store()
@@ -62,6 +62,6 @@ with right:
 totals = store.annotator_totals()
 if totals:
     st.subheader("Per annotator")
-    st.table(pd.DataFrame({"Annotator": [render.md_escape(x.annotator) for x in totals], "Submitted": [x.submitted for x in totals],
+    st.table(pd.DataFrame({"Annotator": [render.md_label(x.annotator) for x in totals], "Submitted": [x.submitted for x in totals],
                            "Drafts": [x.drafts for x in totals], "Unsure": [x.unsure for x in totals]}),
              hide_index=True)

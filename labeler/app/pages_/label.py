@@ -86,7 +86,7 @@ def queue_view(user: User) -> None:
     totals = store.annotator_totals()
     if totals:
         with st.expander("Per-annotator totals"):
-            st.table({"Annotator": [render.md_escape(x.annotator) for x in totals], "Submitted": [x.submitted for x in totals],
+            st.table({"Annotator": [render.md_label(x.annotator) for x in totals], "Submitted": [x.submitted for x in totals],
                       "Drafts": [x.drafts for x in totals], "Unsure": [x.unsure for x in totals]},
                      hide_index=True)
 

@@ -1,0 +1,155 @@
+"""An annotator labels in real Chromium against ``streamlit run``: keyboard, reload, conflict, export."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from labeler.app.editing import Item
+from tests.browser.conftest import Server
+
+pytestmark = pytest.mark.browser
+
+TAU = "tau-airline-task10-trial1"  # decision points at messages 2 (asks for the id), 4 (lookup), 6, 8 (transfer)
+OTHER = "tau-airline-task35-trial3"
+
+
+def decision(page: Page, name: str):  # type: ignore[no-untyped-def]
+    """The decision button's element (a button with a tooltip is drawn as two <button>s: take the first)."""
+    return page.locator(f"[class*='st-key-decide-{name}-']")
+
+
+def expect_decision(page: Page, chosen: str | None) -> None:
+    """Exactly one panel is on screen (a rerun briefly shows the old one too) and ``chosen`` is selected."""
+    for name in ("no_call", "same", "different", "clarify"):
+        expect(decision(page, name)).to_have_count(1)
+        kind = "primary" if name == chosen else "secondary"
+        expect(decision(page, name).locator("button").first).to_have_attribute("kind", kind)
+
+
+def at_turn(page: Page, turn: int, done: int, *, transcript: str = TAU, user: str = "ann", of: int = 4) -> None:
+    """Wait until the panel of ``turn`` is on screen (the URL changes before the page does, and a key pressed
+    on the previous turn's buttons is dropped by design)."""
+    page.wait_for_url(f"**turn={turn}**")
+    expect(page.locator(".st-key-progress")).to_have_text(f"labeled {done}/{of} turns")
+    expect(page.locator(f".st-key-decide-same-{Item(transcript, turn, user).key}")).to_be_visible()
+
+
+def expect_saved(page: Page, version: int) -> None:
+    expect(page.locator(".st-key-save-state")).to_contain_text(f"· version {version}")
+
+
+PANEL_BUTTONS = ("[class*='st-key-decide-no_call-'] button", "[class*='st-key-submit-'] button")
+
+
+def press(page: Page, key: str, owners: tuple[str, ...] = PANEL_BUTTONS) -> None:
+    """Press ``key`` with the focus on the page (not in a field) once the app is idle and the buttons that own
+    the shortcuts are on screen (they mount a moment after the text around them)."""
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                           " === 'notRunning'")
+    for owner in owners:
+        expect(page.locator(owner).first).to_be_visible()
+    page.locator("body").press(key)
+
+
+def test_an_annotator_labels_a_transcript_with_the_keyboard(page: Page, server: Server, artifacts: Path) -> None:
+    page.goto(f"{server.url}/label?user=ann")
+    press(page, "n", owners=(".st-key-start button",))  # start: lease the first transcript with unlabeled turns
+    page.wait_for_url(f"**t={TAU}**")
+    at_turn(page, 2, 0)
+
+    # Turn 1: the agent asked for the user id: "should ask the user".
+    press(page, "3")
+    expect_decision(page, "clarify")
+    expect_saved(page, 1)
+    press(page, "Control+Enter")
+    at_turn(page, 4, 1)
+
+    # Turn 2: a call with arguments, the same as the agent's.
+    press(page, "1")
+    expect_decision(page, "same")
+    expect(page.get_by_label("reservation_id *")).to_have_value("H9ZU1C")
+    expect_saved(page, 1)
+    page.screenshot(path=artifacts / "label-call.png")
+    press(page, "Control+Enter")
+    at_turn(page, 6, 2)
+
+    # Turn 3: no call. Reload mid-way: the draft and the place are still there.
+    press(page, "0")
+    expect_saved(page, 1)
+    page.reload()
+    expect_decision(page, "no_call")
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
+    assert f"t={TAU}" in page.url and "turn=6" in page.url and "user=ann" in page.url
+    press(page, "Control+Enter")
+    at_turn(page, 8, 3)
+
+    # Turn 4: the transfer, as the agent did it; then the queue moves on to the next transcript.
+    press(page, "1")
+    expect_decision(page, "same")
+    expect_saved(page, 1)
+    press(page, "Control+Enter")
+    page.wait_for_url(f"**t={OTHER}**")
+    at_turn(page, 2, 0, transcript=OTHER, of=3)
+    page.screenshot(path=artifacts / "label-next-transcript.png")
+
+    store = server.store()
+    cases = {case_id: store.get_gold(case_id) for case_id in (f"{TAU}#t2", f"{TAU}#t4", f"{TAU}#t6", f"{TAU}#t8")}
+    assert {k: v.expected.behavior for k, v in cases.items()} == {
+        f"{TAU}#t2": "clarify", f"{TAU}#t4": "call", f"{TAU}#t6": "no_call", f"{TAU}#t8": "call"}
+    assert cases[f"{TAU}#t4"].expected.calls[0].arguments == {"reservation_id": "H9ZU1C"}
+    assert all(c.provenance.annotators == ("ann",) for c in cases.values())
+
+    # And the labels leave through the CLI export.
+    env = {**os.environ, "TOOLGOLD_DB": str(server.db)}
+    out = subprocess.run([sys.executable, "-m", "labeler.cli", "export", "--status", "submitted"], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    exported = [json.loads(line) for line in out.splitlines()]
+    assert {c["id"] for c in exported} >= set(cases)
+
+
+def test_shortcuts_do_not_fire_while_typing(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/label?user=cat&t={OTHER}&turn=2")
+    area = page.get_by_label("Rationale")
+    area.click()
+    area.type("option 0 or 3? then 1, 2")
+    area.press("Tab")  # leave the field: the text is saved
+    expect_saved(page, 1)
+    expect(area).to_have_value("option 0 or 3? then 1, 2")
+    expect_decision(page, None)
+    assert "turn=2" in page.url
+
+
+def test_a_second_window_editing_the_same_turn_gets_the_conflict(browser: Browser, server: Server,
+                                                                  artifacts: Path) -> None:
+    url = f"{server.url}/label?user=bob&t={OTHER}&turn=4"
+    first, second = browser.new_context(viewport={"width": 1400, "height": 1000}), browser.new_context(
+        viewport={"width": 1400, "height": 1000})
+    try:
+        a, b = first.new_page(), second.new_page()
+        a.goto(url)
+        b.goto(url)
+        expect(a.locator(".st-key-save-state")).to_contain_text("Not saved yet")
+        expect(b.locator(".st-key-save-state")).to_contain_text("Not saved yet")
+        press(a, "0")
+        expect_saved(a, 1)
+        press(b, "3")
+        conflict = b.locator(".st-key-conflict")
+        expect(conflict).to_contain_text("This label was changed elsewhere")
+        expect(conflict).to_contain_text("nothing was overwritten")
+        expect(conflict.get_by_test_id("stCode").first).to_have_text(
+            'decision:\n  yours: "clarify"\n  saved: "no_call"')
+        b.screenshot(path=artifacts / "label-conflict.png")
+        assert server.store().get_label(OTHER, 4, "bob").body.decision == "no_call"  # type: ignore[union-attr]
+        b.get_by_role("button", name="Keep the saved version").click()
+        expect(conflict).to_have_count(0)
+        expect_decision(b, "no_call")
+    finally:
+        first.close()
+        second.close()
