@@ -256,14 +256,14 @@ def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], obse
     call = work.body.calls[n]
     names = list(tools)
     with st.container(border=True, key=f"call-editor-{n}"):
-        top = st.columns([5, 2, 2], vertical_alignment="bottom")
         tool_key = editing.widget_key(item, work, f"tool{n}")
-        top[0].selectbox(f"Tool (call {n + 1})", names if call.name in tools else [call.name, *names],
-                         index=names.index(call.name) if call.name in tools else 0, key=tool_key,
-                         on_change=_on_tool, args=(item, work, n, tool_key, observed, tools))
-        raw = top[1].toggle("JSON", key=editing.widget_key(item, work, f"rawmode{n}"))
-        if len(work.body.calls) > 1:
-            top[2].button("Remove", key=editing.widget_key(item, work, f"rm{n}"), type="tertiary",
+        st.selectbox(f"Tool (call {n + 1})", names if call.name in tools else [call.name, *names],
+                     index=names.index(call.name) if call.name in tools else 0, key=tool_key,
+                     on_change=_on_tool, args=(item, work, n, tool_key, observed, tools))
+        with st.container(horizontal=True, vertical_alignment="center"):
+            raw = st.toggle("Edit as JSON", key=editing.widget_key(item, work, f"rawmode{n}"))
+            if len(work.body.calls) > 1:
+                st.button("Remove this call", key=editing.widget_key(item, work, f"rm{n}"), type="tertiary",
                           on_click=_on_remove, args=(item, work, n, observed, tools))
         spec = tools.get(call.name)
         if spec is None:

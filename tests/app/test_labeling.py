@@ -103,7 +103,7 @@ def test_editing_an_argument_saves_it_checks_the_schema_and_shows_the_diff(peopl
 def test_raw_json_mode_and_match_rules(people: Store, app: AppTest) -> None:
     open_turn(app, turn=4)
     button(app, "decide-different").click().run()
-    [toggle] = [t for t in app.toggle if t.label == "JSON"]
+    [toggle] = [t for t in app.toggle if t.label == "Edit as JSON"]
     toggle.set_value(True).run()
     [area] = [a for a in app.text_area if a.label == "Arguments (JSON object)"]
     area.input("{not json").run()

@@ -153,3 +153,21 @@ def test_a_second_window_editing_the_same_turn_gets_the_conflict(browser: Browse
     finally:
         first.close()
         second.close()
+
+
+def test_labeling_a_hostile_transcript_keeps_everything_inert(page: Page, server: Server, artifacts: Path) -> None:
+    page.goto(f"{server.url}/label?user=cat&t=xss-probe&turn=2")
+    press(page, "1")  # same as observed: the agent's hostile arguments land in the editor
+    expect_decision(page, "same")
+    text = page.get_by_label("text *")
+    expect(text).to_have_value("<script>alert('arg')</script>![tracker](http://203.0.113.9/markdown.png)")
+    expect(page.get_by_label("url")).to_have_value("http://203.0.113.9/arg.png")
+    page.get_by_text("Match rules").click()
+    page.get_by_text("Tools offered at this point").click()
+    expect(page.locator(".st-key-tool-save_note")).to_contain_text("![tracker](http://203.0.113.9/markdown.png)")
+    expect(page.locator(".st-key-decision-point")).to_contain_text("Looking up <b>your</b> note")
+    main = page.get_by_test_id("stMain")
+    assert main.locator("img[src*='203.0.113.9'], iframe, a[href*='203.0.113.9'], b").count() == 0
+    page.screenshot(path=artifacts / "label-xss.png")
+    page.wait_for_timeout(500)  # give a stray fetch time to show up in the log
+    assert page.requests.outside() == [], page.requests.outside()  # type: ignore[attr-defined]

@@ -62,6 +62,8 @@ def transcript_view(transcript_id: str) -> None:
         st.error(str(exc))
         return
     st.title("Transcript")
+    st.page_link("pages_/label.py", label="Label this transcript", icon=":material/label:",
+                 query_params={context.TRANSCRIPT_PARAM: tr.id})
     st.text(f"{tr.id} · {detail.source} · {len(tr.messages)} messages · {len(detail.turns)} decision points · "
             f"{sum(len(m.tool_calls) for m in tr.messages)} tool calls")
     with st.expander(f"Tools offered ({len(tr.tools)})", icon=":material/build:"):
