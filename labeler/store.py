@@ -25,6 +25,7 @@ from sqlmodel import SQLModel, create_engine
 
 from labeler import tables as t
 from labeler.labels import LabelBody, gold_case, gold_case_id
+from labeler.store_review import ReviewStore, migrate_review
 from scorer import canonical
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.formats import dumps_record, to_json
@@ -296,6 +297,7 @@ def _m002_labeling(conn: Connection) -> None:
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial tables", _m001_initial),
     (2, "labeling: users, labels, leases, tag vocabulary", _m002_labeling),
+    (3, "review and gold versions: versions, review queue, settings, re-labeling queue", migrate_review),
 ]
 
 
@@ -304,7 +306,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
 # --------------------------------------------------------------------------------------------------
 
 
-class Store:
+class Store(ReviewStore):
     """All persistence for toolgold. Construct once per process (the app caches it)."""
 
     def __init__(self, url: str | os.PathLike[str] | None = None) -> None:

@@ -155,3 +155,85 @@ class TagRow(SQLModel, table=True):
     tag: str = Field(primary_key=True)
     adversarial: bool  # counts toward the adversarial side of the adversarial : happy-path ratio
     description: str = ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Review and gold versions (migration 3): frozen versions, review queue, overlap, schema-drift queue
+# --------------------------------------------------------------------------------------------------
+
+
+class GoldBlobRow(SQLModel, table=True):
+    """A gold case as frozen, content-addressed: versions that share a case share its row. ``body`` is the
+    canonical line with ``provenance.gold_version`` null (the export stamps the version id)."""
+
+    __tablename__ = "gold_blobs"
+    hash: str = Field(primary_key=True)  # sha256 of body
+    body: str
+
+
+class GoldVersionRow(SQLModel, table=True):
+    """An immutable snapshot of one split: written once, never updated."""
+
+    __tablename__ = "gold_versions"
+    __table_args__ = (UniqueConstraint("split", "number"),)
+    id: str = Field(primary_key=True)  # "<split>-v<number>"
+    split: str
+    number: int
+    parent_id: str | None = Field(default=None, foreign_key="gold_versions.id")
+    content_hash: str  # sha256 of the exported bytes
+    n_cases: int
+    created_at: str
+    created_by: str
+    note: str = ""
+    provenance: str = "{}"  # canonical JSON: how the version came to be (freeze, or derived with reasons)
+
+
+class GoldVersionCaseRow(SQLModel, table=True):
+    __tablename__ = "gold_version_cases"
+    version_id: str = Field(foreign_key="gold_versions.id", primary_key=True)
+    case_id: str = Field(primary_key=True)
+    position: int  # order in the export (by case id, code point order on every backend)
+    blob_hash: str = Field(foreign_key="gold_blobs.hash", index=True)
+
+
+class ReviewItemRow(SQLModel, table=True):
+    """Something a reviewer must decide about one decision point (``ref`` is its gold case id)."""
+
+    __tablename__ = "review_items"
+    __table_args__ = (Index("ix_review_items_status_kind", "status", "kind"),)
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str  # disagreement | unsure | judge_mismatch
+    ref: str = Field(index=True)
+    status: str  # open | escalated | resolved
+    payload: str = "{}"  # canonical JSON (what the judge saw, which fields disagree, ...)
+    created_at: str
+    created_by: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    decision: str | None = None  # accept | edit | reject | escalate | withdrawn
+    comment: str | None = None
+
+
+class ReviewSettingRow(SQLModel, table=True):
+    """Review settings an admin changes (overlap), as canonical JSON values."""
+
+    __tablename__ = "review_settings"
+    key: str = Field(primary_key=True)
+    value: str
+    updated_at: str
+    updated_by: str
+
+
+class RelabelItemRow(SQLModel, table=True):
+    """A gold case whose tool schemas moved since it was labeled, with the reasons, until someone decides."""
+
+    __tablename__ = "relabel_items"
+    id: int | None = Field(default=None, primary_key=True)
+    case_id: str = Field(index=True)
+    status: str  # open | resolved | dismissed
+    reasons: str  # canonical JSON list of drift reasons
+    tools_hash: str  # which current schemas the case was checked against
+    detected_at: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    note: str | None = None
