@@ -22,8 +22,11 @@ from scorer.model import (
     ArgRule,
     Behavior,
     Call,
+    Dependency,
+    ForbiddenCall,
     GoldCase,
     MatchKind,
+    OrderMode,
     Provenance,
     Split,
     ToolSpec,
@@ -80,16 +83,9 @@ class RuleDraft(_Draft):
         return self == RuleDraft()
 
 
-class LabelBody(_Draft):
-    """The label payload saved as a draft (canonical JSON in the store) and submitted as gold."""
+class _LabelCommon(_Draft):
+    """What every label carries besides the expected behaviour."""
 
-    decision: Decision | None = None
-    calls: tuple[Call, ...] = ()
-    """The expected calls. Kept when the decision moves to no-call or clarify, so switching back loses nothing."""
-    arg_rules: dict[str, dict[str, RuleDraft]] = Field(default_factory=dict)
-    required_args: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    """Per tool, the keys the call must carry (absent: the schema's ``required``)."""
-    alternatives: tuple[Answer, ...] = ()
     tags: tuple[str, ...] = ()
     rationale: str = ""
     unsure: bool = False
@@ -108,6 +104,24 @@ class LabelBody(_Draft):
     def _unique_tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(value))
 
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    def canonical(self) -> str:
+        return canonical.dumps(self.to_json())
+
+
+class LabelBody(_LabelCommon):
+    """The label payload saved as a draft (canonical JSON in the store) and submitted as gold."""
+
+    decision: Decision | None = None
+    calls: tuple[Call, ...] = ()
+    """The expected calls. Kept when the decision moves to no-call or clarify, so switching back loses nothing."""
+    arg_rules: dict[str, dict[str, RuleDraft]] = Field(default_factory=dict)
+    required_args: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Per tool, the keys the call must carry (absent: the schema's ``required``)."""
+    alternatives: tuple[Answer, ...] = ()
+
     @property
     def behavior(self) -> Behavior | None:
         return BEHAVIOR_OF[self.decision] if self.decision else None
@@ -121,12 +135,6 @@ class LabelBody(_Draft):
 
     def rule(self, tool: str, arg: str) -> RuleDraft | None:
         return self.arg_rules.get(tool, {}).get(arg)
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_defaults=True)
-
-    def canonical(self) -> str:
-        return canonical.dumps(self.to_json())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -246,6 +254,89 @@ def gold_case(body: LabelBody, *, transcript: Transcript, message_index: int, an
 
 
 # --------------------------------------------------------------------------------------------------
+# Trajectory labels: the expected call sequence of a whole transcript
+# --------------------------------------------------------------------------------------------------
+
+ORDER_MODES: Final[dict[OrderMode, str]] = {
+    "strict": "strict: exactly these calls, in this order",
+    "unordered": "unordered: exactly these calls, any order",
+    "subset": "subset: no call outside these (some may be skipped)",
+    "superset": "superset: all of these, extra calls allowed",
+}
+
+
+class TrajectoryBody(_LabelCommon):
+    """The label of a whole transcript: which calls should happen, in what order, and which must not."""
+
+    calls: tuple[Call, ...] = ()
+    no_action: bool = False
+    """The agent should change nothing (no expected calls; forbidden calls still apply)."""
+    order: OrderMode = "strict"
+    after: tuple[Dependency, ...] = ()
+    forbidden: tuple[ForbiddenCall, ...] = ()
+    arg_rules: dict[str, dict[str, RuleDraft]] = Field(default_factory=dict)
+
+    def requires(self, step: int) -> tuple[int, ...]:
+        return next((d.requires for d in self.after if d.step == step), ())
+
+
+def trajectory_problems(body: TrajectoryBody, tools: tuple[ToolSpec, ...]) -> list[str]:
+    """What keeps a trajectory label from being submitted; empty when it can become a gold case."""
+    found: list[str] = []
+    by_name = {t.name: t for t in tools}
+    if not body.calls and not body.no_action:
+        found.append("add the expected calls, or mark that no action is expected")
+    if body.no_action and body.calls:
+        found.append("no action is expected, yet calls are listed: remove them or untick 'no action'")
+    for n, call in enumerate(body.calls):
+        spec = by_name.get(call.name)
+        if spec is None:
+            found.append(f"step {n}: {call.name!r} is not among the tools offered")
+            continue
+        for arg, message in argument_errors(spec, call.arguments):
+            found.append(f"step {n} {call.name}" + (f".{arg}" if arg else "") + f": {message}")
+    for dep in body.after:
+        bad = [i for i in (dep.step, *dep.requires) if i >= len(body.calls)]
+        if bad:
+            found.append(f"step {dep.step} depends on step {bad[0]}, which does not exist")
+    for call in body.forbidden:
+        if call.name not in by_name:
+            found.append(f"forbidden call {call.name!r} is not among the tools offered")
+    for tool, rules in body.arg_rules.items():
+        for arg, draft in rules.items():
+            try:
+                draft.to_rule()
+            except ValueError as exc:
+                found.append(f"rule for {tool}.{arg}: {exc}")
+    return found
+
+
+def trajectory_case_id(transcript_id: str) -> str:
+    return f"{transcript_id}#trajectory"
+
+
+def trajectory_case(body: TrajectoryBody, *, transcript: Transcript, annotators: tuple[str, ...],
+                    labeled_at: datetime, source: str | None = None) -> GoldCase:
+    """The trajectory gold case; raises ``LabelIncomplete`` when the label is not ready. ``messages`` is the
+    context before the agent's first decision (where a replay starts)."""
+    found = trajectory_problems(body, transcript.tools)
+    if found:
+        raise LabelIncomplete(found)
+    used = {c.name for c in body.calls}
+    rules = {tool: {arg: d.to_rule() for arg, d in sorted(r.items()) if not d.is_default}
+             for tool, r in sorted(body.arg_rules.items()) if tool in used}
+    start = transcript.decision_points()[0]
+    return GoldCase(
+        id=trajectory_case_id(transcript.id), conversation_id=transcript.id, split=body.split, kind="trajectory",
+        tools=transcript.tools, messages=transcript.messages[:start], reference_time=body.reference_time,
+        expected=Answer(behavior="call", calls=body.calls) if body.calls else Answer(behavior="no_call"),
+        arg_rules={tool: r for tool, r in rules.items() if r}, order=body.order, after=body.after,
+        forbidden=body.forbidden, tags=body.tags, rationale=body.rationale,
+        provenance=Provenance(annotators=annotators, status="submitted", labeled_at=labeled_at, source=source),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
 # Suggestions and diffs, for the label panel
 # --------------------------------------------------------------------------------------------------
 
@@ -325,10 +416,12 @@ def observed_as_calls(observed: list[dict[str, Any]]) -> tuple[Call, ...]:
 __all__ = [
     "BEHAVIOR_OF",
     "DECISIONS",
+    "ORDER_MODES",
     "Decision",
     "LabelBody",
     "LabelIncomplete",
     "RuleDraft",
+    "TrajectoryBody",
     "argument_errors",
     "call_diff",
     "gold_case",
@@ -337,4 +430,7 @@ __all__ = [
     "problems",
     "same_as_observed",
     "suggest_match",
+    "trajectory_case",
+    "trajectory_case_id",
+    "trajectory_problems",
 ]

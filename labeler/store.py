@@ -24,7 +24,14 @@ from sqlalchemy import Connection, Engine, case, delete, event, exists, func, in
 from sqlmodel import SQLModel, create_engine
 
 from labeler import tables as t
-from labeler.labels import LabelBody, gold_case, gold_case_id
+from labeler.labels import (
+    LabelBody,
+    TrajectoryBody,
+    gold_case,
+    gold_case_id,
+    trajectory_case,
+    trajectory_case_id,
+)
 from labeler.store_review import ReviewStore, migrate_review
 from scorer import canonical
 from scorer.errors import InvalidRecord, ToolgoldError
@@ -155,6 +162,23 @@ class LabelRecord:
 
 
 @dataclass(frozen=True)
+class TrajectoryRecord:
+    """One annotator's label of a whole transcript, as stored."""
+
+    transcript_id: str
+    annotator: str
+    status: str  # draft | submitted
+    body: TrajectoryBody
+    version: int
+    updated_at: str
+    submitted_at: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.transcript_id}#trajectory@{self.annotator}"
+
+
+@dataclass(frozen=True)
 class Lease:
     transcript_id: str
     holder: str
@@ -238,7 +262,8 @@ class ConflictError(StoreError):
     ``mine`` is the body that was being saved, ``theirs`` the stored label that is newer.
     """
 
-    def __init__(self, mine: LabelBody, theirs: LabelRecord, based_on: int) -> None:
+    def __init__(self, mine: LabelBody | TrajectoryBody, theirs: LabelRecord | TrajectoryRecord,
+                 based_on: int) -> None:
         self.mine = mine
         self.theirs = theirs
         self.based_on = based_on
@@ -294,10 +319,15 @@ def _m002_labeling(conn: Connection) -> None:
                                     for tag, adv, text in DEFAULT_TAGS])
 
 
+def _m004_trajectory_labels(conn: Connection) -> None:
+    SQLModel.metadata.create_all(conn, tables=[t.TrajectoryLabelRow.__table__])  # type: ignore[attr-defined]
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial tables", _m001_initial),
     (2, "labeling: users, labels, leases, tag vocabulary", _m002_labeling),
     (3, "review and gold versions: versions, review queue, settings, re-labeling queue", migrate_review),
+    (4, "trajectory labels", _m004_trajectory_labels),
 ]
 
 
@@ -823,10 +853,7 @@ class Store(ReviewStore):
             .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
         if not rows:
             if existing is not None:
-                conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
-                conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
-                self._audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
-                            before={"status": existing.status}, note="its only submitted label was reopened")
+                self._withdraw_label_gold(conn, case_id, existing, actor)
             return
         bodies = {r.annotator: (LabelBody.model_validate_json(r.body), r.submitted_at) for r in rows}
         first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
@@ -842,8 +869,14 @@ class Store(ReviewStore):
 
         case = case_of(primary)
         agreeing = tuple(a for a in bodies if a != primary and essence(case_of(a)) == essence(case))
+        self._put_label_gold(conn, case, (primary, *agreeing), existing, source, actor)
+
+    def _put_label_gold(self, conn: Connection, case: GoldCase, annotators: tuple[str, ...], existing: Any,
+                        source: str, actor: str) -> None:
+        """Insert or update a gold case made from labels (with these annotators), and its tags."""
+        case_id = case.id
         case = case.model_copy(update={"provenance": case.provenance.model_copy(
-            update={"annotators": (primary, *agreeing)})})
+            update={"annotators": annotators})})
         body = dumps_record(case)
         if existing is not None and existing.body == body:
             return
@@ -864,6 +897,102 @@ class Store(ReviewStore):
         self._audit(conn, actor=actor, action="gold.materialize", entity="gold_case", entity_id=case_id,
                     before=None if existing is None else {"content_hash": canonical.content_hash(
                         json.loads(existing.body))}, after=summary)
+
+    def _withdraw_label_gold(self, conn: Connection, case_id: str, existing: Any, actor: str) -> None:
+        conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
+        conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
+        self._audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
+                    before={"status": existing.status}, note="its only submitted label was reopened")
+
+    # -- trajectory labels: one per (transcript, annotator), same versioning and audit as turn labels
+
+    def _transcript_pk(self, conn: Connection, transcript_id: str) -> int:
+        pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+        if pk is None:
+            raise StoreError(f"no transcript with id {transcript_id!r}")
+        return int(pk)
+
+    @staticmethod
+    def _trajectory_row(conn: Connection, pk: int, annotator: str) -> Any:
+        return conn.execute(select(t.TrajectoryLabelRow).where(t.TrajectoryLabelRow.transcript_id == pk,
+                                                               t.TrajectoryLabelRow.annotator == annotator)).first()
+
+    @staticmethod
+    def _trajectory_record(transcript_id: str, row: Any) -> TrajectoryRecord:
+        return TrajectoryRecord(transcript_id, row.annotator, row.status, TrajectoryBody.model_validate_json(row.body),
+                                row.version, row.updated_at, row.submitted_at)
+
+    def get_trajectory_label(self, transcript_id: str, annotator: str) -> TrajectoryRecord | None:
+        with self.read() as conn:
+            row = self._trajectory_row(conn, self._transcript_pk(conn, transcript_id), annotator)
+        return self._trajectory_record(transcript_id, row) if row else None
+
+    def save_trajectory_label(self, transcript_id: str, annotator: str, body: TrajectoryBody, *,
+                              version: int, submit: bool = False) -> TrajectoryRecord:
+        """Save (or with ``submit``, submit) a trajectory label; the same rules as ``save_label`` and
+        ``submit_label``: a stale ``version`` raises ``ConflictError``, an incomplete submit ``LabelIncomplete``."""
+        with self.write() as conn:
+            _require_user(conn, annotator)
+            pk = self._transcript_pk(conn, transcript_id)
+            row = self._trajectory_row(conn, pk, annotator)
+            current = row.version if row is not None else 0
+            if current != version:
+                if row is None:
+                    raise StoreError(f"{transcript_id!r}: there is no saved trajectory label; reload the page")
+                raise ConflictError(body, self._trajectory_record(transcript_id, row), version)
+            text = body.canonical()
+            status = "submitted" if submit else "draft"
+            if row is not None and row.body == text and (row.status == status or not submit):
+                return self._trajectory_record(transcript_id, row)
+            stamp = now_iso()
+            transcript, source = self._load_transcript(conn, transcript_id)
+            if submit:
+                trajectory_case(body, transcript=transcript, annotators=(annotator,), labeled_at=_parse_iso(stamp),
+                                source=source)  # raises LabelIncomplete
+            values = {"status": status, "body": text, "version": current + 1, "updated_at": stamp,
+                      "submitted_at": stamp if submit else None}
+            if row is None:
+                conn.execute(insert(t.TrajectoryLabelRow).values(transcript_id=pk, annotator=annotator,
+                                                                 created_at=stamp, **values))
+            else:
+                conn.execute(update(t.TrajectoryLabelRow).where(t.TrajectoryLabelRow.id == row.id).values(**values))
+            self._audit(conn, actor=annotator, action="trajectory.submit" if submit else "trajectory.save",
+                        entity="trajectory_label", entity_id=f"{transcript_id}#trajectory@{annotator}",
+                        before=_label_state(row), after={"status": status, "version": current + 1,
+                                                         "body": body.to_json()})
+            self._renew_lease(conn, pk, annotator)
+            if submit or (row is not None and row.status == "submitted"):
+                self._materialize_trajectory(conn, transcript, source, pk, annotator)
+            return TrajectoryRecord(transcript_id, annotator, status, body, current + 1, stamp,
+                                    stamp if submit else None)
+
+    def _materialize_trajectory(self, conn: Connection, transcript: Transcript, source: str, pk: int,
+                                actor: str) -> None:
+        """The transcript's trajectory gold case from its submitted trajectory labels (as for turns)."""
+        case_id = trajectory_case_id(transcript.id)
+        existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
+                                .where(t.GoldCaseRow.id == case_id)).first()
+        if existing is not None and existing.status != "submitted":
+            return
+        rows = conn.execute(
+            select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
+            .where(t.TrajectoryLabelRow.transcript_id == pk, t.TrajectoryLabelRow.status == "submitted")
+            .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()  # type: ignore[arg-type]
+        if not rows:
+            if existing is not None:
+                self._withdraw_label_gold(conn, case_id, existing, actor)
+            return
+        cases = {r.annotator: trajectory_case(TrajectoryBody.model_validate_json(r.body), transcript=transcript,
+                                              annotators=(r.annotator,), labeled_at=_parse_iso(r.submitted_at),
+                                              source=source) for r in rows}
+        first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
+        primary = first[0] if first and first[0] in cases else rows[0].annotator
+
+        def essence(case: GoldCase) -> str:
+            return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
+
+        agreeing = tuple(a for a in cases if a != primary and essence(cases[a]) == essence(cases[primary]))
+        self._put_label_gold(conn, cases[primary], (primary, *agreeing), existing, source, actor)
 
     def turn_states(self, transcript_id: str, annotator: str | None = None) -> list[TurnState]:
         """The transcript's decision points in order, with the agent's calls and where labeling stands."""
@@ -1201,6 +1330,7 @@ __all__ = [
     "Store",
     "StoreError",
     "Tag",
+    "TrajectoryRecord",
     "TranscriptDetail",
     "TranscriptSummary",
     "TurnState",

@@ -157,6 +157,22 @@ class TagRow(SQLModel, table=True):
     description: str = ""
 
 
+class TrajectoryLabelRow(SQLModel, table=True):
+    """One annotator's label of a whole transcript (migration 4); versioned like ``labels``."""
+
+    __tablename__ = "trajectory_labels"
+    __table_args__ = (UniqueConstraint("transcript_id", "annotator"),)
+    id: int | None = Field(default=None, primary_key=True)
+    transcript_id: int = Field(foreign_key="transcripts.id", ondelete="CASCADE")
+    annotator: str = Field(foreign_key="users.name", index=True)
+    status: str  # draft | submitted
+    body: str  # canonical JSON of labeler.labels.TrajectoryBody
+    version: int
+    created_at: str
+    updated_at: str
+    submitted_at: str | None = None
+
+
 # --------------------------------------------------------------------------------------------------
 # Review and gold versions (migration 3): frozen versions, review queue, overlap, schema-drift queue
 # --------------------------------------------------------------------------------------------------

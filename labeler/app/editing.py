@@ -19,17 +19,23 @@ from dateutil import parser as dateparser
 from pydantic import ValidationError
 
 from labeler.app import context
-from labeler.labels import LabelBody, LabelIncomplete
-from labeler.store import ConflictError, LabelRecord, StoreError
+from labeler.labels import LabelBody, LabelIncomplete, TrajectoryBody, observed_as_calls
+from labeler.store import ConflictError, LabelRecord, StoreError, TrajectoryRecord, observed_calls
 from scorer.formats import describe_validation_error
 from scorer.model import Call, Transcript
 
 
 @dataclass(frozen=True)
 class Item:
+    """What is being labeled: one decision point, or (``message_index`` None) the whole transcript."""
+
     transcript_id: str
-    message_index: int
+    message_index: int | None
     annotator: str
+
+    @property
+    def is_trajectory(self) -> bool:
+        return self.message_index is None
 
     @property
     def key(self) -> str:
@@ -40,7 +46,7 @@ class Item:
 
 @dataclass
 class Work:
-    body: LabelBody
+    body: LabelBody | TrajectoryBody
     version: int
     status: str | None  # None until the first save
     saved_at: str | None = None
@@ -74,9 +80,19 @@ def load(item: Item, tr: Transcript) -> Work:
     """The working copy for ``item``: from the session, else from the store, else a fresh draft."""
     key = _state_key(item)
     if key not in st.session_state:
-        record = context.store().get_label(item.transcript_id, item.message_index, item.annotator)
+        store = context.store()
+        record: LabelRecord | TrajectoryRecord | None
+        if item.message_index is None:
+            record = store.get_trajectory_label(item.transcript_id, item.annotator)
+            # A new trajectory label starts from what the agent did, in order.
+            fresh: LabelBody | TrajectoryBody = TrajectoryBody(
+                calls=observed_as_calls([c for m in tr.messages for c in observed_calls(m)]),
+                reference_time=reference_time_of(tr))
+        else:
+            record = store.get_label(item.transcript_id, item.message_index, item.annotator)
+            fresh = LabelBody(reference_time=reference_time_of(tr))
         if record is None:
-            st.session_state[key] = Work(LabelBody(reference_time=reference_time_of(tr)), 0, None)
+            st.session_state[key] = Work(fresh, 0, None)
         else:
             st.session_state[key] = Work(record.body, record.version, record.status, _clock(record.updated_at))
     work: Work = st.session_state[key]
@@ -95,7 +111,7 @@ def _clock(stamp: str) -> str:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%H:%M:%S")
 
 
-def _adopt(work: Work, record: LabelRecord) -> None:
+def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
     work.body, work.version, work.status = record.body, record.version, record.status
     work.saved_at = _clock(record.updated_at)
     work.conflict = None
@@ -106,7 +122,7 @@ def _adopt(work: Work, record: LabelRecord) -> None:
 def change(item: Item, work: Work, *, regenerate: bool = False, **fields: Any) -> None:
     """Apply ``fields`` to the body and save it as a draft right away (refused saves are kept on screen)."""
     try:
-        body = LabelBody.model_validate({**work.body.model_dump(), **fields})
+        body = type(work.body).model_validate({**work.body.model_dump(), **fields})
     except ValidationError as exc:
         work.error = describe_validation_error(exc)
         return
@@ -117,11 +133,21 @@ def change(item: Item, work: Work, *, regenerate: bool = False, **fields: Any) -
     save(item, work)
 
 
+def _store_body(item: Item, work: Work, *, version: int, submit: bool) -> LabelRecord | TrajectoryRecord:
+    store = context.store()
+    if item.message_index is None:
+        assert isinstance(work.body, TrajectoryBody)
+        return store.save_trajectory_label(item.transcript_id, item.annotator, work.body, version=version,
+                                           submit=submit)
+    assert isinstance(work.body, LabelBody)
+    action = store.submit_label if submit else store.save_label
+    return action(item.transcript_id, item.message_index, item.annotator, work.body, version=version)
+
+
 def save(item: Item, work: Work, *, over: int | None = None) -> None:
     """Save the body; ``over`` is the stored version to replace after a conflict (the annotator's choice)."""
     try:
-        record = context.store().save_label(item.transcript_id, item.message_index, item.annotator, work.body,
-                                            version=work.version if over is None else over)
+        record = _store_body(item, work, version=work.version if over is None else over, submit=False)
     except ConflictError as exc:
         work.conflict = exc
         return
@@ -147,8 +173,7 @@ def keep_mine(item: Item, work: Work) -> None:
 def submit(item: Item, work: Work) -> bool:
     """Submit the label; True when it is now submitted. Problems and conflicts are kept on ``work``."""
     try:
-        record = context.store().submit_label(item.transcript_id, item.message_index, item.annotator, work.body,
-                                              version=work.version)
+        record = _store_body(item, work, version=work.version, submit=True)
     except LabelIncomplete as exc:
         work.problems = exc.problems
         return False

@@ -111,7 +111,7 @@ def _submit(item: Item, work: Work) -> None:
 # -- rendering -----------------------------------------------------------------------------------------
 
 
-def _problem(text: str, key: str) -> None:
+def problem(text: str, key: str) -> None:
     with st.container(key=f"err-{key}"):
         st.text(text)
 
@@ -126,7 +126,7 @@ def _field_diff(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     return "\n".join(lines) or "(the same content)"
 
 
-def _conflict(item: Item, work: Work) -> None:
+def conflict_box(item: Item, work: Work) -> None:
     conflict = work.conflict
     assert conflict is not None
     mine, theirs = conflict.mine.to_json(), conflict.theirs.body.to_json()
@@ -195,10 +195,10 @@ def _alternatives(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
                 st.text_input("Arguments (JSON)", value="{}", key=f"{prefix}:args")
         st.button("Add alternative", key=f"alt-add-{item.key}", on_click=_add_alternative, args=(item, work, prefix))
         if "alternative" in work.input_errors:
-            _problem(work.input_errors["alternative"], "alternative")
+            problem(work.input_errors["alternative"], "alternative")
 
 
-def _details(item: Item, work: Work) -> None:
+def details(item: Item, work: Work) -> None:
     body = work.body
     vocabulary = [t.tag for t in context.store().tags()]
     options = vocabulary + [t for t in body.tags if t not in vocabulary]
@@ -217,10 +217,10 @@ def _details(item: Item, work: Work) -> None:
     right.selectbox("Split", ["regression", "rolling"], index=["regression", "rolling"].index(body.split), key=key,
                     on_change=_on_field, args=(item, work, "split", key))
     if "reference_time" in work.input_errors:
-        _problem(work.input_errors["reference_time"], "reference-time")
+        problem(work.input_errors["reference_time"], "reference-time")
 
 
-def _status_line(work: Work) -> None:
+def status_line(work: Work) -> None:
     with st.container(key="save-state"):
         if work.status is None:
             st.text("Not saved yet: your first change creates the draft.")
@@ -229,7 +229,7 @@ def _status_line(work: Work) -> None:
         else:
             st.text(f"Draft saved {work.saved_at} · version {work.version}")
     if work.error:
-        _problem(work.error, "save")
+        problem(work.error, "save")
 
 
 def _move_on(item: Item, states: list[TurnState]) -> None:
@@ -265,7 +265,7 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
     observed = state.observed
     with st.container(key="label-panel"):
         if work.conflict is not None:
-            _conflict(item, work)
+            conflict_box(item, work)
         st.subheader("What should the agent do here?")
         _decision_buttons(item, work, observed, tools)
         if work.body.expects_calls:
@@ -273,14 +273,14 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
         elif work.body.decision in ("no_call", "clarify") and work.body.calls:
             st.caption(f"{len(work.body.calls)} call(s) kept aside: pick Different call to bring them back.")
         _alternatives(item, work, tools)
-        _details(item, work)
-        _status_line(work)
+        details(item, work)
+        status_line(work)
         blocking = work.problems or (problems(work.body, tr.tools) if work.status else [])
         if blocking:
             with st.container(key="problems"):
                 st.caption("Before submitting")
                 for n, text in enumerate(blocking):
-                    _problem(text, f"problem-{n}")
+                    problem(text, f"problem-{n}")
         with st.container(horizontal=True):
             st.button("Submit & next", key=f"submit-{item.key}", type="primary", shortcut="Ctrl+Enter", icon=":material/check:",
                       on_click=_submit, args=(item, work))

@@ -205,3 +205,25 @@ def test_admin_adds_a_user_and_a_tag(people: Store, app: AppTest) -> None:
     app.button[0].click().run()  # the form's submit button
     assert not app.exception
     assert people.get_user("zoe") is not None and people.get_user("zoe").role == "reviewer"  # type: ignore[union-attr]
+
+
+def test_trajectory_view_prefills_the_agents_calls_and_submits_a_trajectory_case(people: Store, app: AppTest) -> None:
+    open_turn(app, turn=2)
+    [view] = [g for g in app.button_group if g.label == "View"]
+    view.set_value("Trajectory").run()
+    assert not app.exception, app.exception
+    steps = [s.value for s in app.selectbox if s.label == "Tool"]
+    assert steps == ["get_reservation_details", "transfer_to_human_agents"]  # what the agent did, in order
+    [order] = [s for s in app.selectbox if s.label == "Order"]
+    order.select("superset").run()
+    [after] = [m for m in app.multiselect if m.label == "Only after steps"]
+    after.select(0).run()
+    [forbidden] = [m for m in app.multiselect if m.label == "Forbidden calls (must not happen)"]
+    forbidden.select("cancel_reservation").run()
+    [submit] = [b for b in app.button if b.key and b.key.startswith("submit-trajectory-")]
+    submit.click().run()
+    assert not app.exception, app.exception
+    gold = people.get_gold(f"{TAU}#trajectory")
+    assert (gold.order, [c.name for c in gold.expected.calls], gold.after[0].requires, gold.forbidden[0].name) == (
+        "superset", ["get_reservation_details", "transfer_to_human_agents"], (0,), "cancel_reservation")
+    assert people.get_trajectory_label(TAU, "ann").status == "submitted"  # type: ignore[union-attr]

@@ -305,3 +305,43 @@ def test_annotator_totals(labeled_store: Store) -> None:
     s.save_label(TAU, 2, "bob", LabelBody(), version=0)
     assert [(x.annotator, x.drafts, x.submitted, x.unsure) for x in s.annotator_totals()] == [
         ("ann", 1, 1, 1), ("bob", 1, 0, 0)]
+
+
+# -- trajectory labels ----------------------------------------------------------------------------------
+
+
+def test_trajectory_labels_version_audit_and_materialize(labeled_store: Store) -> None:
+    from labeler.labels import TrajectoryBody
+    from scorer.model import Dependency, ForbiddenCall
+
+    s = labeled_store
+    transfer = Call(name="transfer_to_human_agents", arguments={"summary": "cannot cancel"})
+    draft = TrajectoryBody(calls=(LOOKUP, transfer), order="strict")
+    assert s.save_trajectory_label(TAU, "ann", draft, version=0).version == 1
+    with pytest.raises(ConflictError) as info:
+        s.save_trajectory_label(TAU, "ann", TrajectoryBody(no_action=True), version=0)
+    assert info.value.theirs.body == draft
+    body = draft.model_copy(update={
+        "after": (Dependency(step=1, requires=(0,)),),
+        "forbidden": (ForbiddenCall(name="cancel_reservation"),),
+        "arg_rules": {"transfer_to_human_agents": {"summary": RuleDraft(match="any")}}})
+    done = s.save_trajectory_label(TAU, "ann", body, version=1, submit=True)
+    assert (done.status, done.version) == ("submitted", 2)
+    gold = s.get_gold(f"{TAU}#trajectory")
+    assert (gold.kind, gold.order, gold.expected.calls, gold.after, gold.forbidden) == (
+        "trajectory", "strict", (LOOKUP, transfer), (Dependency(step=1, requires=(0,)),),
+        (ForbiddenCall(name="cancel_reservation"),))
+    assert gold.rule_for("transfer_to_human_agents", "summary").match == "any"
+    assert len(gold.messages) == 2  # the context before the agent's first decision
+    assert [e["action"] for e in s.audit_events(f"{TAU}#trajectory@ann")] == ["trajectory.save", "trajectory.submit"]
+    # A turn-level coverage count is not disturbed by the trajectory case.
+    assert s.coverage().total == 0
+
+
+def test_an_incomplete_trajectory_is_not_submitted(labeled_store: Store) -> None:
+    from labeler.labels import TrajectoryBody
+
+    with pytest.raises(LabelIncomplete) as info:
+        labeled_store.save_trajectory_label(TAU, "ann", TrajectoryBody(), version=0, submit=True)
+    assert info.value.problems == ["add the expected calls, or mark that no action is expected"]
+    assert labeled_store.get_trajectory_label(TAU, "ann") is None

@@ -145,3 +145,22 @@ def test_call_diff_names_each_change() -> None:
         "~ call 1: tool book_table → search_v2", "- call 1 party_size: 2", '- call 1 restaurant: "Nopa"',
         "- call 2: search (the agent's call is not expected)"]
     assert observed_as_calls([{"name": "search", "arguments": "{bad"}]) == (Call(name="search"),)
+
+
+def test_trajectory_problems_and_case() -> None:
+    from labeler.labels import TrajectoryBody, trajectory_case, trajectory_problems
+    from scorer.model import Dependency
+
+    search = Call(name="search", arguments={"q": "Nopa"})
+    bad = TrajectoryBody(calls=(search, Call(name="book_table", arguments={"restaurant": "Nopa"})),
+                         after=(Dependency(step=1, requires=(2,)),))
+    assert trajectory_problems(bad, TRANSCRIPT.tools) == [
+        "step 1 book_table.party_size: required, but missing", "step 1 depends on step 2, which does not exist"]
+    good = TrajectoryBody(calls=(search, NOPA), order="superset", after=(Dependency(step=1, requires=(0,)),))
+    case = trajectory_case(good, transcript=TRANSCRIPT, annotators=("ann",), labeled_at=AT)
+    assert (case.id, case.kind, case.turn, case.order, case.messages) == (
+        "c1#trajectory", "trajectory", None, "superset", TRANSCRIPT.messages[:1])
+    assert case.expected == Answer(behavior="call", calls=(search, NOPA))
+    nothing = trajectory_case(TrajectoryBody(no_action=True), transcript=TRANSCRIPT, annotators=("ann",),
+                              labeled_at=AT)
+    assert nothing.expected == Answer(behavior="no_call")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from labeler.app import context, editing, identity, panel, render
+from labeler.app import context, editing, identity, panel, render, trajectory_panel
 from labeler.app.editing import Item
 from labeler.store import QueueFilter, StoreError, TurnState, User
+from scorer.model import Transcript
 
 ANY = "Any"
+VIEWS = ("Turns", "Trajectory")  # the URL carries the label: ?view=Trajectory
 STATUSES = {"unlabeled": "Has unlabeled turns", "draft": "My drafts", "submitted": "My submitted labels", ANY: ANY}
 KEYS = [
     ("0 · 1 · 2 · 3", "No tool call · Same as observed · Different call · Should ask the user"),
@@ -115,6 +117,18 @@ def hold_lease(user: User, transcript_id: str) -> None:
             st.text(f"Held by {holder}")
 
 
+def trajectory_view(user: User, tr: Transcript) -> None:
+    st.text(f"{tr.id} · the whole conversation · {sum(len(m.tool_calls) for m in tr.messages)} calls by the agent")
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        with st.expander(f"Tools offered ({len(tr.tools)})", icon=":material/build:"):
+            render.tool_specs(tr.tools)
+        render.conversation(tr)
+    with right:
+        item = Item(tr.id, None, user.name)
+        trajectory_panel.trajectory_panel(item, tr, editing.load(item, tr).status)
+
+
 def labeling_view(user: User, transcript_id: str) -> None:
     store = context.store()
     try:
@@ -137,11 +151,16 @@ def labeling_view(user: User, transcript_id: str) -> None:
     top = st.columns([6, 2, 1], vertical_alignment="center")
     with top[0]:
         st.button("Queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,), key="to-queue")
-        st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · the agent {state.observed_behavior}")
+        view = st.segmented_control("View", VIEWS, default="Turns", key="view", bind="query-params",
+                                    label_visibility="collapsed") or "Turns"
     with top[1], st.container(key="progress"):
         st.text(f"labeled {sum(s.done for s in states)}/{len(states)} turns")
     if top[2].button("Keys", shortcut="H", icon=":material/keyboard:", type="tertiary", key="keys"):
         cheatsheet()
+    if view == "Trajectory":
+        trajectory_view(user, tr)
+        return
+    st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · the agent {state.observed_behavior}")
 
     with st.container(horizontal=True, vertical_alignment="center"):
         st.button("Previous", key="prev", shortcut="Left", icon=":material/chevron_left:", disabled=position == 0,

@@ -1,0 +1,199 @@
+"""The trajectory label of a whole transcript: the expected calls in order, how strictly the order counts,
+which step needs which earlier ones, and which calls must not happen. Pre-filled from what the agent did.
+
+Like the turn panel it is a fragment and every change is saved as a draft at once.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from labeler.app import editing, panel
+from labeler.app.editing import Item, Work
+from labeler.labels import (
+    ORDER_MODES,
+    TrajectoryBody,
+    argument_errors,
+    observed_as_calls,
+    trajectory_problems,
+)
+from labeler.store import observed_calls
+from scorer.model import Call, Dependency, ForbiddenCall, ToolSpec, Transcript
+
+
+def agent_calls(tr: Transcript) -> tuple[Call, ...]:
+    return observed_as_calls([c for m in tr.messages for c in observed_calls(m)])
+
+
+def _body(work: Work) -> TrajectoryBody:
+    assert isinstance(work.body, TrajectoryBody)
+    return work.body
+
+
+# -- callbacks -----------------------------------------------------------------------------------------
+
+
+def _set_steps(item: Item, work: Work, calls: tuple[Call, ...], after: tuple[Dependency, ...]) -> None:
+    editing.change(item, work, regenerate=True, calls=calls, after=after, no_action=False if calls else
+                   _body(work).no_action)
+
+
+def _prefill(item: Item, work: Work, tr: Transcript) -> None:
+    _set_steps(item, work, agent_calls(tr), ())
+
+
+def _add_step(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
+    body = _body(work)
+    _set_steps(item, work, (*body.calls, Call(name=next(iter(tools)))), body.after)
+
+
+def _renumber(after: tuple[Dependency, ...], mapping: dict[int, int]) -> tuple[Dependency, ...]:
+    """Dependencies after steps moved: ``mapping`` old index -> new index (missing = removed)."""
+    out = []
+    for dep in after:
+        if dep.step not in mapping:
+            continue
+        requires = tuple(sorted(mapping[r] for r in dep.requires if r in mapping and mapping[r] < mapping[dep.step]))
+        if requires:
+            out.append(Dependency(step=mapping[dep.step], requires=requires))
+    return tuple(sorted(out, key=lambda d: d.step))
+
+
+def _remove_step(item: Item, work: Work, n: int) -> None:
+    body = _body(work)
+    calls = body.calls[:n] + body.calls[n + 1:]
+    mapping = {i: i - (i > n) for i in range(len(body.calls)) if i != n}
+    _set_steps(item, work, calls, _renumber(body.after, mapping))
+
+
+def _move_up(item: Item, work: Work, n: int) -> None:
+    body = _body(work)
+    calls = list(body.calls)
+    calls[n - 1], calls[n] = calls[n], calls[n - 1]
+    mapping = {i: i for i in range(len(calls))} | {n: n - 1, n - 1: n}
+    _set_steps(item, work, tuple(calls), _renumber(body.after, mapping))
+
+
+def _on_tool(item: Item, work: Work, n: int, key: str) -> None:
+    body = _body(work)
+    calls = list(body.calls)
+    calls[n] = Call(name=st.session_state[key], arguments={})
+    _set_steps(item, work, tuple(calls), body.after)
+
+
+def _on_args(item: Item, work: Work, n: int, key: str) -> None:
+    work.input_errors.pop(f"step{n}", None)
+    try:
+        value = json.loads(st.session_state[key] or "{}")
+    except ValueError as exc:
+        work.input_errors[f"step{n}"] = f"not valid JSON: {exc}"
+        return
+    if not isinstance(value, dict):
+        work.input_errors[f"step{n}"] = "the arguments must be a JSON object ({...})"
+        return
+    body = _body(work)
+    calls = list(body.calls)
+    calls[n] = Call(name=calls[n].name, arguments=value)
+    editing.change(item, work, calls=tuple(calls))
+
+
+def _on_requires(item: Item, work: Work, n: int, key: str) -> None:
+    body = _body(work)
+    chosen = tuple(sorted(st.session_state[key] or ()))
+    others = tuple(d for d in body.after if d.step != n)
+    after = others + ((Dependency(step=n, requires=chosen),) if chosen else ())
+    editing.change(item, work, after=tuple(sorted(after, key=lambda d: d.step)))
+
+
+def _on_forbidden(item: Item, work: Work, key: str) -> None:
+    body = _body(work)
+    reasons = {f.name: f.reason for f in body.forbidden}
+    chosen = st.session_state[key] or []
+    editing.change(item, work, forbidden=tuple(ForbiddenCall(name=name, reason=reasons.get(name, ""))
+                                               for name in chosen))
+
+
+def _on_plain(item: Item, work: Work, field: str, key: str) -> None:
+    editing.change(item, work, **{field: st.session_state[key]})
+
+
+def _submit(item: Item, work: Work) -> None:
+    if editing.submit(item, work):
+        st.toast("Trajectory submitted", icon=":material/check:")
+
+
+# -- rendering -----------------------------------------------------------------------------------------
+
+
+def _step(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
+    body = _body(work)
+    call = body.calls[n]
+    with st.container(border=True, key=f"step-{n}"):
+        top = st.columns([1, 5, 2], vertical_alignment="bottom")
+        top[0].text(f"step {n}")
+        key = editing.widget_key(item, work, f"step{n}:tool")
+        names = list(tools) if call.name in tools else [call.name, *tools]
+        top[1].selectbox("Tool", names, index=names.index(call.name), key=key, on_change=_on_tool,
+                         args=(item, work, n, key), label_visibility="collapsed")
+        with top[2], st.container(horizontal=True, gap="small"):
+            if n > 0:
+                st.button("", icon=":material/arrow_upward:", key=editing.widget_key(item, work, f"step{n}:up"),
+                          help="Move up", type="tertiary", on_click=_move_up, args=(item, work, n))
+            st.button("", icon=":material/delete:", key=editing.widget_key(item, work, f"step{n}:rm"),
+                      help="Remove this step", type="tertiary", on_click=_remove_step, args=(item, work, n))
+        key = editing.widget_key(item, work, f"step{n}:args")
+        st.text_area("Arguments (JSON)", value=json.dumps(call.arguments, ensure_ascii=False), key=key,
+                     height=68, on_change=_on_args, args=(item, work, n, key))
+        if f"step{n}" in work.input_errors:
+            panel.problem(work.input_errors[f"step{n}"], f"step-json-{n}")
+        spec = tools.get(call.name)
+        if spec is not None:
+            for arg, message in argument_errors(spec, call.arguments):
+                panel.problem(f"{arg or 'arguments'}: {message}", f"step-arg-{n}-{arg}")
+        if n > 0:
+            key = editing.widget_key(item, work, f"step{n}:after")
+            st.multiselect("Only after steps", list(range(n)), default=list(body.requires(n)), key=key,
+                           format_func=lambda i: f"step {i}: {body.calls[i].name}", on_change=_on_requires,
+                           args=(item, work, n, key), placeholder="no dependency")
+
+
+@st.fragment
+def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -> None:
+    work = editing.load(item, tr)
+    if work.status != status_at_render:
+        st.rerun()
+    body = _body(work)
+    tools = {t.name: t for t in tr.tools}
+    with st.container(key="trajectory-panel"):
+        if work.conflict is not None:
+            panel.conflict_box(item, work)
+        st.subheader("Over the whole conversation: which calls, in what order?")
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.button("Start from the agent's calls", key=f"prefill-{item.key}", icon=":material/content_copy:",
+                      on_click=_prefill, args=(item, work, tr))
+            key = editing.widget_key(item, work, "no_action")
+            st.checkbox("No action expected", value=body.no_action, key=key, on_change=_on_plain,
+                        args=(item, work, "no_action", key))
+        key = editing.widget_key(item, work, "order")
+        st.selectbox("Order", list(ORDER_MODES), index=list(ORDER_MODES).index(body.order),
+                     format_func=ORDER_MODES.get, key=key, on_change=_on_plain, args=(item, work, "order", key))
+        for n in range(len(body.calls)):
+            _step(item, work, n, tools)
+        if tools:
+            st.button("Add a step", key=f"add-step-{item.key}", icon=":material/add:", type="tertiary",
+                      on_click=_add_step, args=(item, work, tools))
+            key = editing.widget_key(item, work, "forbidden")
+            st.multiselect("Forbidden calls (must not happen)", list(tools), default=[f.name for f in body.forbidden],
+                           key=key, on_change=_on_forbidden, args=(item, work, key), placeholder="none")
+        panel.details(item, work)
+        panel.status_line(work)
+        blocking = work.problems or (trajectory_problems(body, tr.tools) if work.status else [])
+        if blocking:
+            with st.container(key="problems"):
+                st.caption("Before submitting")
+                for n, text in enumerate(blocking):
+                    panel.problem(text, f"tproblem-{n}")
+        st.button("Submit trajectory", key=f"submit-trajectory-{item.key}", type="primary", shortcut="Ctrl+Enter",
+                  icon=":material/check:", on_click=_submit, args=(item, work))
