@@ -26,6 +26,7 @@ div[class*="st-key-mm-done-"] button[kind="secondary"] { background: #dcfae6; }
 div[class*="st-key-mm-draft-"] button { border-bottom: 4px solid #f79009; }
 div[class*="st-key-mm-draft-"] button[kind="secondary"] { background: #fef0c7; }
 .st-key-label-panel { position: sticky; top: 3.75rem; }
+.st-key-hidden-keys { display: none; }
 .st-key-after-decision { opacity: 0.42; filter: grayscale(0.6); }
 .st-key-decision-point { border-left: 3px solid var(--primary-color, #a86b00); padding-left: 0.5rem; }
 div[class*="st-key-call-"] { background: rgba(168, 107, 0, 0.05); }

@@ -171,3 +171,15 @@ def test_labeling_a_hostile_transcript_keeps_everything_inert(page: Page, server
     page.screenshot(path=artifacts / "label-xss.png")
     page.wait_for_timeout(500)  # give a stray fetch time to show up in the log
     assert page.requests.outside() == [], page.requests.outside()  # type: ignore[attr-defined]
+
+
+def test_arrows_and_j_k_move_between_decision_points(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/label?user=cat&t=xss-probe&turn=2")
+    press(page, "ArrowRight")
+    at_turn(page, 4, 0, transcript="xss-probe", user="cat", of=2)
+    press(page, "k")
+    at_turn(page, 2, 0, transcript="xss-probe", user="cat", of=2)
+    press(page, "j")
+    at_turn(page, 4, 0, transcript="xss-probe", user="cat", of=2)
+    press(page, "ArrowLeft")
+    at_turn(page, 2, 0, transcript="xss-probe", user="cat", of=2)

@@ -15,7 +15,7 @@ STATUSES = {"unlabeled": "Has unlabeled turns", "draft": "My drafts", "submitted
 KEYS = [
     ("0 · 1 · 2 · 3", "No tool call · Same as observed · Different call · Should ask the user"),
     ("Ctrl/⌘ + Enter", "Submit & next"),
-    ("← / →", "Previous / next decision point"),
+    ("← / → or K / J", "Previous / next decision point"),
     ("N", "Next transcript from the queue"),
     ("Alt + F", "Flag unsure: send to review"),
     ("H", "This cheatsheet"),
@@ -171,6 +171,11 @@ def labeling_view(user: User, transcript_id: str) -> None:
                   args=(transcript_id, indexes[min(position + 1, len(states) - 1)]))
         st.button("Next transcript", key="next-transcript", shortcut="N", type="tertiary",
                   on_click=start_next, args=(user, QueueFilter(status="unlabeled"), transcript_id))
+    with st.container(key="hidden-keys"):  # j / k as well as the arrows; the buttons are hidden by CSS
+        st.button("next turn", key="next-j", shortcut="J", on_click=goto,
+                  args=(transcript_id, indexes[min(position + 1, len(states) - 1)]))
+        st.button("previous turn", key="prev-k", shortcut="K", on_click=goto,
+                  args=(transcript_id, indexes[max(position - 1, 0)]))
 
     left, right = st.columns([3, 2], gap="large")
     with left:
