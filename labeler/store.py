@@ -33,6 +33,7 @@ from labeler.labels import (
     trajectory_case_id,
 )
 from labeler.store_review import ReviewStore, migrate_review
+from labeler.store_runs import RunsStore, migrate_run_history
 from scorer import canonical
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.formats import dumps_record, to_json
@@ -328,6 +329,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (2, "labeling: users, labels, leases, tag vocabulary", _m002_labeling),
     (3, "review and gold versions: versions, review queue, settings, re-labeling queue", migrate_review),
     (4, "trajectory labels", _m004_trajectory_labels),
+    (6, "run history: saved runs, their numbers and per-case outcomes", migrate_run_history),
 ]
 
 
@@ -336,7 +338,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
 # --------------------------------------------------------------------------------------------------
 
 
-class Store(ReviewStore):
+class Store(ReviewStore, RunsStore):
     """All persistence for toolgold. Construct once per process (the app caches it)."""
 
     def __init__(self, url: str | os.PathLike[str] | None = None) -> None:
@@ -1009,6 +1011,7 @@ class Store(ReviewStore):
                 .where(t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator)).all()) if annotator else {}
             gold_turns = set(conn.scalars(select(t.GoldCaseRow.turn).where(
                 t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.kind == "turn")))
+            gold_turns -= self._overlap_pending_turns(conn, pk, annotator)  # overlap: still needs this label
         return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns)
                 for tid, o, mi, b, obs in turns]
 
@@ -1037,7 +1040,9 @@ class Store(ReviewStore):
                             .where(t.GoldCaseRow.conversation_id == tr.external_id,
                                    t.GoldCaseRow.turn == t.TurnRow.message_index)
                             .correlate_except(t.GoldCaseRow))  # both outer queries, not only the nearest
-            q = q.where(exists(select(t.TurnRow.id).where(t.TurnRow.transcript_id == tr.id, ~exists(gold_at_turn))))
+            q = q.where(exists(select(t.TurnRow.id).where(
+                t.TurnRow.transcript_id == tr.id,
+                ~exists(gold_at_turn) | self._overlap_pending(annotator))))  # overlap: N annotators per turn
         elif f.status in ("draft", "submitted"):
             q = q.where(exists(select(t.LabelRow.id).where(
                 t.LabelRow.transcript_id == tr.id, t.LabelRow.annotator == annotator, t.LabelRow.status == f.status)))

@@ -253,3 +253,142 @@ class RelabelItemRow(SQLModel, table=True):
     decided_at: str | None = None
     decided_by: str | None = None
     note: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Run history (migration 6): scored runs, their headline numbers and per-case outcomes, queryable
+# --------------------------------------------------------------------------------------------------
+
+
+class RunRow(SQLModel, table=True):
+    """One scored run of an agent over a gold set, with what produced it."""
+
+    __tablename__ = "runs"
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(unique=True)
+    label: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+    agent: str | None = None
+    gold_version: str = Field(index=True)  # runs are only compared within one gold version
+    gold_digest: str  # order-independent content hash of the gold cases
+    schema_version: str | None = None
+    schema_hash: str  # hash of the distinct tool schemas the gold offers
+    git_commit: str | None = None
+    source: str  # cli | api | app
+    created_at: str = Field(index=True)
+    results: int
+    passed: int
+    failed: int
+    needs_review: int
+    report: str  # toolgold.report/1 summary (JSON, without the per-case list: that is run_cases)
+
+
+class RunMetricRow(SQLModel, table=True):
+    """A headline number of a run (pass_rate, selection, ..., redundancy, ungrounded, fabricated)."""
+
+    __tablename__ = "run_metrics"
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    metric: str = Field(primary_key=True)
+    value: float | None = None
+    count: int | None = None
+    total: int | None = None
+
+
+class RunGroupRow(SQLModel, table=True):
+    """One row of a run's breakdowns: by tool (incl. NO_CALL), tag, split or toolkit size."""
+
+    __tablename__ = "run_groups"
+    __table_args__ = (Index("ix_run_groups_kind_name", "kind", "name"),)
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    kind: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    results: int
+    passed: int
+    selection_ok: int
+    selection_n: int
+    arguments_ok: int
+    arguments_n: int
+    sequencing_ok: int
+    sequencing_n: int
+
+
+class RunConfusionRow(SQLModel, table=True):
+    __tablename__ = "run_confusion"
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    gold: str = Field(primary_key=True)
+    actual: str = Field(primary_key=True)
+    count: int
+
+
+class RunPatternRow(SQLModel, table=True):
+    """A ranked failure pattern of a run; its failing results are the run_case_errors with the same text."""
+
+    __tablename__ = "run_patterns"
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    rank: int = Field(primary_key=True)
+    code: str
+    text: str
+    count: int
+    of: int
+
+
+class RunGoldCaseRow(SQLModel, table=True):
+    """A gold case a saved failure refers to, content-addressed so runs on one gold version share it."""
+
+    __tablename__ = "run_gold_cases"
+    digest: str = Field(primary_key=True)
+    case_id: str
+    body: str  # canonical toolgold.gold/1 line
+
+
+class RunCaseRow(SQLModel, table=True):
+    """One scored result (case × trial) of a run. Failures keep their result, gold and what the agent did."""
+
+    __tablename__ = "run_cases"
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    case_id: str = Field(primary_key=True)
+    trial: int = Field(primary_key=True)
+    kind: str
+    status: str  # pass | fail | needs_review
+    matched: str | None = None
+    expected_behavior: str
+    actual_behavior: str
+    selection: bool | None = None
+    arguments: bool | None = None
+    sequencing: bool | None = None
+    expected_tools: str  # canonical JSON list
+    actual_tools: str  # canonical JSON list
+    error_codes: str  # canonical JSON list of distinct codes
+    split: str
+    toolkit_size: int
+    tags: str  # canonical JSON list
+    gold_digest: str | None = Field(default=None, foreign_key="run_gold_cases.digest")
+    result: str | None = None  # CaseResult JSON (not kept for passing results)
+    actual: str | None = None  # toolgold.run/1 line (not kept for passing results)
+
+
+class RunCaseToolRow(SQLModel, table=True):
+    """Which tool a result counts under in the per-tool breakdown (its expected tools, or NO_CALL)."""
+
+    __tablename__ = "run_case_tools"
+    __table_args__ = (Index("ix_run_case_tools_tool", "run_pk", "tool"),)
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    case_id: str = Field(primary_key=True)
+    trial: int = Field(primary_key=True)
+    tool: str = Field(primary_key=True)
+
+
+class RunCaseErrorRow(SQLModel, table=True):
+    """One error of a failing result, with the failure-pattern text it groups under."""
+
+    __tablename__ = "run_case_errors"
+    __table_args__ = (Index("ix_run_case_errors_pattern", "run_pk", "code", "pattern"),)
+    run_pk: int = Field(foreign_key="runs.id", primary_key=True, ondelete="CASCADE")
+    case_id: str = Field(primary_key=True)
+    trial: int = Field(primary_key=True)
+    position: int = Field(primary_key=True)
+    code: str
+    pattern: str
+    tool: str | None = None
+    arg: str | None = None

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "app": "labeler.cli.data:app_cmd",
     "score": "labeler.cli.score:score_cmd",
     "run": "labeler.cli.run:run_cmd",
+    "runs": "labeler.cli.runs:runs_cmd",
 }
 
 

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 import click
 import numpy as np
 
+from labeler.cli.runs import save_options
 from scorer.api import UNSCORED_EXAMPLES, score_trials
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
 from scorer.errors import InvalidRecord, InvalidReport
@@ -416,13 +417,15 @@ def _load_baseline(path: Path) -> tuple[Report, tuple[np.ndarray[Any, Any], np.n
               help="Do not fail when cases have no run or runs name unknown cases (they are still reported).")
 @click.option("--workers", type=click.IntRange(0), default=0, show_default=True,
               help="Processes to score with; 0 picks one per core (up to 4) for large inputs.")
+@save_options
 def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tuple[str, ...],
               baseline: Path | None, max_tool_drop: float, min_tool_support: int, allow_unscored: bool,
-              workers: int) -> None:
+              workers: int, save: bool, **run_meta: str | None) -> None:
     """Score agent RUNS (toolgold.run/1) against GOLD cases (toolgold.gold/1)."""
     thresholds = [parse_threshold(t) for t in fail_under]
     base = _load_baseline(baseline) if baseline else None
-    spool_dir = Path(tempfile.mkdtemp(prefix="toolgold-score-")) if fmt in ("json", "junit") else None
+    spooled = fmt in ("json", "junit") or save
+    spool_dir = Path(tempfile.mkdtemp(prefix="toolgold-score-")) if spooled else None
     try:
         scored = score_files(gold, runs, workers=workers, spool_dir=spool_dir, baseline=base,
                              thresholds=thresholds, max_tool_drop=max_tool_drop, min_tool_support=min_tool_support)
@@ -432,6 +435,11 @@ def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tu
         else:
             with out.open("w", encoding="utf-8") as fh:
                 _render(fmt, scored, fh)
+        if save:  # a run that fails its gates is history too
+            from labeler.cli.runs import save_scored, saved_line
+
+            info = save_scored(scored.report, lambda: _spooled_lines(scored.spools), gold, runs, run_meta)
+            click.echo(saved_line(info), err=True)
     finally:
         if spool_dir is not None:
             shutil.rmtree(spool_dir, ignore_errors=True)

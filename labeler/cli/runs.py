@@ -1,0 +1,245 @@
+"""Run history on the command line: ``toolgold score --save`` and ``toolgold runs list/show/diff/delete``.
+
+``--save`` stores the scored report with its metadata and one row per result in the database
+(``TOOLGOLD_DB``), where the dashboards read it. The store and the files are only touched when asked:
+``toolgold score`` without ``--save`` pays nothing for this module.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from scorer.formats import iter_json_lines, parse_record
+from scorer.model import GoldCase, RunRecord
+from scorer.report import Report
+from scorer.results import CaseResult
+
+if TYPE_CHECKING:
+    from labeler.history import CaseOutcome, GoldFingerprint
+    from labeler.store import Store
+    from labeler.store_runs import RunDiff, RunInfo
+
+F = TypeVar("F", bound=Callable[..., Any])
+DIFF_SHOWN = 20
+
+META_OPTIONS = ("save", "run_id", "label", "model", "prompt_version", "schema_version", "gold_version", "git_commit")
+
+
+def save_options(fn: F) -> F:
+    """The options of ``toolgold score`` that save the run to the history."""
+    options = [
+        click.option("--save", is_flag=True,
+                     help="Save the scored run to the run history (the database in TOOLGOLD_DB) for the dashboards."),
+        click.option("--run-id", default=None, help="With --save: the run's id [default: the runs' run_id, or new]."),
+        click.option("--label", default=None, help="With --save: a short name for charts, e.g. 'prompt v7'."),
+        click.option("--model", default=None, help="With --save: the model under test [default: the runs' model]."),
+        click.option("--prompt-version", default=None, help="With --save: the prompt or agent version."),
+        click.option("--schema-version", default=None, help="With --save: the tool-schema version."),
+        click.option("--gold-version", default=None,
+                     help="With --save: name the gold version [default: the frozen version the cases carry, "
+                          "else a digest of the gold]. Runs are only compared on the same gold version."),
+        click.option("--git-commit", default=None, help="With --save: the commit the run was made from."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _failing_keys(result_lines: Iterable[str]) -> set[tuple[str, int]]:
+    keys = set()
+    for line in result_lines:
+        data = json.loads(line)
+        if data.get("status") != "pass":
+            keys.add((data["case_id"], data.get("trial") or 0))
+    return keys
+
+
+def _read_gold(gold: Path, wanted: set[str]) -> tuple[GoldFingerprint, dict[str, tuple[str, GoldCase]]]:
+    from labeler.history import FingerprintBuilder
+
+    builder = FingerprintBuilder()
+    kept: dict[str, tuple[str, GoldCase]] = {}
+    with gold.open("rb") as fh:
+        for number, value in iter_json_lines(fh, str(gold)):
+            case: GoldCase = parse_record(value, expect=GoldCase, source=str(gold), line=number)
+            digest = builder.add(case)
+            if case.id in wanted:
+                kept[case.id] = (digest, case)
+    return builder.finish(), kept
+
+
+def _read_runs(runs: Path, wanted: set[tuple[str, int]]) -> tuple[RunRecord | None, dict[tuple[str, int], RunRecord]]:
+    first = None
+    kept = {}
+    with runs.open("rb") as fh:
+        for number, value in iter_json_lines(fh, str(runs)):
+            if first is None or (isinstance(value, dict) and (value.get("case_id"), value.get("trial") or 0) in wanted):
+                record: RunRecord = parse_record(value, expect=RunRecord, source=str(runs), line=number)
+                first = first or record
+                if (record.case_id, record.trial) in wanted:
+                    kept[record.case_id, record.trial] = record
+    return first, kept
+
+
+def _outcomes(result_lines: Iterable[str], gold: dict[str, tuple[str, GoldCase]],
+              runs: dict[tuple[str, int], RunRecord]) -> Iterator[CaseOutcome]:
+    from labeler.history import outcomes
+
+    return outcomes((CaseResult.model_validate_json(line) for line in result_lines), gold, runs)
+
+
+def save_scored(report: Report, result_lines: Callable[[], Iterable[str]], gold: Path, runs: Path,
+                options: dict[str, Any]) -> RunInfo:
+    """Save what ``toolgold score`` scored. ``result_lines`` gives the per-result JSON lines (it is read
+    twice: once for which results failed, once to save them); the gold and run files are read again for
+    the fingerprint and for the failures' gold cases and calls."""
+    from labeler.history import RunMeta
+    from labeler.store import Store
+
+    failing = _failing_keys(result_lines())
+    fingerprint, gold_cases = _read_gold(gold, {case_id for case_id, _ in failing})
+    first, run_records = _read_runs(runs, failing)
+    meta = RunMeta(run_id=options.get("run_id"), label=options.get("label"), model=options.get("model"),
+                   prompt_version=options.get("prompt_version"), gold_version=options.get("gold_version"),
+                   schema_version=options.get("schema_version"), git_commit=options.get("git_commit"),
+                   source="cli").filled_from(first)
+    store = Store()
+    try:
+        return store.save_run(report, meta, fingerprint, _outcomes(result_lines(), gold_cases, run_records))
+    finally:
+        store.close()
+
+
+def saved_line(info: RunInfo) -> str:
+    return (f"saved run {info.run_id} ({info.results} results, {info.passed} pass) on gold version "
+            f"{info.gold_version}")
+
+
+# --------------------------------------------------------------------------------------------------
+# toolgold runs ...
+# --------------------------------------------------------------------------------------------------
+
+
+def _store() -> Store:
+    from labeler.store import Store
+
+    return Store()
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _grid(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    from scorer.render.table import grid
+
+    return grid(header, rows)
+
+
+@click.group("runs")
+def runs_cmd() -> None:
+    """The run history: runs saved with `toolgold score --save`."""
+
+
+@runs_cmd.command("list")
+@click.option("--gold-version", default=None, help="Only runs on this gold version.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1))
+def list_cmd(gold_version: str | None, limit: int) -> None:
+    """Saved runs, newest first."""
+    store = _store()
+    try:
+        runs = store.list_runs(gold_version=gold_version, limit=limit)
+    finally:
+        store.close()
+    if not runs:
+        click.echo("no saved runs yet: toolgold score GOLD RUNS --save")
+        return
+    click.echo(_grid(("run", "saved", "label", "model", "prompt", "gold version", "pass rate", "results"),
+                     [(r.run_id, r.created_at[:19].replace("T", " "), r.label or "", r.model or "",
+                       r.prompt_version or "", r.gold_version, _percent(r.pass_rate), str(r.results))
+                      for r in runs]))
+
+
+@runs_cmd.command("show")
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
+              show_default=True)
+def show_cmd(run_id: str, fmt: str) -> None:
+    """A saved run's report (the summary; failing cases are in the dashboard)."""
+    from scorer.render import render_markdown, render_table
+
+    store = _store()
+    try:
+        info = store.get_run(run_id)
+        report = store.run_report(run_id)
+    finally:
+        store.close()
+    if fmt == "json":
+        click.echo(report.model_dump_json(indent=2, exclude={"cases"}))
+        return
+    meta = [f"run {info.run_id}", f"saved {info.created_at}", f"gold version {info.gold_version}"]
+    meta += [f"{name} {value}" for name, value in (("label", info.label), ("model", info.model),
+                                                  ("prompt", info.prompt_version), ("commit", info.git_commit))
+             if value]
+    click.echo(("_" if fmt == "markdown" else "") + " · ".join(meta) + ("_\n" if fmt == "markdown" else "\n"))
+    click.echo(render_markdown(report) if fmt == "markdown" else render_table(report), nl=False)
+
+
+def diff_lines(diff: RunDiff, shown: int = DIFF_SHOWN) -> list[str]:
+    m = diff.mcnemar
+    verdict = "significant at 0.05" if m.p_value < 0.05 else "could be noise"
+    out = [f"{diff.before.name} → {diff.after.name} (gold version {diff.after.gold_version}): "
+           f"{m.pairs} paired results",
+           f"fixed {m.only_current}, broken {m.only_baseline}, still failing {m.both_fail}, both pass {m.both_pass}",
+           f"McNemar exact p = {m.p_value:.4g} ({verdict})"]
+    if diff.only_before or diff.only_after:
+        out.append(f"unpaired: {diff.only_before} result(s) only in {diff.before.name}, "
+                   f"{diff.only_after} only in {diff.after.name}")
+    for title, items in (("broken", diff.broken), ("fixed", diff.fixed), ("still failing", diff.still_failing)):
+        if items:
+            out.append(f"{title}:")
+            for d in items[:shown]:
+                trial = f" (trial {d.trial})" if d.trial else ""
+                out.append(f"  {d.case_id}{trial}: {', '.join(d.before_codes) or d.before} → "
+                           f"{', '.join(d.after_codes) or d.after}")
+            if len(items) > shown:
+                out.append(f"  (+{len(items) - shown} more)")
+    return out
+
+
+@runs_cmd.command("diff")
+@click.argument("before")
+@click.argument("after")
+def diff_cmd(before: str, after: str) -> None:
+    """Compare two saved runs on the same gold version: fixed, broken, still failing, McNemar."""
+    store = _store()
+    try:
+        diff = store.diff_runs(before, after)
+    finally:
+        store.close()
+    click.echo("\n".join(diff_lines(diff)))
+
+
+@runs_cmd.command("delete")
+@click.argument("run_id")
+@click.option("--yes", is_flag=True, help="Do not ask.")
+def delete_cmd(run_id: str, yes: bool) -> None:
+    """Remove a saved run from the history."""
+    store = _store()
+    try:
+        store.get_run(run_id)
+        if not yes and not click.confirm(f"delete run {run_id}?", err=True):
+            sys.exit(1)
+        store.delete_run(run_id)
+    finally:
+        store.close()
+    click.echo(f"deleted run {run_id}")
+
+
+COMMANDS = [runs_cmd]
