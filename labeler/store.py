@@ -718,11 +718,14 @@ class Store(ReviewStore, RunsStore):
                                .where(t.UserRow.name == name)).first()
         return User(*row) if row else None
 
-    def _turn_keys(self, conn: Connection, transcript_id: str, message_index: int) -> tuple[int, int]:
-        row = conn.execute(
-            select(t.TurnRow.id, t.TurnRow.transcript_id)
-            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
-            .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == message_index)).first()
+    def _turn_keys(self, conn: Connection, transcript_id: str, message_index: int, *,
+                   lock: bool = False) -> tuple[int, int]:
+        """The turn's and its transcript's keys. ``lock`` takes the turn row for the transaction, so saves
+        of one turn queue up on PostgreSQL (SQLite's BEGIN IMMEDIATE already serializes writers)."""
+        q = (select(t.TurnRow.id, t.TurnRow.transcript_id)
+             .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+             .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == message_index))
+        row = conn.execute(q.with_for_update(of=t.TurnRow) if lock else q).first()
         if row is None:
             raise StoreError(f"transcript {transcript_id!r} has no decision point at message {message_index}")
         return row[0], row[1]
@@ -761,13 +764,29 @@ class Store(ReviewStore, RunsStore):
             raise ConflictError(body, self._label_record(transcript_id, message_index, row), version)
         return current
 
+    @contextmanager
+    def _auditing_refusals(self, annotator: str, entity: str) -> Iterator[None]:
+        """A refused (stale) save is recorded too, after its own transaction rolled back: who tried, from
+        which version, with what."""
+        try:
+            yield
+        except ConflictError as exc:
+            with self.write() as conn:
+                self._audit(conn, actor=annotator, action=f"{entity.split('_')[0]}.conflict", entity=entity,
+                            entity_id=exc.theirs.key,
+                            before={"status": exc.theirs.status, "version": exc.theirs.version,
+                                    "body": exc.theirs.body.to_json()},
+                            after={"based_on": exc.based_on, "body": exc.mine.to_json()},
+                            note="refused: a newer version is stored")
+            raise
+
     def save_label(self, transcript_id: str, message_index: int, annotator: str, body: LabelBody, *,
                    version: int) -> LabelRecord:
         """Save a draft. ``version`` is the version the edit started from (0 for a new label); a newer
         stored version raises ``ConflictError``. Saving a submitted label reopens it as a draft."""
-        with self.write() as conn:
+        with self._auditing_refusals(annotator, "label"), self.write() as conn:
             _require_user(conn, annotator)
-            turn_pk, tr_pk = self._turn_keys(conn, transcript_id, message_index)
+            turn_pk, tr_pk = self._turn_keys(conn, transcript_id, message_index, lock=True)
             row = self._label_row(conn, turn_pk, annotator)
             current = self._check_version(row, body, version, transcript_id, message_index)
             text = body.canonical()
@@ -791,9 +810,9 @@ class Store(ReviewStore, RunsStore):
                      version: int) -> LabelRecord:
         """Save ``body`` as submitted and materialize the turn's gold case. Raises ``LabelIncomplete`` (and
         writes nothing) when the label cannot be a gold case yet, ``ConflictError`` like ``save_label``."""
-        with self.write() as conn:
+        with self._auditing_refusals(annotator, "label"), self.write() as conn:
             _require_user(conn, annotator)
-            turn_pk, tr_pk = self._turn_keys(conn, transcript_id, message_index)
+            turn_pk, tr_pk = self._turn_keys(conn, transcript_id, message_index, lock=True)
             row = self._label_row(conn, turn_pk, annotator)
             current = self._check_version(row, body, version, transcript_id, message_index)
             text = body.canonical()
@@ -908,8 +927,9 @@ class Store(ReviewStore, RunsStore):
 
     # -- trajectory labels: one per (transcript, annotator), same versioning and audit as turn labels
 
-    def _transcript_pk(self, conn: Connection, transcript_id: str) -> int:
-        pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+    def _transcript_pk(self, conn: Connection, transcript_id: str, *, lock: bool = False) -> int:
+        q = select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id)
+        pk = conn.scalar(q.with_for_update() if lock else q)
         if pk is None:
             raise StoreError(f"no transcript with id {transcript_id!r}")
         return int(pk)
@@ -933,9 +953,9 @@ class Store(ReviewStore, RunsStore):
                               version: int, submit: bool = False) -> TrajectoryRecord:
         """Save (or with ``submit``, submit) a trajectory label; the same rules as ``save_label`` and
         ``submit_label``: a stale ``version`` raises ``ConflictError``, an incomplete submit ``LabelIncomplete``."""
-        with self.write() as conn:
+        with self._auditing_refusals(annotator, "trajectory_label"), self.write() as conn:
             _require_user(conn, annotator)
-            pk = self._transcript_pk(conn, transcript_id)
+            pk = self._transcript_pk(conn, transcript_id, lock=True)
             row = self._trajectory_row(conn, pk, annotator)
             current = row.version if row is not None else 0
             if current != version:
@@ -1088,6 +1108,8 @@ class Store(ReviewStore, RunsStore):
             q = self._queue_query(annotator, f).where(t.TranscriptRow.id.not_in(others))  # type: ignore[union-attr]
             if skip:
                 q = q.where(t.TranscriptRow.external_id != skip)
+            # PostgreSQL: a candidate another claimer is taking right now is skipped, not waited for.
+            q = q.with_for_update(of=t.TranscriptRow, skip_locked=True)
             row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()  # type: ignore[union-attr]
                    or conn.execute(q.limit(1)).first())
             if row is None:
@@ -1105,9 +1127,7 @@ class Store(ReviewStore, RunsStore):
         stamp, until = _iso(moment), _iso(moment + timedelta(seconds=ttl_seconds))
         with self.write() as conn:
             _require_user(conn, annotator)
-            pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
-            if pk is None:
-                raise StoreError(f"no transcript with id {transcript_id!r}")
+            pk = self._transcript_pk(conn, transcript_id, lock=True)
             held = conn.execute(select(t.LeaseRow.holder, t.LeaseRow.expires_at)
                                 .where(t.LeaseRow.transcript_id == pk)).first()
             if held is not None and held.holder != annotator and held.expires_at > stamp:

@@ -110,7 +110,13 @@ def test_a_stale_save_is_refused_with_both_versions_and_nothing_changes(labeled_
     assert info.value.theirs == theirs
     assert info.value.based_on == 1
     assert "stored version 2" in str(info.value) and "nothing was overwritten" in str(info.value)
-    assert s.dump() == before
+    after = s.dump()
+    assert after.pop("audit_log") != before.pop("audit_log")
+    assert after == before  # the label itself is untouched
+    refusal = label_events(s, f"{TAU}#t4@ann")[-1]
+    assert (refusal["action"], refusal["actor"]) == ("label.conflict", "ann")
+    assert json.loads(refusal["after"]) == {"based_on": 1, "body": mine.to_json()}
+    assert json.loads(refusal["before"])["version"] == 2
 
 
 def test_labels_are_per_annotator(labeled_store: Store) -> None:
@@ -333,7 +339,8 @@ def test_trajectory_labels_version_audit_and_materialize(labeled_store: Store) -
         (ForbiddenCall(name="cancel_reservation"),))
     assert gold.rule_for("transfer_to_human_agents", "summary").match == "any"
     assert len(gold.messages) == 2  # the context before the agent's first decision
-    assert [e["action"] for e in s.audit_events(f"{TAU}#trajectory@ann")] == ["trajectory.save", "trajectory.submit"]
+    assert [e["action"] for e in s.audit_events(f"{TAU}#trajectory@ann")] == [
+        "trajectory.save", "trajectory.conflict", "trajectory.submit"]
     # A turn-level coverage count is not disturbed by the trajectory case.
     assert s.coverage().total == 0
 
