@@ -209,13 +209,15 @@ def _argument_input(item: Item, work: Work, n: int, arg: str, schema: dict[str, 
         st.text_input(label + " (JSON)", value=shown, key=key, on_change=cb, args=args("json"), placeholder=hint)
 
 
-def _rule_row(item: Item, work: Work, spec: ToolSpec, arg: str) -> None:
+def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:
+    """One argument's match rule. Rules are per tool, so parallel calls of one tool share them (each call's
+    editor shows the same rule, under its own widget keys)."""
     tool = spec.name
     rule = work.body.rule(tool, arg) or RuleDraft()
     suggestion = suggest_match(arg, spec.properties.get(arg, {}))
     cols = st.columns([2, 3, 3], vertical_alignment="center")
     cols[0].text(arg)
-    key = editing.widget_key(item, work, f"r:{tool}:{arg}")
+    key = editing.widget_key(item, work, f"r{n}:{tool}:{arg}")
     cols[1].selectbox("match", MATCH_KINDS, index=MATCH_KINDS.index(rule.match), key=key,
                       format_func=lambda k: MATCH_LABELS[k] + (" (suggested)" if k == suggestion else ""),
                       on_change=_on_rule, args=(item, work, tool, arg, key, "match"), label_visibility="collapsed")
@@ -245,10 +247,10 @@ def _rule_row(item: Item, work: Work, spec: ToolSpec, arg: str) -> None:
     try:
         rule.to_rule()
     except ValueError as exc:
-        _problem(str(exc), f"rule-{item.key}-{tool}-{arg}")
+        _problem(str(exc), f"rule-{n}-{item.key}-{tool}-{arg}")
     error = work_errors(work).get(f"rule:{tool}:{arg}")
     if error:
-        _problem(error, f"rule-input-{item.key}-{tool}-{arg}")
+        _problem(error, f"rule-input-{n}-{item.key}-{tool}-{arg}")
 
 
 def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], observed: list[dict[str, Any]]) -> None:
@@ -303,4 +305,4 @@ def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], obse
             with st.expander("Match rules"):
                 present = [a for a in spec.properties if a in call.arguments]
                 for arg in present + [a for a in spec.properties if a not in call.arguments]:
-                    _rule_row(item, work, spec, arg)
+                    _rule_row(item, work, n, spec, arg)
