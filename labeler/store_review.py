@@ -705,7 +705,7 @@ class ReviewStore:
         if annotator not in cases:
             return (annotator,)
         whole = label_ratings(cases)["label"] if len(cases) >= 2 else {annotator: ""}
-        return tuple(a for a in cases if whole.get(a) == whole[annotator])
+        return (annotator, *(a for a in cases if a != annotator and whole.get(a) == whole[annotator]))
 
     def _observed_candidate(self, conn: Connection, transcript_id: str, message_index: int,
                             observed: list[dict[str, Any]], like: GoldCase | None) -> ReviewCandidate:

@@ -247,7 +247,7 @@ class RelabelItemRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     case_id: str = Field(index=True)
     status: str  # open | resolved | dismissed
-    reasons: str  # canonical JSON list of drift reasons
+    reasons: str  # canonical JSON: {"reasons": [drift reasons], "tools": [the current schemas checked against]}
     tools_hash: str  # which current schemas the case was checked against
     detected_at: str
     decided_at: str | None = None

@@ -28,6 +28,11 @@ COMMANDS: dict[str, str] = {
     "score": "labeler.cli.score:score_cmd",
     "run": "labeler.cli.run:run_cmd",
     "runs": "labeler.cli.runs:runs_cmd",
+    "versions": "labeler.cli.gold:versions_cmd",
+    "freeze": "labeler.cli.gold:freeze_cmd",
+    "diff": "labeler.cli.gold:diff_cmd",
+    "drift": "labeler.cli.gold:drift_cmd",
+    "lint": "labeler.cli.gold:lint_cmd",
 }
 
 

@@ -92,7 +92,13 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     if rejects and not skip_invalid:
         raise rejects[0]
     store = Store(db)
+    schemas_before = store.stats()["tool_schemas"]
     result = store.import_items(items, skip_invalid=skip_invalid)
+    if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
+        stale = store.check_schema_drift(actor="import")
+        if stale:
+            click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
+                       "(Review page, or toolgold drift)", err=True)
     rejects += result.rejects
     result.rejects = rejects
     click.echo(result.summary)
@@ -108,10 +114,24 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
 @click.option("--split", type=click.Choice(["regression", "rolling"]), default=None)
 @click.option("--status", type=click.Choice(["draft", "submitted", "approved", "rejected"]), default=None)
 @click.option("--tag", default=None, help="Only cases carrying this tag.")
+@click.option("--version", "version", default=None,
+              help="A frozen gold version (e.g. regression-v3, or 'latest' with --split), exactly as frozen.")
+@click.option("--hf", "hf_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write a Hugging Face datasets layout (JSONL per split and a dataset card) of the latest "
+                   "frozen versions (or --version) into this directory.")
+@click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
+              help="Who exports a frozen version (a reviewer or admin).")
 @db_option
-def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str | None, db: str | None) -> None:
-    """Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same bytes)."""
+def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str | None, version: str | None,
+               hf_dir: Path | None, user: str | None, db: str | None) -> None:
+    """Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same bytes).
+    With --version or --hf: a frozen version, byte for byte as frozen."""
     store = Store(db)
+    if version is not None or hf_dir is not None:
+        from labeler.cli.gold import export_frozen
+
+        export_frozen(store, version=version, split=split, out=out, hf_dir=hf_dir, user=user)
+        return
     total = store.count_gold(split=split, status=status, tag=tag)
     lines = store.iter_gold_lines(split=split, status=status, tag=tag)
     if out is None:

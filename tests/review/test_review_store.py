@@ -94,7 +94,7 @@ def test_the_detail_shows_each_label_and_the_agent_with_the_majority_preselected
     [item] = rs.review_queue(actor="rita")
     detail = rs.review_detail(item.id, actor="rita")
     assert [(c.key, c.title, c.annotators) for c in detail.candidates] == [
-        ("label:ann", "ann", ("ann",)), ("label:bob", "bob", ("bob", "cat")), ("label:cat", "cat", ("bob", "cat")),
+        ("label:ann", "ann", ("ann",)), ("label:bob", "bob", ("bob", "cat")), ("label:cat", "cat", ("cat", "bob")),
         ("observed", "Observed agent call", ())]
     assert detail.preselected == "label:bob"
     assert detail.disagreeing == ("arg:search_orders.customer",)

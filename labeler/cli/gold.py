@@ -1,0 +1,170 @@
+"""Gold-set lifecycle commands: versions, freeze, diff, drift, lint, and exporting frozen versions.
+
+Who acts is ``--user`` (or ``TOOLGOLD_USER``): the store checks that user's role, as the app does, so an
+annotator cannot freeze or export the held-out regression split from the command line either.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from labeler.cli.data import db_option, load_tools
+from labeler.hf_export import dataset_card, write_manifest, write_split
+from labeler.store import Store, StoreError
+from labeler.store_review import SPLITS, GoldVersion
+from scorer.formats import read_records
+from scorer.hygiene import lint
+from scorer.model import GoldCase
+
+EXIT_FOUND = 1
+
+user_option = click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
+                           help="Who acts (a reviewer or admin); the store checks the role.")
+
+
+def _need_user(user: str | None, what: str) -> str:
+    if not user:
+        raise StoreError(f"{what} needs --user NAME (a reviewer or admin), or TOOLGOLD_USER")
+    return user
+
+
+def resolve_version(store: Store, version: str, split: str | None) -> GoldVersion:
+    """``version`` by id, or the newest of ``split`` for ``latest``; a given split must be the version's."""
+    if version == "latest":
+        if split is None:
+            raise StoreError("--version latest needs --split (regression or rolling)")
+        found = store.latest_version(split)
+        if found is None:
+            raise StoreError(f"the {split} split has no frozen version yet (toolgold freeze {split})")
+        return found
+    found = store.get_version(version)
+    if split is not None and found.split != split:
+        raise StoreError(f"{found.id} is a version of the {found.split} split, not {split}")
+    return found
+
+
+def export_frozen(store: Store, *, version: str | None, split: str | None, out: Path | None,
+                  hf_dir: Path | None, user: str | None) -> None:
+    """``toolgold export --version`` / ``--hf``: a frozen version exactly as frozen, or a datasets layout."""
+    actor = _need_user(user, "exporting a frozen version")
+    if hf_dir is not None:
+        if version is not None:
+            chosen = [resolve_version(store, version, split)]
+        else:
+            chosen = [v for s in ([split] if split else SPLITS) if (v := store.latest_version(s)) is not None]
+            if not chosen:
+                raise StoreError("nothing is frozen yet (toolgold freeze regression)")
+        written = [write_split(hf_dir, v, store.iter_version_lines(v.id, actor=actor)) for v in chosen]
+        (hf_dir / "README.md").write_text(dataset_card(written), encoding="utf-8")
+        write_manifest(hf_dir, written)
+        for w in written:
+            store.note_export(w.version.id, actor=actor, target=str(hf_dir))
+            click.echo(f"{w.version.id}: {w.n_cases} cases in {hf_dir / 'data' / (w.version.split + '.jsonl')} "
+                       f"(sha256 {w.sha256})", err=True)
+        return
+    assert version is not None
+    chosen_version = resolve_version(store, version, split)
+    lines = store.iter_version_lines(chosen_version.id, actor=actor)
+    if out is None:
+        for line in lines:
+            sys.stdout.write(line + "\n")
+    else:
+        tmp = out.with_name(out.name + ".part")
+        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+            for line in lines:  # the content hash is checked after the last line: a mismatch leaves no file
+                fh.write(line + "\n")
+        tmp.replace(out)
+    store.note_export(chosen_version.id, actor=actor, target=str(out) if out else "stdout")
+    click.echo(f"{chosen_version.id}: {chosen_version.n_cases} cases (sha256 {chosen_version.content_hash})",
+               err=True)
+
+
+@click.command("versions")
+@click.option("--split", type=click.Choice(SPLITS), default=None)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per version.")
+@db_option
+def versions_cmd(split: str | None, as_json: bool, db: str | None) -> None:
+    """List the frozen gold versions, newest first."""
+    for v in Store(db).list_versions(split):
+        if as_json:
+            click.echo(json.dumps({"id": v.id, "split": v.split, "parent": v.parent, "n_cases": v.n_cases,
+                                   "content_hash": v.content_hash, "created_by": v.created_by,
+                                   "created_at": v.created_at, "note": v.note,
+                                   "provenance": dict(v.provenance)}, sort_keys=True))
+        else:
+            click.echo(f"{v.id}\t{v.n_cases} cases\t{v.content_hash[:12]}\t{v.created_at}\t{v.created_by}"
+                       + (f"\t{v.note}" if v.note else ""))
+
+
+@click.command("freeze")
+@click.argument("split", type=click.Choice(SPLITS))
+@click.option("--note", default="", help="Why this version (shown in the version list and the audit log).")
+@user_option
+@db_option
+def freeze_cmd(split: str, note: str, user: str | None, db: str | None) -> None:
+    """Freeze the approved gold cases of SPLIT as a new immutable version."""
+    version = Store(db).freeze(split, actor=_need_user(user, "freezing"), note=note)
+    click.echo(f"{version.id}: {version.n_cases} cases, sha256 {version.content_hash}")
+
+
+@click.command("diff")
+@click.argument("a")
+@click.argument("b")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@db_option
+def diff_cmd(a: str, b: str, as_json: bool, db: str | None) -> None:
+    """Cases added, removed and changed from version A to version B."""
+    diff = Store(db).diff_versions(a, b)
+    if as_json:
+        click.echo(json.dumps({"a": a, "b": b, "added": list(diff.added), "removed": list(diff.removed),
+                               "changed": list(diff.changed)}, indent=2))
+        return
+    click.echo(f"{a} → {b}: {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed")
+    for sign, ids in (("+", diff.added), ("-", diff.removed), ("~", diff.changed)):
+        for case_id in ids:
+            click.echo(f"{sign} {case_id}")
+
+
+@click.command("drift")
+@click.option("--tools", "tools_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The current tool schemas (JSON array); without it, each tool's newest imported schema.")
+@click.option("--source", default=None, help="Only gold cases from this source.")
+@db_option
+def drift_cmd(tools_file: Path | None, source: str | None, db: str | None) -> None:
+    """Flag gold cases whose tool schemas changed into the re-labeling queue. Exit 1 when a case no longer
+    fits (a removed tool or parameter, a rename, a new required field, a changed type)."""
+    tools = load_tools(tools_file) if tools_file else None
+    stale = Store(db).check_schema_drift(tools=tools, source=source, actor="cli")
+    for case in stale:
+        click.echo(f"{case.case_id}: {case.summary}")
+    blocking = sum(s.blocking for s in stale)
+    click.echo(f"{len(stale)} gold cases flagged for re-labeling ({blocking} no longer fit the tools)", err=True)
+    if blocking:
+        sys.exit(EXIT_FOUND)
+
+
+@click.command("lint")
+@click.argument("gold", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
+def lint_cmd(gold: Path, as_json: bool) -> None:
+    """Find suspect gold in GOLD (toolgold.gold/1): conflicting duplicates, calls that fail their own schema,
+    required arguments without a value, expected values that appear nowhere in the context. Exit 1 when
+    there are problems, 2 when GOLD cannot be read."""
+    with gold.open("rb") as fh:
+        cases = [case for _, case in read_records(fh, str(gold), expect=GoldCase)]
+    problems = lint(cases)
+    for p in problems:
+        if as_json:
+            click.echo(json.dumps(p.model_dump(mode="json"), sort_keys=True))
+        else:
+            click.echo(f"{gold}: {p.case_id}: {p.code}: {p.message}")
+    click.echo(f"{len(problems)} problems in {len(cases)} gold cases", err=True)
+    if problems:
+        sys.exit(EXIT_FOUND)
+
+
+COMMANDS = [versions_cmd, freeze_cmd, diff_cmd, drift_cmd, lint_cmd]
