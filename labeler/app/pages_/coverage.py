@@ -8,6 +8,7 @@ import streamlit as st
 from labeler.app import context, render
 
 TARGET_RATIO = 2.0
+BAR_COLOR = "#a86b00"  # the theme's primary colour
 STATUSES = {"": "All statuses", "submitted": "Submitted", "approved": "Approved"}
 BEHAVIORS = {"call": "Call", "no_call": "No tool call", "clarify": "Ask the user"}
 
@@ -18,8 +19,9 @@ def counts_table(title: str, counts: dict[str, int], key: str, label: str) -> No
         st.text("Nothing yet.")
         return
     frame = pd.DataFrame({label: list(counts), "Cases": list(counts.values())})
-    st.bar_chart(frame, x=label, y="Cases", horizontal=True, height=40 + 28 * len(counts), sort="-Cases")
-    with st.container(key=key):  # st.table reads Markdown: names from transcripts are escaped
+    st.bar_chart(frame, x=label, y="Cases", horizontal=True, height=max(140, 60 + 26 * len(counts)), sort="-Cases",
+                 color=BAR_COLOR)
+    with st.container(key=key), st.expander("As a table"):  # st.table reads Markdown: names are escaped
         st.table(frame.assign(**{label: frame[label].map(render.md_label)}), hide_index=True)
 
 
