@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 from pydantic import ValidationError
 
 from scorer import canonical
+from scorer.errors import ToolgoldError
 from scorer.model import Answer, ArgRule, Call, Frozen, GoldCase, ToolSpec
 from scorer.schemas import compiled
 
@@ -32,6 +33,18 @@ DriftKind = Literal["tool_removed", "param_renamed", "param_removed", "new_requi
 RENAME_SIMILARITY: Final = 0.6
 """How alike two parameter names must be (difflib ratio) to call one a rename of the other, when neither
 name contains the other."""
+
+
+class StaleGold(ToolgoldError):
+    """Gold cases do not fit the tool schemas they would be scored against (``stale`` lists them)."""
+
+    def __init__(self, stale: Sequence[StaleCase], shown: int = 5) -> None:
+        self.stale = tuple(stale)
+        lines = [f"{s.case_id}: {s.summary}" for s in self.stale[:shown]]
+        more = len(self.stale) - shown
+        super().__init__(
+            f"{len(self.stale)} gold cases do not fit the current tool schemas (relabel them, or --allow-stale "
+            "to score them anyway):\n  " + "\n  ".join(lines) + (f"\n  … and {more} more" if more > 0 else ""))
 
 
 class DriftReason(Frozen):
@@ -202,4 +215,4 @@ def migrate_case(case: GoldCase, current_tools: Sequence[ToolSpec]) -> GoldCase 
     return moved if again is None else None
 
 
-__all__ = ["DriftKind", "DriftReason", "StaleCase", "case_drift", "migrate_case", "stale_cases"]
+__all__ = ["DriftKind", "DriftReason", "StaleCase", "StaleGold", "case_drift", "migrate_case", "stale_cases"]

@@ -16,6 +16,7 @@ from labeler.cli.data import db_option, load_tools
 from labeler.hf_export import dataset_card, write_manifest, write_split
 from labeler.store import Store, StoreError
 from labeler.store_review import SPLITS, GoldVersion
+from scorer.drift import StaleGold, stale_cases
 from scorer.formats import read_records
 from scorer.hygiene import lint
 from scorer.model import GoldCase
@@ -81,6 +82,23 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
     store.note_export(chosen_version.id, actor=actor, target=str(out) if out else "stdout")
     click.echo(f"{chosen_version.id}: {chosen_version.n_cases} cases (sha256 {chosen_version.content_hash})",
                err=True)
+
+
+def check_stale(gold: Path, tools_file: Path, *, allow_stale: bool) -> None:
+    """``toolgold score --tools``: refuse gold that no longer fits the tools the agent ran with (raises
+    ``StaleGold``), or with ``allow_stale`` list it on stderr and go on."""
+    tools = load_tools(tools_file)
+    with gold.open("rb") as fh:
+        stale = [s for s in stale_cases((c for _, c in read_records(fh, str(gold), expect=GoldCase)), tools,
+                                        added_tools=False) if s.blocking]
+    if not stale:
+        return
+    if not allow_stale:
+        raise StaleGold(stale)
+    click.echo(f"warning: scoring {len(stale)} stale gold cases (their tools changed since they were labeled):",
+               err=True)
+    for s in stale:
+        click.echo(f"  stale {s.case_id}: {s.summary}", err=True)
 
 
 @click.command("versions")

@@ -37,6 +37,7 @@ from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Pair
 from scorer.errors import InvalidRecord, InvalidReport
 from scorer.formats import iter_json_lines, parse_json_text, parse_record
 from scorer.gates import check_gates, parse_threshold
+from scorer.judging import Judge
 from scorer.model import GoldCase, RunRecord
 from scorer.render import (
     FORMATS,
@@ -177,6 +178,8 @@ class Job:
 
 _INDEX: RunIndex | None = None
 """Set before workers fork, so each shares the index instead of pickling it."""
+_JUDGE: Judge | None = None
+"""The judge semantic arguments go to (``--judge``: verdicts already in the store), shared the same way."""
 
 
 def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
@@ -227,7 +230,7 @@ def _score_shard(job: Job) -> Shard:
                     if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
                         shard.without_run_examples.append(case.id)
                     continue
-                results = score_trials(case, runs)
+                results = score_trials(case, runs, judge=_JUDGE)
                 shard.builder.add(results)
                 if spool is not None:
                     for result in results:
@@ -333,9 +336,11 @@ class Scored:
 
 def score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
                 baseline: tuple[Report, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] | None,
-                thresholds: list[tuple[str, float]], max_tool_drop: float, min_tool_support: int) -> Scored:
-    global _INDEX
+                thresholds: list[tuple[str, float]], max_tool_drop: float, min_tool_support: int,
+                judge: Judge | None = None) -> Scored:
+    global _INDEX, _JUDGE
     _INDEX = index = RunIndex(runs)
+    _JUDGE = judge
     try:
         if workers <= 0:
             big = gold.stat().st_size >= PARALLEL_MIN_BYTES
@@ -364,7 +369,7 @@ def score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
         spools = [j.spool for j in jobs if j.spool is not None]
         return Scored(report.model_copy(update=update), spools)
     finally:
-        _INDEX = None
+        _INDEX = _JUDGE = None
 
 
 def _spooled_lines(spools: list[Path]) -> Iterator[str]:
@@ -417,18 +422,40 @@ def _load_baseline(path: Path) -> tuple[Report, tuple[np.ndarray[Any, Any], np.n
               help="Do not fail when cases have no run or runs name unknown cases (they are still reported).")
 @click.option("--workers", type=click.IntRange(0), default=0, show_default=True,
               help="Processes to score with; 0 picks one per core (up to 4) for large inputs.")
+@click.option("--tools", "current_tools", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="The tool schemas the agent ran with (JSON array): gold cases labeled against "
+                                 "schemas they no longer fit are stale, and scoring stops unless --allow-stale.")
+@click.option("--allow-stale", is_flag=True, help="With --tools: score stale gold cases anyway (listed on stderr).")
+@click.option("--judge", "use_judge", is_flag=True,
+              help="Ask the LLM judge about semantic arguments and flagged mismatches (cached verdicts cost "
+                   "nothing; without an API key the step is skipped and questions stay pending).")
+@click.option("--judge-model", default=None,
+              help="Judge model [default: $TOOLGOLD_JUDGE_MODEL, the app setting, or a current model].")
 @save_options
 def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tuple[str, ...],
               baseline: Path | None, max_tool_drop: float, min_tool_support: int, allow_unscored: bool,
-              workers: int, save: bool, **run_meta: str | None) -> None:
+              workers: int, current_tools: Path | None, allow_stale: bool, use_judge: bool,
+              judge_model: str | None, save: bool, **run_meta: str | None) -> None:
     """Score agent RUNS (toolgold.run/1) against GOLD cases (toolgold.gold/1)."""
+    if current_tools is not None:
+        from labeler.cli.gold import check_stale
+
+        check_stale(gold, current_tools, allow_stale=allow_stale)
     thresholds = [parse_threshold(t) for t in fail_under]
     base = _load_baseline(baseline) if baseline else None
     spooled = fmt in ("json", "junit") or save
     spool_dir = Path(tempfile.mkdtemp(prefix="toolgold-score-")) if spooled else None
+    judged = None
+    if use_judge:  # imported only here: the judge needs the store and the SDK
+        from labeler.cli.judge import judge_for_scoring
+
+        judged = judge_for_scoring(gold, runs, judge_model)
     try:
         scored = score_files(gold, runs, workers=workers, spool_dir=spool_dir, baseline=base,
-                             thresholds=thresholds, max_tool_drop=max_tool_drop, min_tool_support=min_tool_support)
+                             thresholds=thresholds, max_tool_drop=max_tool_drop, min_tool_support=min_tool_support,
+                             judge=judged.judge if judged else None)
+        if judged is not None:
+            scored.report = scored.report.model_copy(update={"judge": judged.usage})
         if out is None:
             _render(fmt, scored, sys.stdout)
             sys.stdout.flush()

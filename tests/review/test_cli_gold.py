@@ -157,3 +157,30 @@ def test_drift_on_import_and_against_a_declared_toolset(store: Store, tmp_path: 
     code, out, err = run("drift", "--tools", str(tools))
     assert (code, out) == (1, "a#t2: expected calls use `search_orders`, which the current tools no longer offer\n")
     assert err == "1 gold cases flagged for re-labeling (1 no longer fit the tools)\n"
+
+
+def test_score_refuses_gold_that_no_longer_fits_the_agents_tools(tmp_path: Path) -> None:
+    from scorer.model import RunCall, RunRecord
+
+    gold_file = tmp_path / "gold.jsonl"
+    gold_file.write_text(dumps_record(gold("a#t2")) + "\n" + dumps_record(gold("b#t2", customer="C-7")) + "\n")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(dumps_record(RunRecord(case_id=c, calls=(RunCall(
+        name="search_orders", arguments={"customer_id": v}),))) + "\n" for c, v in (("a#t2", "C-1042"),
+                                                                                      ("b#t2", "C-7"))))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([RENAMED.model_dump(), REFUND.model_dump()]))
+    code, out, err = run("score", str(gold_file), str(runs), "--tools", str(tools))
+    assert (code, out) == (2, "")
+    assert err == ("error: 2 gold cases do not fit the current tool schemas (relabel them, or --allow-stale to "
+                   "score them anyway):\n"
+                   "  a#t2: expected args use `customer`, renamed to `customer_id` in `search_orders`\n"
+                   "  b#t2: expected args use `customer`, renamed to `customer_id` in `search_orders`\n")
+    code, out, err = run("score", str(gold_file), str(runs), "--tools", str(tools), "--allow-stale")
+    assert code == 0 and "pass" in out
+    assert err.startswith("warning: scoring 2 stale gold cases (their tools changed since they were labeled):\n"
+                          "  stale a#t2: expected args use `customer`, renamed to `customer_id`")
+    # Tools that still fit: scoring goes ahead without a word about staleness.
+    tools.write_text(json.dumps([t.model_dump() for t in (gold("x").tools)]))
+    code, _, err = run("score", str(gold_file), str(runs), "--tools", str(tools))
+    assert "stale" not in err
