@@ -27,6 +27,9 @@ pages = [
             default=True),
     st.Page(PAGES / "label.py", title="Label", icon=":material/label:", url_path="label"),
     st.Page(PAGES / "coverage.py", title="Gold set", icon=":material/donut_small:", url_path="gold"),
+    st.Page(PAGES / "runs.py", title="Run history", icon=":material/show_chart:", url_path="runs"),
+    st.Page(PAGES / "run.py", title="Run", icon=":material/fact_check:", url_path="run"),
+    st.Page(PAGES / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
 ]
 if user is not None and user.role == "admin":
     pages.append(st.Page(PAGES / "admin.py", title="Users & tags", icon=":material/group:", url_path="admin"))
