@@ -20,7 +20,8 @@ PREVIEW_CHARS = 140
 
 STYLE = """
 <style>
-div[class*="st-key-err-"] [data-testid="stText"] { color: #b42318; }
+div[class*="st-key-err-"] [data-testid="stText"], div[class*="st-key-err-"] [data-testid="stText"] * {
+  color: #b42318; font-size: 0.875rem; }
 div[class*="st-key-mm-done-"] button { border-bottom: 4px solid #17b26a; }
 div[class*="st-key-mm-done-"] button[kind="secondary"] { background: #dcfae6; }
 div[class*="st-key-mm-draft-"] button { border-bottom: 4px solid #f79009; }

@@ -10,6 +10,7 @@ from labeler.store import QueueFilter, StoreError, TurnState, User
 from scorer.model import Transcript
 
 ANY = "Any"
+DID = {"call": "the agent called a tool", "text": "the agent answered in text", "open": "the agent has not answered yet"}
 VIEWS = ("Turns", "Trajectory")  # the URL carries the label: ?view=Trajectory
 STATUSES = {"unlabeled": "Has unlabeled turns", "draft": "My drafts", "submitted": "My submitted labels", ANY: ANY}
 KEYS = [
@@ -99,7 +100,7 @@ def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
             status = "done" if s.done else ("draft" if s.label_status == "draft" else "open")
             st.button(str(s.ordinal + 1), key=f"mm-{status}-{s.message_index}",
                       type="primary" if s.message_index == selected else "secondary",
-                      help=f"Decision point {s.ordinal + 1}: the agent {s.observed_behavior}; {status}",
+                      help=f"Decision point {s.ordinal + 1}: {DID.get(s.observed_behavior, s.observed_behavior)}; {status}",
                       on_click=goto, args=(transcript_id, s.message_index))
 
 
@@ -160,7 +161,7 @@ def labeling_view(user: User, transcript_id: str) -> None:
     if view == "Trajectory":
         trajectory_view(user, tr)
         return
-    st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · the agent {state.observed_behavior}")
+    st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · {DID.get(state.observed_behavior, state.observed_behavior)}")
 
     with st.container(horizontal=True, vertical_alignment="center"):
         st.button("Previous", key="prev", shortcut="Left", icon=":material/chevron_left:", disabled=position == 0,
