@@ -103,6 +103,16 @@ def forget(item: Item) -> None:
     st.session_state.pop(_state_key(item), None)
 
 
+def keep_only(item: Item) -> None:
+    """Drop the working copies of other items that hold nothing unsaved: the store has them, and coming
+    back then starts from the stored version (a copy with a conflict or unreadable input is kept)."""
+    current = _state_key(item)
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("work:") and k != current]:
+        work = st.session_state[key]
+        if work.conflict is None and not work.input_errors and work.error is None:
+            del st.session_state[key]
+
+
 def widget_key(item: Item, work: Work, name: str) -> str:
     return f"{item.key}:{work.gen}:{name}"
 

@@ -227,3 +227,16 @@ def test_trajectory_view_prefills_the_agents_calls_and_submits_a_trajectory_case
     assert (gold.order, [c.name for c in gold.expected.calls], gold.after[0].requires, gold.forbidden[0].name) == (
         "superset", ["get_reservation_details", "transfer_to_human_agents"], (0,), "cancel_reservation")
     assert people.get_trajectory_label(TAU, "ann").status == "submitted"  # type: ignore[union-attr]
+
+
+def test_coming_back_to_a_turn_shows_what_another_tab_saved_meanwhile(people: Store, app: AppTest) -> None:
+    open_turn(app, turn=4)
+    button(app, "decide-no_call").click().run()
+    app.button(key="next").click().run()  # on to turn 6
+    people.save_label(TAU, 4, "ann", LabelBody(decision="clarify"), version=1)  # another tab, meanwhile
+    app.button(key="prev").click().run()
+    assert app.query_params["turn"] == "4"
+    assert button(app, "decide-clarify").proto.type == "primary"
+    button(app, "decide-no_call").click().run()  # and saving again is no conflict
+    assert not app.error
+    assert people.get_label(TAU, 4, "ann").version == 3  # type: ignore[union-attr]

@@ -127,6 +127,7 @@ def trajectory_view(user: User, tr: Transcript) -> None:
         render.conversation(tr)
     with right:
         item = Item(tr.id, None, user.name)
+        editing.keep_only(item)
         trajectory_panel.trajectory_panel(item, tr, editing.load(item, tr).status)
 
 
@@ -186,6 +187,7 @@ def labeling_view(user: User, transcript_id: str) -> None:
         render.conversation(tr, selected, fold_before=previous)
     with right:
         item = Item(transcript_id, selected, user.name)
+        editing.keep_only(item)
         work = editing.load(item, tr)
         panel.label_panel(item, tr, state, work.status, states)
 
