@@ -32,6 +32,7 @@ from labeler.labels import (
     trajectory_case,
     trajectory_case_id,
 )
+from labeler.store_judge import JudgeStore, migrate_judge
 from labeler.store_review import ReviewStore, migrate_review
 from labeler.store_runs import RunsStore, migrate_run_history
 from scorer import canonical
@@ -329,6 +330,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (2, "labeling: users, labels, leases, tag vocabulary", _m002_labeling),
     (3, "review and gold versions: versions, review queue, settings, re-labeling queue", migrate_review),
     (4, "trajectory labels", _m004_trajectory_labels),
+    (5, "judge verdicts and queue: verdict cache, where questions came from, adjudications", migrate_judge),
     (6, "run history: saved runs, their numbers and per-case outcomes", migrate_run_history),
 ]
 
@@ -338,7 +340,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
 # --------------------------------------------------------------------------------------------------
 
 
-class Store(ReviewStore, RunsStore):
+class Store(ReviewStore, RunsStore, JudgeStore):
     """All persistence for toolgold. Construct once per process (the app caches it)."""
 
     def __init__(self, url: str | os.PathLike[str] | None = None) -> None:

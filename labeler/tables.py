@@ -392,3 +392,72 @@ class RunCaseErrorRow(SQLModel, table=True):
     pattern: str
     tool: str | None = None
     arg: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Judge verdicts and queue (migration 5): the verdict cache, where questions came from, adjudications
+# --------------------------------------------------------------------------------------------------
+
+
+class JudgeVerdictRow(SQLModel, table=True):
+    """One judge question and its verdict, keyed by a hash of (kind, inputs, model, prompt version).
+
+    ``pending`` rows are the queue (not asked yet, or still failing after the SDK's retries: ``problem``
+    says why); ``answered`` rows are the cache. The request and reply are stored in full; no API key is."""
+
+    __tablename__ = "judge_verdicts"
+    __table_args__ = (Index("ix_judge_verdicts_status_model", "status", "model"),)
+    key: str = Field(primary_key=True)
+    kind: str  # semantic_argument | mismatch
+    model: str
+    prompt_version: str
+    inputs: str  # canonical JSON: what the prompt shows
+    request: str  # canonical JSON: the Messages API request body
+    status: str  # pending | answered
+    verdict: str | None = None  # equivalent | not_equivalent | gold_wrong | ambiguous | needs_review
+    rationale: str | None = None
+    confidence: float | None = None
+    problem: str | None = None  # why needs_review, or why still pending
+    reply: str | None = None  # canonical JSON of the API reply
+    reply_model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # an estimate (labeler.judge.pricing)
+    latency_s: float | None = None
+    attempts: int = 0
+    created_at: str
+    updated_at: str
+    answered_at: str | None = None
+
+
+class JudgeUseRow(SQLModel, table=True):
+    """Where a verdict was asked for: a case, run and trial (``refs``), and whether it went to review."""
+
+    __tablename__ = "judge_uses"
+    verdict_key: str = Field(foreign_key="judge_verdicts.key", primary_key=True)
+    ref_hash: str = Field(primary_key=True)
+    kind: str
+    case_id: str = Field(index=True)
+    refs: str  # canonical JSON: case_id, version, run, trial, the agent's answer
+    queue_state: str = Field(index=True)  # waiting | queued | not_needed | no_case
+    review_item_id: int | None = Field(default=None, index=True)
+    created_at: str
+
+
+class JudgeAdjudicationRow(SQLModel, table=True):
+    """A reviewer's decision on a judge verdict: what calibration compares the judge with."""
+
+    __tablename__ = "judge_adjudications"
+    id: int | None = Field(default=None, primary_key=True)
+    review_item_id: int = Field(index=True)
+    verdict_key: str = Field(foreign_key="judge_verdicts.key", index=True)
+    kind: str
+    model: str
+    prompt_version: str
+    judge_verdict: str
+    reviewer_verdict: str  # equivalent | not_equivalent | gold_wrong | ambiguous
+    decision: str  # confirm_defect | accept_alternative | fix_gold | judge_wrong
+    reviewer: str
+    note: str = ""
+    new_version: str | None = None
+    created_at: str = Field(index=True)

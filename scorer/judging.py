@@ -31,6 +31,34 @@ class ArgumentVerdict(Frozen):
     reason: str = ""
 
 
+class JudgeUsage(Frozen):
+    """What the LLM judge did for a report: its questions, API calls, tokens and an estimated cost."""
+
+    model: str
+    prompt_versions: tuple[str, ...] = ()
+    questions: int = 0
+    """Distinct questions this scoring needed (semantic arguments and flagged mismatches)."""
+    semantic_questions: int = 0
+    mismatch_questions: int = 0
+    cache_hits: int = 0
+    """Questions answered from the verdict cache, with no API call."""
+    api_calls: int = 0
+    answered: int = 0
+    needs_review: int = 0
+    """Replies without a usable verdict (a refusal, no or malformed tool input): a person decides."""
+    pending: int = 0
+    """Questions still waiting (no key, or failing after retries); ``toolgold judge`` resumes them."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated_cost_usd: float | None = None
+    """From a list-price table per model family; None when the model's family is not in it."""
+    queued_for_review: int = 0
+    not_queued_unknown_case: int = 0
+    """Verdicts that needed a reviewer but whose gold case is not in the store (import it to queue them)."""
+    skipped: str | None = None
+    """Why the judge was not asked at all (e.g. no API key)."""
+
+
 @runtime_checkable
 class Judge(Protocol):
     def judge_argument(self, question: ArgumentQuestion) -> ArgumentVerdict:
@@ -39,4 +67,4 @@ class Judge(Protocol):
         ...
 
 
-__all__ = ["ArgumentQuestion", "ArgumentVerdict", "Judge"]
+__all__ = ["ArgumentQuestion", "ArgumentVerdict", "Judge", "JudgeUsage"]

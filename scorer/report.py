@@ -13,6 +13,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from scorer.arguments import ARGUMENT_CODES
 from scorer.codes import DIMENSION_OF, NO_CALL, ErrorCode
+from scorer.judging import JudgeUsage
 from scorer.model import Frozen
 from scorer.results import CaseError, CaseResult
 from scorer.stats import pass_hat_k, wilson
@@ -202,6 +203,8 @@ class Report(Frozen):
     """The first failing (or needs-review) results, as examples for readable outputs."""
     comparison: Comparison | None = None
     gates: tuple[GateResult, ...] = ()
+    judge: JudgeUsage | None = None
+    """What the LLM judge did (``toolgold score --judge``); None when no judge took part."""
     cases: tuple[CaseResult, ...] = ()
     """Every result, when kept (the Python API); the CLI streams them into the JSON report instead."""
 

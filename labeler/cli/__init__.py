@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "score": "labeler.cli.score:score_cmd",
     "run": "labeler.cli.run:run_cmd",
     "runs": "labeler.cli.runs:runs_cmd",
+    "judge": "labeler.cli.judge:judge_cmd",
     "versions": "labeler.cli.gold:versions_cmd",
     "freeze": "labeler.cli.gold:freeze_cmd",
     "diff": "labeler.cli.gold:diff_cmd",

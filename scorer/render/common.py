@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scorer.codes import NO_CALL
+from scorer.judging import JudgeUsage
 from scorer.report import Rate, Report
 
 TOP_PATTERNS = 10
@@ -87,6 +88,24 @@ def unscored_lines(report: Report) -> list[str]:
     if u.runs_for_unknown_cases:
         lines.append(f"{u.runs_for_unknown_cases} run(s) reference unknown case ids "
                      f"(e.g. {', '.join(u.examples_unknown)})")
+    return lines
+
+
+def judge_lines(usage: JudgeUsage | None) -> list[str]:
+    """What the LLM judge did, in words (calls, tokens, estimated cost, what waits)."""
+    if usage is None:
+        return []
+    u = usage
+    lines = [f"{u.questions} question(s) for {u.model} ({u.semantic_questions} semantic argument, "
+             f"{u.mismatch_questions} mismatch): {u.cache_hits} from the cache, {u.api_calls} API call(s), "
+             f"{u.answered} answered ({u.needs_review} without a usable verdict), {u.pending} pending"]
+    cost = "cost unknown for this model" if u.estimated_cost_usd is None else f"≈ ${u.estimated_cost_usd:.4f} (estimate)"
+    lines.append(f"{u.input_tokens:,} input + {u.output_tokens:,} output tokens, {cost}; "
+                 f"{u.queued_for_review} queued for review")
+    if u.not_queued_unknown_case:
+        lines.append(f"{u.not_queued_unknown_case} verdict(s) not queued: their gold cases are not in the store")
+    if u.skipped:
+        lines.append(f"judge skipped: {u.skipped}")
     return lines
 
 

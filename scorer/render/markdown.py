@@ -11,6 +11,7 @@ from scorer.render.common import (
     comparison_lines,
     gate_lines,
     headline_rows,
+    judge_lines,
     tool_rows,
     unscored_lines,
 )
@@ -38,6 +39,8 @@ def render_markdown(report: Report) -> str:
         out.append(f"> **Unscored:** {escape(line)}")
     if report.gates:
         out += ["", "### Gates", ""] + [f"- {escape(line)}" for line in gate_lines(report)]
+    if report.judge is not None:
+        out += ["", "### Judge", ""] + [f"- {escape(line)}" for line in judge_lines(report.judge)]
     out += ["", "### Dimensions", ""]
     out += table(("dimension", "metric", "value", "count", "95% CI"),
                  [(r.dimension, r.metric, *cells(r)) for r in headline_rows(report)])

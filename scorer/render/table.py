@@ -11,6 +11,7 @@ from scorer.render.common import (
     comparison_lines,
     gate_lines,
     headline_rows,
+    judge_lines,
     tool_rows,
     unscored_lines,
 )
@@ -57,4 +58,6 @@ def render_table(report: Report) -> str:
         out += ["", "Against the baseline:"] + [f"  {line}" for line in lines]
     if report.gates:
         out += ["", "Gates:"] + [f"  {line}" for line in gate_lines(report)]
+    if report.judge is not None:
+        out += ["", "Judge:"] + [f"  {line}" for line in judge_lines(report.judge)]
     return "\n".join(out) + "\n"
