@@ -6,7 +6,7 @@
   strings) with about 20% errors of every kind (wrong tool, wrong or missing argument, extra parameter,
   type error, unparseable arguments, missing or unexpected calls).
 - Core: parses a sample of cases and runs into objects first (not timed), then times `score_trials` +
-  `ReportBuilder.add` on one core. Target ≥ 50,000 cases/s.
+  `ReportBuilder.add` on one core, best of 5 passes. Target ≥ 50,000 cases/s.
 - End to end: `toolgold score GOLD RUNS` (table, and JSON listing every case) in a subprocess, with one
   worker and with automatic workers; wall time and peak memory: the largest single process's peak RSS and
   the whole process tree's proportional set size sampled from /proc (forked workers share pages).
@@ -156,9 +156,10 @@ def generate(directory: Path, n: int, seed: int = 7) -> tuple[Path, Path]:
     return gold_path, runs_path
 
 
-def core_throughput(gold: Path, runs: Path, sample: int) -> tuple[int, float, float]:
-    """Cases per second of score_trials + ReportBuilder.add over ``sample`` pre-parsed cases, one core:
-    by wall clock, and by this process's CPU time (steadier when other work shares the machine)."""
+def core_throughput(gold: Path, runs: Path, sample: int, repeats: int = 5) -> tuple[int, float, float]:
+    """Cases per second of score_trials + ReportBuilder.add over ``sample`` pre-parsed cases on one core,
+    the best of ``repeats`` passes (as timeit does: other work on the machine only ever slows a pass down),
+    by wall clock and by this process's CPU time."""
     import gc
 
     from scorer.api import score_trials
@@ -170,14 +171,17 @@ def core_throughput(gold: Path, runs: Path, sample: int) -> tuple[int, float, fl
         cases = [c for _, (_, c) in zip(range(sample), read_records(g, str(gold), expect=GoldCase), strict=False)]
         records = [c for _, (_, c) in zip(range(sample), read_records(r, str(runs), expect=RunRecord), strict=False)]
     gc.freeze()  # the parsed sample is input, not work: keep the collector from rescanning it
-    builder = ReportBuilder()
-    started, cpu_started = time.perf_counter(), time.process_time()
-    for case, run in zip(cases, records, strict=True):
-        builder.add(score_trials(case, [run]))
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    builder.finish()
+    best_wall = best_cpu = float("inf")
+    for _ in range(repeats):
+        builder = ReportBuilder()
+        started, cpu_started = time.perf_counter(), time.process_time()
+        for case, run in zip(cases, records, strict=True):
+            builder.add(score_trials(case, [run]))
+        best_wall = min(best_wall, time.perf_counter() - started)
+        best_cpu = min(best_cpu, time.process_time() - cpu_started)
+        builder.finish()
     gc.unfreeze()
-    return len(cases), len(cases) / elapsed, len(cases) / cpu
+    return len(cases), len(cases) / best_wall, len(cases) / best_cpu
 
 
 _WRAPPER = (
@@ -275,7 +279,8 @@ def main(argv: list[str]) -> None:
         # Last: the sample parsed into memory here would otherwise inflate the forks above.
         sampled, rate, cpu_rate = core_throughput(gold, runs, min(args.core_sample, args.cases))
         rows.insert(0, ("scoring core, one core", f"{sampled:,} cases",
-                        f"{rate:,.0f} cases/s wall clock ({cpu_rate:,.0f} per CPU second)", "≥ 50,000 cases/s",
+                        f"{rate:,.0f} cases/s wall clock, best of 5 ({cpu_rate:,.0f} per CPU second)",
+                        "≥ 50,000 cases/s",
                         "yes" if rate >= 50_000 else "NO"))
         print(f"core: {rate:,.0f} cases/s wall clock, {cpu_rate:,.0f} cases per CPU second", flush=True)
     print("\n| measurement | input | result | target | met |\n|---|---|---|---|---|")

@@ -344,11 +344,11 @@ def score_trajectory(case: GoldCase, run: RunRecord, *, judge: Judge | None = No
     best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     verdicts = verdicts_of(
-        sequencing=dimension_ok(best.errors, "sequencing"),
-        arguments=(not any(e.code in ARGUMENT_CODES for e in best.errors))
-        if answer.behavior == "call" and made else None,
-        abstention=(answer.behavior == "call") == bool(made),
-        grounding=not any(e.code in GROUNDING_CODES for e in best.errors) if made else None)
+        None,
+        (not any(e.code in ARGUMENT_CODES for e in best.errors)) if answer.behavior == "call" and made else None,
+        dimension_ok(best.errors, "sequencing"),
+        (answer.behavior == "call") == bool(made),
+        not any(e.code in GROUNDING_CODES for e in best.errors) if made else None)
     return build_result(case, run.trial, best, status, actual_tools=actual_names, verdicts=verdicts,
                         calls=len(made))
 

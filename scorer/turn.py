@@ -27,9 +27,9 @@ WRONG_TOOL_COST = 1_000
 """Above any realistic count of argument errors: pairing the right tools always comes first."""
 
 
-def canonical_order(calls: Sequence[RunCall]) -> tuple[RunCall, ...]:
+def canonical_order(calls: tuple[RunCall, ...]) -> tuple[RunCall, ...]:
     if len(calls) < 2:
-        return tuple(calls)
+        return calls
     return tuple(sorted(calls, key=lambda c: (c.name, canonical.dumps(c.arguments))))
 
 
@@ -202,6 +202,9 @@ def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) 
         return None
     if facts.case.arg_rules and any(r.match == "from_call" for c in expected for r in facts.rules(c.name).values()):
         return None
+    if len(expected) == 1:
+        name = expected[0].name
+        return AnswerScore("expected", expected_tools=(name,), confusion=[(name, name)])
     names = tuple(c.name for c in expected)
     return AnswerScore("expected", expected_tools=names, confusion=sorted((n, n) for n in names))
 
@@ -243,13 +246,16 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
         best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     args_scored = answer.behavior == "call" and best.selection_ok
+    errors = best.errors
     verdicts = verdicts_of(
-        selection=best.selection_ok,
-        arguments=(not any(e.code in ARGUMENT_CODES for e in best.errors)) if args_scored else None,
-        abstention=(answer.behavior == "call") == bool(actual),
-        grounding=not any(e.code in GROUNDING_CODES for e in best.errors) if actual else None)
-    return build_result(case, run.trial, best, status, actual_tools=tuple(c.name for c in actual),
-                        verdicts=verdicts, calls=len(actual))
+        best.selection_ok,
+        (not errors or not any(e.code in ARGUMENT_CODES for e in errors)) if args_scored else None,
+        None,
+        (answer.behavior == "call") == bool(actual),
+        (not errors or not any(e.code in GROUNDING_CODES for e in errors)) if actual else None)
+    actual_tools = (actual[0].name,) if len(actual) == 1 else tuple(c.name for c in actual)
+    return build_result(case, run.trial, best, status, actual_tools=actual_tools, verdicts=verdicts,
+                        calls=len(actual))
 
 
 __all__ = ["GROUNDING_CODES", "WRONG_TOOL_COST", "canonical_order", "exact_answer", "fabricated", "grounding_errors",

@@ -88,8 +88,8 @@ def choose(scores: Iterable[AnswerScore], facts: CaseFacts, judge: Judge | None)
 
 
 @lru_cache(maxsize=256)
-def verdicts_of(*, selection: bool | None = None, arguments: bool | None = None, sequencing: bool | None = None,
-                abstention: bool | None = None, grounding: bool | None = None) -> Verdicts:
+def verdicts_of(selection: bool | None, arguments: bool | None, sequencing: bool | None,
+                abstention: bool | None, grounding: bool | None) -> Verdicts:
     """Shared instances (they are frozen): there are only a few dozen distinct verdict combinations."""
     return Verdicts(selection=selection, arguments=arguments, sequencing=sequencing, abstention=abstention,
                     grounding=grounding)
