@@ -1,4 +1,13 @@
-"""toolgold's scorer: the pure library. Domain types, formats and scoring; no I/O, no SQL, no UI."""
+"""toolgold's scorer: the pure library. Domain types, formats and scoring; no I/O, no SQL, no UI.
+
+The scoring API (``evaluate``, ``score``, ``score_case``, the result types) loads on first use, so tools that
+only read or write formats do not pay for importing the scorer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import InvalidRecord, ScoringInputError, ToolgoldError, UnknownFormat, UnrecognizedInput
 from scorer.model import (
@@ -13,13 +22,43 @@ from scorer.model import (
     Transcript,
 )
 
+if TYPE_CHECKING:
+    from scorer.api import evaluate, score, score_case
+    from scorer.codes import ErrorCode
+    from scorer.judging import ArgumentQuestion, ArgumentVerdict, Judge
+    from scorer.report import Report
+    from scorer.results import CaseError, CaseResult
+
+_LAZY = {
+    "evaluate": "scorer.api", "score": "scorer.api", "score_case": "scorer.api", "ErrorCode": "scorer.codes",
+    "ArgumentQuestion": "scorer.judging", "ArgumentVerdict": "scorer.judging", "Judge": "scorer.judging",
+    "Report": "scorer.report", "CaseError": "scorer.results", "CaseResult": "scorer.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scorer' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "Answer",
     "ArgRule",
+    "ArgumentQuestion",
+    "ArgumentVerdict",
     "Call",
+    "CaseError",
+    "CaseResult",
+    "ErrorCode",
     "GoldCase",
     "InvalidRecord",
+    "Judge",
     "Message",
+    "Report",
     "RunCall",
     "RunRecord",
     "ScoringInputError",
@@ -28,4 +67,7 @@ __all__ = [
     "Transcript",
     "UnknownFormat",
     "UnrecognizedInput",
+    "evaluate",
+    "score",
+    "score_case",
 ]

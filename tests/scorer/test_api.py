@@ -68,3 +68,13 @@ def test_agent_outputs_of_every_shape_become_run_records() -> None:
 
 def test_a_fake_judge_satisfies_the_protocol() -> None:
     assert isinstance(FakeJudge("equivalent"), Judge)
+
+
+def test_the_package_exports_its_public_api() -> None:
+    import scorer
+
+    for name in scorer.__all__:
+        assert getattr(scorer, name) is not None, name
+    assert scorer.score is score and scorer.evaluate is evaluate
+    with pytest.raises(AttributeError):
+        scorer.not_a_name  # noqa: B018
