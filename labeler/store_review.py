@@ -559,17 +559,21 @@ class ReviewStore:
             return conn.scalar(select(func.count()).select_from(t.ReviewItemRow)
                                .where(t.ReviewItemRow.status != "resolved")) or 0
 
-    def _submitted_cases(self, conn: Connection, turn_pk: int, transcript_id: str,
-                         message_index: int) -> dict[str, tuple[GoldCase | None, bool, list[str]]]:
+    def _submitted_cases(self, conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
+                         loaded: dict[str, Any] | None = None) -> dict[str, tuple[GoldCase | None, bool, list[str]]]:
         """Each annotator's submitted label of a turn as a gold case (None when it no longer builds), whether
-        it is flagged unsure, and what keeps it from building; in order of submission."""
+        it is flagged unsure, and what keeps it from building; in order of submission. ``loaded`` caches
+        parsed transcripts across calls."""
         rows = conn.execute(
             select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
             .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
             .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
         if not rows:
             return {}
-        transcript, source = self._load_transcript(conn, transcript_id)  # type: ignore[attr-defined]
+        cache = loaded if loaded is not None else {}
+        if transcript_id not in cache:
+            cache[transcript_id] = self._load_transcript(conn, transcript_id)  # type: ignore[attr-defined]
+        transcript, source = cache[transcript_id]
         out: dict[str, tuple[GoldCase | None, bool, list[str]]] = {}
         for annotator, text, submitted_at in rows:
             body = LabelBody.model_validate_json(text)
@@ -1119,6 +1123,41 @@ class ReviewStore:
             raise core.PermissionDenied(f"{actor!r} ({role}) cannot edit {owner!r}'s label: labels are personal; "
                                         "a reviewer changes the gold with 'edit and accept'")
         return self.save_label(transcript_id, message_index, owner, body, version=version)  # type: ignore[attr-defined, no-any-return]
+
+    # -- agreement and hygiene inputs ------------------------------------------------------------------------
+
+    def agreement_labels(self, *, actor: str) -> dict[str, dict[str, GoldCase]]:
+        """Every turn with two or more submitted labels: case id -> annotator -> that label as a gold case
+        (reviewers and admins: annotators label blind)."""
+        with self.read() as conn:
+            _require_role(conn, actor, REVIEWER_ROLES, "see how annotators agree")
+            shared = (select(t.LabelRow.turn_id).where(t.LabelRow.status == "submitted")
+                      .group_by(t.LabelRow.turn_id).having(func.count() >= 2))
+            turns = conn.execute(
+                select(t.TurnRow.id, t.TranscriptRow.external_id, t.TurnRow.message_index)
+                .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+                .where(t.TurnRow.id.in_(shared))  # type: ignore[union-attr]
+                .order_by(t.TranscriptRow.external_id, t.TurnRow.message_index)).all()
+            loaded: dict[str, Any] = {}
+            out = {}
+            for turn_pk, transcript_id, index in turns:
+                labels = self._submitted_cases(conn, turn_pk, transcript_id, index, loaded)
+                out[gold_case_id(transcript_id, index)] = {a: c for a, (c, _, _) in labels.items() if c is not None}
+            return out
+
+    def gold_cases(self, *, split: str | None = None, status: str | None = None) -> list[GoldCase]:
+        """The live gold cases (for hygiene checks), ordered by id."""
+        return [GoldCase.model_validate_json(line)
+                for line in self.iter_gold_lines(split=split, status=status)]  # type: ignore[attr-defined]
+
+    def review_item_for(self, ref: str) -> ReviewItem | None:
+        """The undecided item about a case, if any (escalated first)."""
+        with self.read() as conn:
+            row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.ref == ref,
+                                                             t.ReviewItemRow.status != "resolved")
+                               .order_by((t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id)  # type: ignore[arg-type]
+                               .limit(1)).first()
+        return _review_item(row) if row else None
 
     # -- what annotators may see --------------------------------------------------------------------------
 

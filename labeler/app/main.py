@@ -31,6 +31,19 @@ pages = [
     st.Page(PAGES / "run.py", title="Run", icon=":material/fact_check:", url_path="run"),
     st.Page(PAGES / "compare.py", title="Compare runs", icon=":material/compare_arrows:", url_path="compare"),
 ]
+pages.append(st.Page(PAGES / "review.py", title="Review", icon=":material/rate_review:", url_path="review"))
+if user is not None and user.role in ("reviewer", "admin"):
+    pages += [
+        st.Page(PAGES / "agreement.py", title="Agreement", icon=":material/groups:", url_path="agreement"),
+        st.Page(PAGES / "versions.py", title="Gold versions", icon=":material/inventory_2:", url_path="versions"),
+        st.Page(PAGES / "hygiene.py", title="Gold hygiene", icon=":material/cleaning_services:", url_path="hygiene"),
+    ]
+if user is not None and user.role in ("reviewer", "admin"):  # the judge's pages
+    pages += [
+        st.Page(PAGES / "adjudication.py", title="Adjudication", icon=":material/gavel:", url_path="adjudication"),
+        st.Page(PAGES / "calibration.py", title="Judge calibration", icon=":material/balance:",
+                url_path="calibration"),
+    ]
 if user is not None and user.role == "admin":
     pages.append(st.Page(PAGES / "admin.py", title="Users & tags", icon=":material/group:", url_path="admin"))
 

@@ -1,0 +1,52 @@
+"""Gold hygiene (reviewers and admins): suspect gold cases, found by ``scorer.hygiene`` (the same checks as
+``toolgold lint``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from labeler.app import context, identity, render
+from scorer.hygiene import lint
+
+CODES = {
+    "conflicting_duplicate": "Same context, conflicting labels",
+    "conflicting_near_duplicate": "Nearly the same context, conflicting labels",
+    "schema_violation": "Expected call fails its tool's schema",
+    "missing_required_value": "Required argument without a value",
+    "ungrounded_value": "Expected value appears nowhere in the context",
+    "unknown_tool": "Expected call to a tool not offered",
+}
+STATUSES = {"": "Any status", "submitted": "Submitted", "approved": "Approved"}
+SHOWN = 500
+
+identity.require("reviewer", "admin")
+store = context.store()
+st.title("Gold hygiene")
+st.caption("Gold that is probably wrong, found without running an agent. The same checks run in "
+           "`toolgold lint GOLD.jsonl`.")
+left, right = st.columns(2)
+split = left.selectbox("Split", ["", "regression", "rolling"], format_func=lambda s: s or "Both splits",
+                       key="hy-split", bind="query-params")
+status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.get, key="hy-status", bind="query-params")
+cases = store.gold_cases(split=split or None, status=status or None)
+problems = lint(cases)
+by_code = {code: sum(p.code == code for p in problems) for code in CODES}
+with st.container(key="hygiene-summary"):
+    st.text(f"{len(problems)} problems in {len(cases)} gold cases "
+            f"({len({p.case_id for p in problems})} cases affected)")
+cols = st.columns(3)
+for n, (code, title) in enumerate(CODES.items()):
+    cols[n % 3].metric(title, by_code[code])
+if not problems:
+    st.stop()
+st.bar_chart(pd.DataFrame({"Problem": [CODES[c] for c in by_code], "Cases": list(by_code.values())}),
+             x="Problem", y="Cases", horizontal=True, sort="-Cases")
+chosen = st.pills("Show", list(CODES), format_func=CODES.get, selection_mode="multi",
+                  default=[c for c in CODES if by_code[c]], key="hy-codes")
+shown = [p for p in problems if p.code in (chosen or [])][:SHOWN]
+with st.container(key="hygiene-problems"):
+    st.table({"Case": [render.md_label(p.case_id) for p in shown], "Problem": [CODES[p.code] for p in shown],
+              "Detail": [render.md_escape(p.message) for p in shown]}, hide_index=True)
+if len(problems) > SHOWN:
+    st.caption(f"The first {SHOWN} are shown; `toolgold lint` lists all.")

@@ -1,0 +1,263 @@
+"""Review: what needs a reviewer's decision, the versions side by side, and the decision.
+
+Reviewers and admins see the queue (annotator disagreements, unsure flags, judge mismatches), the
+re-labeling queue (schema drift) and the uncontested cases to approve. Annotators see what was sent back to
+them, with the reviewer's comment. The store checks the role again on every decision: a page opened before
+a role changed cannot approve anything.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+from pydantic import ValidationError
+
+from labeler.app import context, identity, render, review_view
+from labeler.store import StoreError, User
+from labeler.store_review import REVIEWER_ROLES, ReviewDetail
+from scorer.drift import migrate_case
+from scorer.model import GoldCase
+
+ITEM_PARAM = "item"
+KINDS = {"disagreement": "Annotators disagree", "unsure": "Flagged unsure", "judge_mismatch": "Judge mismatch"}
+FIELD_NAMES = {"decision": "decision kind", "tool": "tool", "label": "whole label"}
+
+
+def act(done: str, run: object) -> None:
+    """Run a store action from a callback; keep its outcome for the next run of the page."""
+    try:
+        run()  # type: ignore[operator]
+    except StoreError as exc:
+        st.session_state["review-error"] = str(exc)
+    else:
+        st.session_state["review-done"] = done
+
+
+def select_item(item_id: int | None) -> None:
+    if item_id is None:
+        st.query_params.pop(ITEM_PARAM, None)
+    else:
+        st.query_params[ITEM_PARAM] = str(item_id)
+
+
+def selected_item() -> int | None:
+    raw = st.query_params.get(ITEM_PARAM)
+    return int(raw) if raw and raw.isdigit() else None
+
+
+# -- decisions (callbacks) ---------------------------------------------------------------------------------
+
+
+def accept(user: User, item_id: int) -> None:
+    choice = st.session_state[f"choice-{item_id}"]
+    comment = st.session_state.get(f"comment-{item_id}", "")
+    act(f"Approved {choice} for item {item_id}",
+        lambda: (context.store().accept_review(item_id, choice, actor=user.name, comment=comment), select_item(None)))
+
+
+def edit_and_accept(user: User, item_id: int, base: GoldCase) -> None:
+    raw = st.session_state[f"edit-{item_id}"]
+    comment = st.session_state.get(f"comment-{item_id}", "")
+    try:
+        changes = json.loads(raw)
+        if not isinstance(changes, dict):
+            raise ValueError("expected a JSON object")
+        case = GoldCase.model_validate({**base.model_dump(mode="json"), **changes})
+    except (ValueError, ValidationError) as exc:
+        st.session_state["review-error"] = f"The edit is not a valid gold case: {exc}"
+        return
+    act(f"Approved your edit for item {item_id}",
+        lambda: (context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment),
+                 select_item(None)))
+
+
+def reject(user: User, item_id: int) -> None:
+    comment = st.session_state.get(f"comment-{item_id}", "")
+    act(f"Sent item {item_id} back to its annotators",
+        lambda: (context.store().reject_review(item_id, actor=user.name, comment=comment), select_item(None)))
+
+
+def escalate(user: User, item_id: int) -> None:
+    comment = st.session_state.get(f"comment-{item_id}", "")
+    act(f"Escalated item {item_id} to the admins",
+        lambda: context.store().escalate_review(item_id, actor=user.name, comment=comment))
+
+
+def approve_uncontested(user: User, case_ids: list[str]) -> None:
+    act(f"Approved {len(case_ids)} uncontested cases",
+        lambda: context.store().approve_cases(case_ids, actor=user.name))
+
+
+def migrate(user: User, item_id: int) -> None:
+    act(f"Migrated re-labeling item {item_id}", lambda: context.store().resolve_relabel(item_id, actor=user.name))
+
+
+def dismiss(user: User, item_id: int) -> None:
+    note = st.session_state.get(f"dismiss-note-{item_id}", "")
+    act(f"Dismissed re-labeling item {item_id}",
+        lambda: context.store().dismiss_relabel(item_id, actor=user.name, note=note))
+
+
+# -- views ---------------------------------------------------------------------------------------------------
+
+
+def annotator_view(user: User) -> None:
+    """What a reviewer sent back to this annotator, with why."""
+    st.subheader("Returned to you")
+    returned = context.store().returned_to(user.name)
+    if not returned:
+        st.text("Nothing was sent back to you. Reviewing is for reviewers and admins.")
+        return
+    for n, item in enumerate(returned):
+        transcript_id, _, turn = item.ref.rpartition("#t")
+        with st.container(border=True, key=f"returned-{n}"):
+            st.text(f"{item.ref} · {item.decided_by} · {item.decided_at}")
+            st.text(f"Why: {item.comment}")
+            st.page_link("pages_/label.py", label="Label it again", icon=":material/label:",
+                         query_params={context.TRANSCRIPT_PARAM: transcript_id, context.TURN_PARAM: turn})
+
+
+def queue_list(user: User) -> None:
+    store = context.store()
+    kinds = st.pills("Show", list(KINDS), format_func=KINDS.get, selection_mode="multi", default=list(KINDS),
+                     key="review-kinds")
+    items = store.review_queue(actor=user.name, kinds=kinds or list(KINDS))
+    if not items:
+        with st.container(key="queue-empty"):
+            st.text("Nothing needs a decision.")
+        return
+    for n, item in enumerate(items):
+        with st.container(key=f"review-row-{n}"):
+            cells = st.columns([3, 2, 4, 1], vertical_alignment="center")
+            cells[0].text(item.ref)
+            cells[1].text(KINDS[item.kind] + (" · escalated" if item.status == "escalated" else ""))
+            fields = item.payload.get("fields") or []
+            who = item.payload.get("annotators") or []
+            cells[2].text(", ".join(FIELD_NAMES.get(f, f.removeprefix("arg:")) for f in fields)
+                          or ", ".join(str(a) for a in who) or str(item.payload.get("verdict", "")))
+            cells[3].button("Open", key=f"review-open-{item.id}", type="tertiary", on_click=select_item,
+                            args=(item.id,))
+
+
+def detail_view(user: User, detail: ReviewDetail) -> None:
+    item = detail.item
+    st.button("Back to the queue", icon=":material/arrow_back:", type="tertiary", on_click=select_item,
+              args=(None,), key="review-back")
+    with st.container(key="review-head"):
+        st.text(f"{item.ref} · {KINDS[item.kind]} · {item.status}")
+        if detail.disagreeing:
+            st.text("Disagree on: " + ", ".join(FIELD_NAMES.get(f, f.removeprefix("arg:"))
+                                                for f in detail.disagreeing))
+        escalation = item.payload.get("escalation")
+        if isinstance(escalation, dict):
+            st.text(f"Escalated by {escalation.get('by')}: {escalation.get('comment')}")
+        if item.kind == "judge_mismatch":
+            st.text(f"Judge: {item.payload.get('verdict', '?')} · {item.payload.get('rationale', '')}")
+    if detail.transcript_id is not None and detail.message_index is not None:
+        with st.expander("Conversation up to the decision point", icon=":material/forum:"):
+            render.conversation(context.transcript(detail.transcript_id), detail.message_index)
+    keys = [c.key for c in detail.candidates]
+    titles = {c.key: c.title for c in detail.candidates}
+    choice_key = f"choice-{item.id}"
+    chosen = st.radio("Version to approve", keys, format_func=lambda k: render.md_label(titles[k]),
+                      index=keys.index(detail.preselected) if detail.preselected in keys else 0, horizontal=True,
+                      key=choice_key)
+    columns = st.columns(max(len(detail.candidates), 1), gap="small")
+    for column, candidate in zip(columns, detail.candidates, strict=False):
+        with column:
+            review_view.candidate_card(candidate, chosen=candidate.key == chosen)
+    st.text_area("Comment (why; required to reject or escalate)", key=f"comment-{item.id}", height=80)
+    with st.container(horizontal=True, key="review-actions"):
+        st.button("Accept version", type="primary", icon=":material/check:", key=f"accept-{item.id}",
+                  on_click=accept, args=(user, item.id))
+        st.button("Reject and requeue", icon=":material/undo:", key=f"reject-{item.id}", on_click=reject,
+                  args=(user, item.id))
+        st.button("Escalate", icon=":material/priority_high:", key=f"escalate-{item.id}", on_click=escalate,
+                  args=(user, item.id), disabled=item.status == "escalated")
+    base = next((c.case for c in detail.candidates if c.key == chosen and c.case is not None), None)
+    if base is not None:
+        with st.expander("Edit and accept", icon=":material/edit:"):
+            editable = {k: v for k, v in base.model_dump(mode="json").items()
+                        if k in ("expected", "alternatives", "arg_rules", "tags", "rationale")}
+            st.text_area("The chosen version's answer as JSON: change it, then accept", key=f"edit-{item.id}",
+                         value=json.dumps(editable, indent=2, ensure_ascii=False), height=260)
+            st.button("Edit and accept", key=f"edit-accept-{item.id}", on_click=edit_and_accept,
+                      args=(user, item.id, base))
+
+
+def uncontested(user: User) -> None:
+    store = context.store()
+    split = st.selectbox("Split", ["regression", "rolling"], key="approve-split")
+    ready = store.approvable_cases(split)
+    with st.container(key="uncontested"):
+        st.text(f"{len(ready)} submitted {split} cases need no decision (no disagreement, no flag, enough labels).")
+    st.button(f"Approve {len(ready)} uncontested cases", disabled=not ready, key="approve-uncontested",
+              on_click=approve_uncontested, args=(user, ready))
+
+
+def relabeling(user: User) -> None:
+    store = context.store()
+    items = store.relabel_queue(actor=user.name)
+    if not items:
+        with st.container(key="relabel-empty"):
+            st.text("No gold case waits for re-labeling: the tool schemas still fit.")
+        return
+    for item in items:
+        with st.container(border=True, key=f"relabel-{item.id}"):
+            st.text(item.case_id + ("" if item.blocking else " (a note: nothing breaks)"))
+            for reason in item.reasons:
+                st.text("• " + reason.message)
+            try:
+                live = store.get_gold(item.case_id)
+            except StoreError:
+                live = None
+            migratable = live is not None and migrate_case(live, item.tools) is not None
+            with st.container(horizontal=True):
+                st.button("Migrate to the new schema", key=f"migrate-{item.id}", disabled=not migratable,
+                          on_click=migrate, args=(user, item.id),
+                          help=None if migratable else "A person must decide: edit the case or dismiss the flag.")
+                st.text_input("Why it still holds", key=f"dismiss-note-{item.id}", label_visibility="collapsed",
+                              placeholder="Why the case still holds")
+                st.button("Dismiss", key=f"dismiss-{item.id}", on_click=dismiss, args=(user, item.id))
+
+
+def reviewer_view(user: User) -> None:
+    store = context.store()
+    store.sync_review_queue()
+    counts = store.review_counts()
+    cols = st.columns(4)
+    cols[0].metric("Disagreements", counts.get("disagreement", 0))
+    cols[1].metric("Unsure", counts.get("unsure", 0))
+    cols[2].metric("Judge mismatches", counts.get("judge_mismatch", 0))
+    cols[3].metric("Escalated", counts.get("escalated", 0))
+    chosen = selected_item()
+    if chosen is not None:
+        try:
+            detail = store.review_detail(chosen, actor=user.name)
+        except StoreError as exc:
+            st.text(str(exc))
+            select_item(None)
+        else:
+            if detail.item.status == "resolved":
+                select_item(None)
+            else:
+                detail_view(user, detail)
+                return
+    queue, relabel, approve = st.tabs(["Queue", "Re-labeling (schema drift)", "Approve uncontested"])
+    with queue:
+        queue_list(user)
+    with relabel:
+        relabeling(user)
+    with approve:
+        uncontested(user)
+
+
+render.inject_style()
+current = identity.require()
+st.title("Review")
+review_view.flash("review")
+if current.role in REVIEWER_ROLES:
+    reviewer_view(current)
+else:
+    annotator_view(current)

@@ -1,0 +1,74 @@
+"""Rendering for the review pages: a gold case version as a compact, inert card, and flash messages.
+
+Everything that came from a transcript, a label or a tool schema goes through ``st.text`` / ``st.code`` (or
+``render.md_label`` where Streamlit reads Markdown), as on the other pages.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from labeler.app import render
+from labeler.store_review import ReviewCandidate
+from scorer.matchers import describe
+from scorer.model import Answer, GoldCase
+
+BEHAVIOR = {"call": "Call", "no_call": "No tool call", "clarify": "Ask the user"}
+
+
+def safe_key(text: str) -> str:
+    """A widget or container key (a CSS class in the page) from any text."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", text)
+
+
+def flash(prefix: str) -> None:
+    """Show (once) the error or confirmation a callback left in the session state under ``prefix``."""
+    if f"{prefix}-error" in st.session_state:
+        with st.container(key=f"err-{prefix}"):
+            st.error(st.session_state.pop(f"{prefix}-error"), icon=":material/block:")
+    if f"{prefix}-done" in st.session_state:
+        with st.container(key=f"{prefix}-done"):
+            st.success(st.session_state.pop(f"{prefix}-done"), icon=":material/check:")
+
+
+def answer_lines(answer: Answer) -> None:
+    if answer.behavior != "call":
+        st.text(BEHAVIOR[answer.behavior])
+        return
+    for call in answer.calls:
+        st.code(f"{call.name}({render.pretty_json(call.arguments)})", language="json", wrap_lines=True)
+    if answer.tool_only:
+        st.caption("tool only: any arguments")
+
+
+def case_card(case: GoldCase) -> None:
+    """The expected answer, how each argument is compared, alternatives, tags and rationale."""
+    st.text(f"Decision: {BEHAVIOR[case.expected.behavior]}")
+    answer_lines(case.expected)
+    for tool, rules in sorted(case.arg_rules.items()):
+        for arg, rule in sorted(rules.items()):
+            gold = next((c.arguments.get(arg) for c in case.expected.calls if c.name == tool), None)
+            st.text(f"{tool}.{arg}: {describe(rule, gold, case.reference_time)}"
+                    + (" · may be omitted" if rule.optional else ""))
+    for n, alternative in enumerate(case.alternatives, start=1):
+        st.caption(f"Alternative {n}")
+        answer_lines(alternative)
+    if case.tags:
+        st.text("Tags: " + ", ".join(case.tags))
+    if case.rationale:
+        st.text("Why: " + case.rationale)
+
+
+def candidate_card(candidate: ReviewCandidate, *, chosen: bool) -> None:
+    with st.container(border=True, key=f"cand-{safe_key(candidate.key)}"):
+        st.text(("▶ " if chosen else "") + candidate.title)
+        if len(candidate.annotators) > 1:
+            st.caption("Same as: " + ", ".join(render.md_label(a) for a in candidate.annotators[1:]))
+        if candidate.case is None:
+            st.text("Cannot be approved as it is:")
+            for problem in candidate.problems:
+                st.text("• " + problem)
+            return
+        case_card(candidate.case)

@@ -1,0 +1,163 @@
+"""The review pages under AppTest: the real app script and a real store, clicked as each role would."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from labeler.labels import LabelBody
+from labeler.store import Store
+from scorer.model import Call
+from tests.app.conftest import APP_MAIN
+from tests.review.kit import REFUND, gold, people, put, transcript
+from tests.review.test_drift import RENAMED
+
+REVIEWER_PAGES = ["pages_/review.py", "pages_/agreement.py", "pages_/versions.py", "pages_/hygiene.py"]
+
+
+def lookup(customer: str) -> LabelBody:
+    return LabelBody(decision="same" if customer == "C-1042" else "different",
+                     calls=(Call(name="search_orders", arguments={"customer": customer}),), tags=("happy_path",))
+
+
+@pytest.fixture
+def team(store: Store) -> Store:
+    """t1#t2 labeled twice, in disagreement (ann: C-1042, bob: C-1024); t2#t2 labeled once by ann."""
+    people(store)
+    put(store, transcript("t1"), transcript("t2", "Orders for C-77 please", observed={"customer": "C-77"}))
+    store.submit_label("t1", 2, "ann", lookup("C-1042"), version=0)
+    store.submit_label("t1", 2, "bob", lookup("C-1024"), version=0)
+    store.submit_label("t2", 2, "ann", lookup("C-77"), version=0)
+    return store
+
+
+@pytest.fixture
+def app() -> AppTest:
+    return AppTest.from_file(str(APP_MAIN), default_timeout=30)
+
+
+def open_page(app: AppTest, user: str, page: str, **params: str) -> AppTest:
+    app.query_params["user"] = user
+    for key, value in params.items():
+        app.query_params[key] = value
+    app.run()
+    app.switch_page(page).run()
+    assert not app.exception, app.exception
+    return app
+
+
+def texts(app: AppTest) -> list[str]:
+    return [t.value for t in app.text]
+
+
+@pytest.mark.parametrize("name", ["ann", "rita", "root"])
+def test_every_review_page_loads_for_every_role(team: Store, app: AppTest, name: str) -> None:
+    open_page(app, name, "pages_/review.py")
+    if name == "ann":
+        assert "Nothing was sent back to you. Reviewing is for reviewers and admins." in texts(app)
+        for page in REVIEWER_PAGES[1:]:
+            with pytest.raises(ValueError, match="Could not find a navigation page"):
+                app.switch_page(page)
+        return
+    for page in REVIEWER_PAGES:
+        app.switch_page(page).run()
+        assert not app.exception, (page, app.exception)
+
+
+def test_a_reviewer_resolves_a_disagreement_choosing_a_version(team: Store, app: AppTest) -> None:
+    open_page(app, "rita", "pages_/review.py")
+    assert [m.value for m in app.metric][:2] == ["1", "0"]  # one disagreement, nothing unsure
+    [item] = team.review_queue(actor="rita")
+    app.button(key=f"review-open-{item.id}").click().run()
+    radio = app.radio(key=f"choice-{item.id}")
+    assert radio.value == "label:ann"  # ties go to the first submitted label
+    assert "Disagree on: search_orders.customer" in texts(app)
+    radio.set_value("label:bob").run()
+    app.text_area(key=f"comment-{item.id}").input("the customer typed C-1024 later").run()
+    app.button(key=f"accept-{item.id}").click().run()
+    assert not app.exception
+    case = team.get_gold("t1#t2")
+    assert (case.provenance.status, case.provenance.reviewer, case.expected.calls[0].arguments) == (
+        "approved", "rita", {"customer": "C-1024"})
+    assert app.success[0].value == f"Approved label:bob for item {item.id}"
+    assert team.review_queue(actor="rita") == []
+
+
+def test_reject_needs_a_comment_and_the_annotator_reads_it(team: Store, app: AppTest) -> None:
+    team.sync_review_queue()
+    [item] = team.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    app.button(key=f"reject-{item.id}").click().run()
+    assert app.error[0].value == "say why when you reject: the annotators will read it"
+    app.text_area(key=f"comment-{item.id}").input("both ids appear; ask the user").run()
+    app.button(key=f"reject-{item.id}").click().run()
+    assert [r.status for r in team.labels_for_turn("t1", 2)] == ["draft", "draft"]
+    annotator = AppTest.from_file(str(APP_MAIN), default_timeout=30)
+    open_page(annotator, "bob", "pages_/review.py")
+    assert "Why: both ids appear; ask the user" in texts(annotator)
+
+
+def test_a_reviewer_demoted_while_the_page_is_open_cannot_approve(team: Store, app: AppTest) -> None:
+    team.sync_review_queue()
+    [item] = team.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    team.set_user("rita", role="annotator", actor="root")
+    app.button(key=f"accept-{item.id}").click().run()
+    assert app.error[0].value == "only a reviewer or admin can approve or reject gold cases ('rita' is annotator)"
+    assert team.get_gold("t1#t2").provenance.status == "submitted"
+
+
+def test_uncontested_cases_are_approved_from_the_page(team: Store, app: AppTest) -> None:
+    open_page(app, "rita", "pages_/review.py")
+    assert "1 submitted regression cases need no decision (no disagreement, no flag, enough labels)." in texts(app)
+    app.button(key="approve-uncontested").click().run()
+    assert team.get_gold("t2#t2").provenance.reviewer == "rita"
+
+
+def test_freeze_diff_and_export_on_the_versions_page(team: Store, app: AppTest) -> None:
+    open_page(app, "root", "pages_/versions.py")
+    assert "Nothing is frozen yet." in texts(app)
+    app.button(key="FormSubmitter:freeze-Freeze").click().run()
+    assert app.error[0].value.startswith("there are no approved regression gold cases to freeze")
+    team.approve_cases(["t2#t2"], actor="root")
+    app.text_input(key="freeze-note").input("baseline")
+    app.button(key="FormSubmitter:freeze-Freeze").click().run()
+    version = team.get_version("regression-v1")
+    assert app.success[0].value == f"Froze regression-v1: 1 cases, sha256 {version.content_hash}"
+    assert "regression-v1 → regression-v1: 0 added, 0 removed, 0 changed" in texts(app)
+    app.button(key="prepare-export").click().run()
+    assert not app.exception
+    assert app.session_state["export-ready"] == ("regression-v1", "".join(
+        line + "\n" for line in team.iter_version_lines("regression-v1", actor="root")))
+
+
+def test_the_agreement_page_shows_fields_and_the_worst_turns(team: Store, app: AppTest) -> None:
+    open_page(app, "root", "pages_/agreement.py")
+    assert "Overlap now: off (every turn gets one annotator)" in texts(app)
+    assert app.metric[0].value == "1"
+    assert "t1#t2" in texts(app)  # the disagreement is listed
+    app.number_input(key="overlap-n").set_value(3)  # inside a form: sent with the submit button
+    app.slider(key="overlap-percent").set_value(25)
+    app.button(key="FormSubmitter:overlap-Set overlap").click().run()
+    assert team.overlap().annotators == 3 and team.overlap().percent == 25
+    reviewer = AppTest.from_file(str(APP_MAIN), default_timeout=30)
+    open_page(reviewer, "rita", "pages_/agreement.py")
+    assert "An admin sets the overlap." in [c.value for c in reviewer.caption]
+
+
+def test_the_hygiene_page_lists_suspect_gold(team: Store, app: AppTest) -> None:
+    put(team, gold("g1#t2", expected=gold("x").expected.model_copy(update={"calls": (
+        Call(name="refund_order", arguments={"order_id": "O-404"}),)})))
+    open_page(app, "rita", "pages_/hygiene.py")
+    # Its context is t1#t2's, with a conflicting answer, and the order id it expects is made up.
+    assert "2 problems in 3 gold cases (1 cases affected)" in texts(app)
+
+
+def test_the_relabeling_queue_migrates_a_renamed_parameter(team: Store, app: AppTest) -> None:
+    put(team, gold("g1#t2"))
+    team.check_schema_drift(tools=[RENAMED, REFUND])
+    open_page(app, "rita", "pages_/review.py")
+    item = next(i for i in team.relabel_queue(actor="rita") if i.case_id == "g1#t2")
+    assert "• expected args use `customer`, renamed to `customer_id` in `search_orders`" in texts(app)
+    app.button(key=f"migrate-{item.id}").click().run()
+    assert team.get_gold("g1#t2").expected.calls[0].arguments == {"customer_id": "C-1042"}
