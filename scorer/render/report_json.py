@@ -45,6 +45,15 @@ def write_json(report: Report, out: TextIO, case_lines: Iterable[str] | None = N
     out.write("\n  ]\n}\n")
 
 
+def report_json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``toolgold.report/1`` (published as docs/schema/report-v1.schema.json); the error
+    codes appear in it as an enum, so other tools can check the contract."""
+    schema = Report.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://toolgold.dev/schema/toolgold.report-1.json"
+    return schema
+
+
 def _report(data: Any, source: str) -> Report:
     if not isinstance(data, dict) or data.get("format") != "toolgold.report/1":
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
@@ -89,4 +98,4 @@ def _stream_cases(lines: Iterator[str], source: str) -> Iterator[dict[str, Any]]
             yield value
 
 
-__all__ = ["load_report", "write_json"]
+__all__ = ["load_report", "report_json_schema", "write_json"]

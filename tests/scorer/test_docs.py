@@ -32,3 +32,27 @@ def test_the_score_command_help_names_every_format() -> None:
     help_text = CliRunner().invoke(cli, ["score", "--help"]).stdout
     for fmt in FORMATS:
         assert fmt in help_text
+
+
+def test_the_published_report_schema_is_current_and_names_every_error_code() -> None:
+    import json
+
+    from scorer.render.report_json import report_json_schema
+
+    published = json.loads((REPO / "docs" / "schema" / "report-v1.schema.json").read_text(encoding="utf-8"))
+    assert published == report_json_schema(), (
+        "regenerate: python -c \"import json; from scorer.render.report_json import report_json_schema; "
+        "open('docs/schema/report-v1.schema.json', 'w').write(json.dumps(report_json_schema(), indent=2, "
+        "sort_keys=True) + '\\n')\"")
+    assert published["$defs"]["ErrorCode"]["enum"] == [c.value for c in ErrorCode]
+
+
+def test_a_json_report_validates_against_the_published_schema() -> None:
+    import json
+
+    import jsonschema
+
+    from tests.scorer.test_report import mixed_report
+
+    schema = json.loads((REPO / "docs" / "schema" / "report-v1.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(mixed_report().model_dump(mode="json"))
