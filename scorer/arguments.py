@@ -91,15 +91,16 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         if key in skip:
             continue
         rule = rules.get(key, DEFAULT_RULE)
-        if rule.match == "from_call":
-            continue
         wanted = gold.get(key, ABSENT)
         if key not in args:
             if not rule.optional:
                 errors.append(CaseError(
-                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, expected=wanted,
+                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step,
+                    expected=None if wanted is ABSENT else wanted,
                     note=f"called {tool} without {key}; expected {describe(rule, wanted, facts.reference_time)}"))
             continue
+        if rule.match == "from_call":
+            continue  # its source is checked once the caller knows which call produced which result
         value = args[key]
         if wanted is ABSENT and not rule.accept:
             if rule.match == "any" or _is_default(facts, tool, key, value):

@@ -269,6 +269,8 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
         return ("one of " if len(resolved) > 1 else "") + ", ".join(resolved) + f" ({kind})"
     if kind == "currency" and rule.currency:
         return f"{shown} (currency, default {rule.currency})"
+    if kind == "from_call":
+        return f"a value from the result of expected call {rule.from_call} (from_call)"
     if kind == "phone" and rule.region:
         return f"{shown} (phone, region {rule.region})"
     return f"{shown} ({kind})"

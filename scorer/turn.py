@@ -15,7 +15,7 @@ from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_er
 from scorer.assignment import optimal_pairs
 from scorer.codes import NO_CALL, ErrorCode
 from scorer.facts import CaseFacts
-from scorer.grounding import checked_keys, scalar_texts, ungrounded
+from scorer.grounding import checked_keys, is_phone_key, scalar_texts, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
@@ -144,7 +144,7 @@ def fabricated(call: RunCall, facts: CaseFacts) -> list[CaseError]:
         if rule is not None and rule.grounded is False:
             continue
         for text in scalar_texts(args[key]):
-            if text.casefold() not in facts.gold_texts and not facts.context.contains(text):
+            if text.casefold() not in facts.gold_texts and not facts.context.contains(text, phone=is_phone_key(key)):
                 errors.append(CaseError(
                     code=ErrorCode.FABRICATED_VALUE, tool=call.name, arg=key, actual=args[key],
                     note=f"called {call.name} with {key} {show(text)}, which the user never gave; "

@@ -201,3 +201,13 @@ def test_levenshtein_and_longest_increasing_subsequence() -> None:
     assert levenshtein(["a", "b"], ["a", "b"]) == 0
     assert longest_increasing([3, 0, 1, 2]) == {1, 2, 3}
     assert longest_increasing([]) == set()
+
+
+def test_a_from_call_argument_left_out_is_a_wrong_value() -> None:
+    gold = trajectory(call("search_orders", customer_id="C-1042"), call("issue_refund", order_id="O-?", amount=20),
+                      arg_rules=FROM_SEARCH)
+    result = score_case(gold, agent(SEARCH, ("issue_refund", {"amount": 20})))
+    assert result.errors == (CaseError(
+        code=ErrorCode.MISSING_REQUIRED_ARG, tool="issue_refund", arg="order_id", step=1, expected="O-?",
+        note="called issue_refund without required order_id; expected a value from the result of expected call 0 "
+             "(from_call)"),)
