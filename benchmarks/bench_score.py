@@ -252,8 +252,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--cases", type=int, default=1_000_000)
     parser.add_argument("--core-sample", type=int, default=100_000,
                         help="cases parsed into memory for the core measurement")
-    parser.add_argument("--workers", type=int, nargs="*", default=[1, 0],
-                        help="end-to-end worker settings to measure (0 = automatic)")
+    parser.add_argument("--workers", type=int, nargs="*", default=[0],
+                        help="end-to-end worker settings to measure (0 = automatic, the default of toolgold "
+                             "score); e.g. --workers 1 0")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
         directory = Path(tmp)
