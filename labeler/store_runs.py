@@ -29,7 +29,7 @@ from scorer.errors import ToolgoldError
 from scorer.formats import dumps_record, parse_json_text, parse_record
 from scorer.model import GoldCase, RunRecord
 from scorer.report import ConfusionCell, McNemar, Rate, Report, pattern_of
-from scorer.results import CaseResult
+from scorer.results import CaseResult, Verdicts
 from scorer.stats import mcnemar_exact, wilson
 
 SAVE_CHUNK = 500
@@ -434,6 +434,29 @@ class RunsStore:
         if body is None:
             raise RunNotFound(f"no saved run with id {run_id!r} (toolgold runs list shows the saved runs)")
         return Report.model_validate_json(body)
+
+    def result_lines(self, run_id: str) -> Iterator[str]:
+        """Every result of a run as a ``CaseResult`` JSON line, in (case id, trial) order: what a report's
+        per-case list needs to serve as a ``--baseline``. Failures are as scored; a passing result is rebuilt
+        from its row (its confusion pairs, call counts and sequence metrics are not kept)."""
+        c = t.RunCaseRow
+        with self.read() as conn:
+            pk = self._run_pk(conn, run_id)
+            rows = conn.execute(select(c.case_id, c.trial, c.kind, c.status, c.matched, c.expected_behavior,
+                                       c.actual_behavior, c.selection, c.arguments, c.sequencing,
+                                       c.expected_tools, c.actual_tools, c.split, c.toolkit_size, c.tags, c.result)
+                                .where(c.run_pk == pk)).all()
+        for row in sorted(rows, key=lambda r: (r.case_id, r.trial)):
+            if row.result is not None:
+                yield row.result
+                continue
+            matched = int(row.matched) if row.matched and row.matched.isdigit() else row.matched
+            yield CaseResult(
+                case_id=row.case_id, trial=row.trial, kind=row.kind, status=row.status, matched=matched,
+                expected_behavior=row.expected_behavior, actual_behavior=row.actual_behavior,
+                verdicts=Verdicts(selection=row.selection, arguments=row.arguments, sequencing=row.sequencing),
+                expected_tools=_json_list(row.expected_tools), actual_tools=_json_list(row.actual_tools),
+                split=row.split, toolkit_size=row.toolkit_size, tags=_json_list(row.tags)).model_dump_json()
 
     # -- history ----------------------------------------------------------------------------------
 

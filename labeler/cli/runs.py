@@ -226,6 +226,49 @@ def diff_cmd(before: str, after: str) -> None:
     click.echo("\n".join(diff_lines(diff)))
 
 
+@runs_cmd.command("baseline")
+@click.argument("run_id", required=False)
+@click.option("--gold", "gold", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Take the latest saved run on this gold file's version (the one --baseline may be compared with).")
+@click.option("--gold-version", default=None, help="Take the latest saved run on this gold version.")
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the JSON report.")
+@click.option("--allow-missing", is_flag=True, help="No saved run to take: write nothing and exit 0.")
+def baseline_cmd(run_id: str | None, gold: Path | None, gold_version: str | None, out: Path,
+                 allow_missing: bool) -> None:
+    """Write a saved run as a JSON report for `toolgold score --baseline`: RUN_ID, or the latest run on a gold
+    version (runs are only compared on the same gold version)."""
+    from scorer.render import write_json
+
+    if gold is not None and gold_version is None:
+        gold_version = _read_gold(gold, set())[0].version
+    store = _store()
+    try:
+        if run_id is None:
+            found = store.list_runs(gold_version=gold_version, limit=1)
+            if not found:
+                where = f" on gold version {gold_version}" if gold_version else ""
+                if allow_missing:
+                    click.echo(f"no saved run{where}: no baseline written", err=True)
+                    return
+                from labeler.store_runs import RunNotFound
+
+                raise RunNotFound(f"no saved run{where} (toolgold score ... --save saves one)")
+            run_id = found[0].run_id
+        info = store.get_run(run_id)
+        if gold_version is not None and info.gold_version != gold_version:
+            from labeler.store_runs import GoldVersionMismatch
+
+            raise GoldVersionMismatch([(run_id, info.gold_version), (str(gold or "--gold-version"), gold_version)])
+        report = store.run_report(run_id)
+        with out.open("w", encoding="utf-8") as fh:
+            write_json(report, fh, store.result_lines(run_id))
+    finally:
+        store.close()
+    click.echo(f"wrote {out}: run {info.run_id} ({info.name}, saved {info.created_at}) on gold version "
+               f"{info.gold_version}", err=True)
+
+
 @runs_cmd.command("delete")
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Do not ask.")

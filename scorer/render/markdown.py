@@ -18,6 +18,9 @@ from scorer.render.common import (
 from scorer.report import Report
 
 TOP_TOOLS = 25
+TOP_REGRESSIONS = 25
+TOP_FAILURE_ROWS = 60
+"""Bounds that keep the comment PR-sized whatever the gold set's size: about 40,000 characters at most."""
 
 
 def escape(text: str) -> str:
@@ -53,10 +56,21 @@ def render_markdown(report: Report) -> str:
         out += [f"1. {escape(p.sentence)}" for p in report.failure_patterns[:TOP_PATTERNS]]
     lines = comparison_lines(report)
     if lines:
-        out += ["", "### Against the baseline", ""] + [f"- {escape(line)}" for line in lines]
+        # A PR comment stays readable (and under GitHub's 65,536 characters) with thousands of tools:
+        # the worst regressions are listed, the rest counted.
+        # comparison_lines ends with one line per regression, in the comparison's order.
+        found = report.comparison.regressions if report.comparison else ()
+        head, regressions = lines[: len(lines) - len(found)], lines[len(lines) - len(found):]
+        worst = sorted(range(len(found)), key=lambda i: -found[i].drop)[:TOP_REGRESSIONS]
+        kept = head + [regressions[i] for i in worst]
+        out += ["", "### Against the baseline", ""] + [f"- {escape(line)}" for line in kept]
+        if len(found) > TOP_REGRESSIONS:
+            out.append(f"- (+{len(found) - TOP_REGRESSIONS} more tool regressions in the JSON report)")
     if report.failures:
         out += ["", "<details><summary>Failures</summary>", ""]
         rows = [(r.case_id, e.code.value, e.note) for r in report.failures[:TOP_FAILURES] for e in r.errors]
-        out += table(("case", "code", "note"), rows)
+        out += table(("case", "code", "note"), rows[:TOP_FAILURE_ROWS])
+        if len(rows) > TOP_FAILURE_ROWS:
+            out += ["", f"(+{len(rows) - TOP_FAILURE_ROWS} more errors; --format json lists every case)"]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"

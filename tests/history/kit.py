@@ -16,7 +16,7 @@ Each agent answers correctly except where its ``faults`` say otherwise (case id 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from labeler.history import RunMeta, score_and_save
@@ -65,11 +65,11 @@ def gold_cases(*, version: str | None = None, changed: str | None = None) -> lis
                 tools=_toolkit(tool, n), expected=Answer(behavior="call", calls=(Call(name=tool, arguments={arg: expected}),)),
                 tags=tags, provenance=provenance))
     for n in range(8):
-        cases.append(GoldCase(id=f"thanks-{n:02d}", messages=(Message(role="user", content="Thanks, that is all."),),
+        cases.append(GoldCase(id=f"thanks-{n:02d}", messages=(Message(role="user", content=f"Thanks, that is all for ticket T-{n}."),),
                               tools=_toolkit("get_order", n), expected=Answer(behavior="no_call"),
                               tags=("tool_shaped_language",), provenance=provenance))
     for n in range(6):
-        cases.append(GoldCase(id=f"book-{n:02d}", messages=(Message(role="user", content="Book me a table."),),
+        cases.append(GoldCase(id=f"book-{n:02d}", messages=(Message(role="user", content=f"Book me a table for {n + 2}."),),
                               tools=(TOOL["book_table"], TOOL["get_order"]), expected=Answer(behavior="clarify"),
                               tags=("underspecified",), provenance=provenance))
     return cases
@@ -93,6 +93,19 @@ def _answer(case: GoldCase, fault: str | None) -> list[dict[str, Any]] | None:
     if fault == "wrong_value":
         return [{"name": expected.name, "arguments": {k: f"{v}-7" for k, v in expected.arguments.items()}}]
     raise ValueError(f"unknown fault {fault!r}")
+
+
+def context_agent(cases: Sequence[GoldCase], faults: Mapping[str, str]) -> Callable[..., Any]:
+    """An agent function (``fn(messages, tools)``, the contract of ``toolgold run --agent python:...``) that
+    recognizes each case by its last message and answers with the case's fault, if any."""
+    by_text = {case.messages[-1].content: case for case in cases}
+    assert len(by_text) == len(cases), "every case needs its own last message"
+
+    def answer(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[dict[str, Any]] | None:
+        case = by_text[messages[-1].content]
+        return _answer(case, faults.get(case.id))
+
+    return answer
 
 
 def agent_runs(cases: Sequence[GoldCase], faults: Mapping[str, str], *, run_id: str, model: str,

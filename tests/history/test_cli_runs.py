@@ -109,3 +109,37 @@ def test_comparing_runs_on_different_gold_versions_is_a_clear_error(tmp_path: Pa
     assert (code, err.strip()) == (2, "error: no saved run with id 'nope' (toolgold runs list shows the saved runs)")
     assert toolgold("runs", "delete", "run-v3", "--yes")[:2] == (0, "deleted run run-v3\n")
     assert [r.run_id for r in store.list_runs()] == ["run-v2"]
+
+
+def test_a_saved_run_is_a_baseline_as_good_as_its_json_report(tmp_path: Path, store: Store) -> None:
+    gold, before = agent_files(tmp_path, "v2")
+    report = tmp_path / "v2-report.json"
+    assert toolgold("score", str(gold), str(before), "--save", "--format", "json", "--out", str(report))[0] == 0
+    code, _, err = toolgold("runs", "baseline", "--gold", str(gold), "--out", str(tmp_path / "last.json"))
+    assert code == 0, err
+    assert err.startswith("wrote ") and "run run-v2 (run-v2, saved " in err
+    _, after = agent_files(tmp_path, "v3")
+    from_history = toolgold("score", str(gold), str(after), "--baseline", str(tmp_path / "last.json"),
+                            "--format", "json", "--out", str(tmp_path / "a.json"))
+    from_file = toolgold("score", str(gold), str(after), "--baseline", str(report), "--format", "json",
+                         "--out", str(tmp_path / "b.json"))
+    assert from_history[0] == from_file[0] == 1  # search_orders fell from 91.7% to 66.7%
+    ours = json.loads((tmp_path / "a.json").read_text())["comparison"]
+    assert ours == json.loads((tmp_path / "b.json").read_text())["comparison"]
+    assert (ours["mcnemar"]["only_current"], ours["mcnemar"]["only_baseline"]) == (3, 3)
+    assert [r["tool"] for r in ours["regressions"]] == ["search_orders"]
+
+
+def test_baseline_refuses_another_gold_version_and_may_be_missing(tmp_path: Path, store: Store) -> None:
+    out = tmp_path / "last.json"
+    code, _, err = toolgold("runs", "baseline", "--gold-version", "regression-v9", "--out", str(out))
+    assert (code, err.strip()) == (2, "error: no saved run on gold version regression-v9 (toolgold score ... "
+                                      "--save saves one)")
+    code, _, err = toolgold("runs", "baseline", "--out", str(out), "--allow-missing")
+    assert (code, err.strip(), out.exists()) == (0, "no saved run: no baseline written", False)
+    gold, runs = agent_files(tmp_path, "v2")
+    assert toolgold("score", str(gold), str(runs), "--save")[0] == 0
+    other = write(tmp_path / "other.jsonl", gold_cases(changed="get_order-05"))
+    code, _, err = toolgold("runs", "baseline", "run-v2", "--gold", str(other), "--out", str(out))
+    assert code == 2 and err.startswith("error: runs are only compared on the same gold version: run-v2 on sha256:")
+    assert not out.exists()
