@@ -12,8 +12,9 @@ import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from labeler.history import RunMeta, score_and_save
-from labeler.store import Store
+from labeler.store import ImportItem, Store
 from labeler.store_runs import RunInfo
+from scorer.formats import dumps_record
 from tests.app.conftest import APP_MAIN
 from tests.history.kit import FAULTS, agent_runs, gold_cases
 
@@ -228,3 +229,50 @@ def test_runs_on_different_gold_versions_are_not_compared(three_runs: list[RunIn
         f"{three_runs[2].gold_version}, run-new-gold on {moved.gold_version}. Pick two runs on the same gold "
         "version.")
     assert not app.metric
+
+
+# -- Scoring from the app -------------------------------------------------------------------------
+
+
+def frozen_gold(store: Store, *users: tuple[str, str]) -> str:
+    """The kit's gold set imported, approved and frozen as a version; ``users`` are added (root is admin)."""
+    store.add_user("root", "admin")
+    for name, role in users:
+        store.add_user(name, role, actor="root")
+    store.import_items([ImportItem(case, "gold.jsonl", n) for n, case in enumerate(gold_cases(), start=1)])
+    return store.freeze("regression", actor="root").id
+
+
+def upload_and_submit(app: AppTest, name: str, content: bytes) -> None:
+    app.get("file_uploader")[0].upload(name, content)
+    app.get("form_submit_button")[0].click().run()
+    assert not app.exception, [e.value for e in app.exception]
+
+
+def test_a_reviewer_scores_uploaded_runs_against_a_frozen_version(store: Store, app: AppTest) -> None:
+    version = frozen_gold(store, ("rita", "reviewer"))
+    runs = agent_runs(gold_cases(), FAULTS["v3"], run_id="uploaded", model="model-z")
+    open_page(app, HISTORY, user="rita")
+    assert "toolgold score GOLD.jsonl RUNS.jsonl --save" in app.info[0].value  # nothing saved yet
+    app.selectbox(key="score-version").select(version)
+    app.text_input(key="score-label").input("prompt v3")
+    upload_and_submit(app, "v3.jsonl", "".join(dumps_record(r) + "\n" for r in runs).encode())
+    [saved] = app.get_by_key("score-saved").success
+    assert saved.value == f"Saved run uploaded on {version}: 70 pass, 4 fail, 0 need review of 74 results"
+    assert links(container(app, "score-saved")) == [("run", "Open prompt v3", {"run": "uploaded"})]
+    [info] = store.list_runs()
+    assert (info.run_id, info.gold_version, info.label, info.model, info.source) == (
+        "uploaded", version, "prompt v3", "model-z", "app")
+    assert app.table[0].value["Run"].tolist() == ["uploaded"]
+
+
+def test_annotators_cannot_score_and_a_bad_file_names_its_line(store: Store, app: AppTest) -> None:
+    frozen_gold(store, ("ann", "annotator"))
+    open_page(app, HISTORY, user="ann")
+    assert not app.get("file_uploader")
+    assert any(t.value.startswith("Reviewers and admins score runs here") for t in app.text)
+    admin = open_page(AppTest.from_file(str(APP_MAIN), default_timeout=30), HISTORY, user="root")
+    upload_and_submit(admin, "bad.jsonl", b'{"format": "toolgold.run/1", "case_id": "a"}\n{"nope": 1}\n')
+    [error] = admin.get_by_key("score-error").error
+    assert error.value == "bad.jsonl:2: missing 'format' (one of: toolgold.transcript/1, toolgold.gold/1, toolgold.run/1)"
+    assert store.list_runs() == []

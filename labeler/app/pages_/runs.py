@@ -12,6 +12,7 @@ import streamlit as st
 
 from labeler.app import charts, context, render
 from labeler.app.dashboard import COMPARE_PAGE, NO_RUNS, RUN_PAGE, link, percent, points, url_select
+from labeler.app.score_run import score_form
 from labeler.history import tool_trends
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT
 
@@ -23,6 +24,7 @@ RATES_SHOWN = 4
 
 store = context.store()
 st.title("Run history")
+score_form()
 versions = store.gold_versions()
 if not versions:
     st.info(NO_RUNS)
