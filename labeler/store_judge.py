@@ -211,13 +211,11 @@ class JudgeStore:
 
     # -- questions and verdicts -------------------------------------------------------------------------
 
-    def _insert_missing(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> int:
-        """Insert rows whose primary key is not there yet (concurrent writers race safely)."""
-        if not rows:
-            return 0
-        dialect = sqlite if self.is_sqlite else postgresql
-        result = conn.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
-        return max(result.rowcount or 0, 0)
+    def _insert_missing(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert rows whose primary key is not there yet (a concurrent writer's row wins, quietly)."""
+        if rows:
+            dialect = sqlite if self.is_sqlite else postgresql
+            conn.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
     def remember_judge_questions(self, questions: Sequence[NewQuestion]) -> int:
         """Store new questions as ``pending`` and record where each came from; questions already known
@@ -232,7 +230,11 @@ class JudgeStore:
                                     "request": canonical.dumps(dict(q.request)), "status": "pending",
                                     "problem": NOT_ASKED, "created_at": stamp, "updated_at": stamp}
                             for q in batch}
-                added += self._insert_missing(conn, t.JudgeVerdictRow.__table__, list(verdicts.values()))  # type: ignore[attr-defined]
+                known = set(conn.scalars(select(t.JudgeVerdictRow.key).where(
+                    t.JudgeVerdictRow.key.in_(list(verdicts)))))  # type: ignore[attr-defined]
+                added += len(verdicts.keys() - known)
+                self._insert_missing(conn, t.JudgeVerdictRow.__table__,  # type: ignore[attr-defined]
+                                     [v for k, v in verdicts.items() if k not in known])
                 uses = {(q.key, q.ref_hash): {"verdict_key": q.key, "ref_hash": q.ref_hash, "kind": q.kind,
                                               "case_id": str(q.refs.get("case_id", "")),
                                               "refs": canonical.dumps(dict(q.refs)), "queue_state": "waiting",
@@ -482,13 +484,34 @@ class JudgeStore:
         return str(derived.id)
 
     def judge_adjudications(self) -> list[Adjudication]:
-        """Every adjudication, oldest first (what calibration reads)."""
+        """Every reviewer decision on a judge verdict, oldest first (what calibration reads).
+
+        Besides the Adjudication page's decisions, a judge item approved on the Review page counts when the
+        version chosen says what the reviewer thought: the gold (the defect stands: ``not_equivalent``) or
+        the agent's answer (``equivalent``). Other decisions there (edits, rejections) say nothing about the
+        verdict and are left out."""
         with self.read() as conn:
             rows = conn.execute(select(t.JudgeAdjudicationRow).order_by(t.JudgeAdjudicationRow.created_at,
                                                                         t.JudgeAdjudicationRow.id)).all()
-        return [Adjudication(r.review_item_id, r.verdict_key, r.kind, r.model, r.prompt_version, r.judge_verdict,
-                             r.reviewer_verdict, r.decision, r.reviewer, r.note, r.new_version, r.created_at)
-                for r in rows]
+            decided_here = {r.review_item_id for r in rows}
+            elsewhere = conn.execute(select(t.ReviewItemRow).where(
+                t.ReviewItemRow.kind == REVIEW_KIND, t.ReviewItemRow.status == "resolved",
+                t.ReviewItemRow.decision == "accept")).all()
+        out = [Adjudication(r.review_item_id, r.verdict_key, r.kind, r.model, r.prompt_version, r.judge_verdict,
+                            r.reviewer_verdict, r.decision, r.reviewer, r.note, r.new_version, r.created_at)
+               for r in rows]
+        for item in elsewhere:
+            payload = json.loads(item.payload)
+            chosen = str(payload.get("chosen", ""))
+            said = "not_equivalent" if chosen == "gold" else (
+                "equivalent" if chosen.startswith(("agent", "alternative")) else None)
+            if item.id in decided_here or said is None or not payload.get("judge_key") or not payload.get("verdict"):
+                continue
+            out.append(Adjudication(item.id, payload["judge_key"], str(payload.get("question", "mismatch")),
+                                    str(payload.get("model", "")), str(payload.get("prompt_version", "")),
+                                    payload["verdict"], said, f"review:{chosen}", item.decided_by or "",
+                                    item.comment or "", None, item.decided_at or item.created_at))
+        return sorted(out, key=lambda a: (a.created_at, a.review_item_id))
 
     # -- settings ---------------------------------------------------------------------------------------
 

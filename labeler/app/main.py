@@ -38,6 +38,12 @@ if user is not None and user.role in ("reviewer", "admin"):
         st.Page(PAGES / "versions.py", title="Gold versions", icon=":material/inventory_2:", url_path="versions"),
         st.Page(PAGES / "hygiene.py", title="Gold hygiene", icon=":material/cleaning_services:", url_path="hygiene"),
     ]
+if user is not None and user.role in ("reviewer", "admin"):  # the judge's pages
+    pages += [
+        st.Page(PAGES / "adjudication.py", title="Adjudication", icon=":material/gavel:", url_path="adjudication"),
+        st.Page(PAGES / "calibration.py", title="Judge calibration", icon=":material/balance:",
+                url_path="calibration"),
+    ]
 if user is not None and user.role == "admin":
     pages.append(st.Page(PAGES / "admin.py", title="Users & tags", icon=":material/group:", url_path="admin"))
 
