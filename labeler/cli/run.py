@@ -20,7 +20,8 @@ def _load_gold(path: Path) -> list[GoldCase]:
 @click.command("run")
 @click.argument("gold", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--agent", default="anthropic", show_default=True,
-              help="anthropic, or python:module:function (called as fn(messages, tools)).")
+              help="anthropic, openai (any OpenAI-compatible chat-completions endpoint), or python:module:function "
+                   "(called as fn(messages, tools)).")
 @click.option("--model", default=None, help="Model for --agent anthropic [default: $TOOLGOLD_MODEL or built-in].")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Run records (JSONL). An existing file is resumed: finished cases are not asked again.")
@@ -28,12 +29,15 @@ def _load_gold(path: Path) -> list[GoldCase]:
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 64))
 @click.option("--run-id", default=None, help="Run id to record [default: resumed file's, or a timestamp].")
 @click.option("--temperature", default=None, type=float)
+@click.option("--base-url", default=None,
+              help="For --agent openai: the API root [default: $OPENAI_BASE_URL or https://api.openai.com/v1]; "
+                   "the key is $OPENAI_API_KEY.")
 def run_cmd(gold: Path, agent: str, model: str | None, out: Path, trials: int, concurrency: int,
-            run_id: str | None, temperature: float | None) -> None:
+            run_id: str | None, temperature: float | None, base_url: str | None) -> None:
     """Replay each turn case of GOLD through an agent and write toolgold.run/1 records to --out."""
     # Imported here: the SDK takes a second to import and the other commands never need it.
     from labeler.llm.anthropic_gateway import AnthropicGateway, default_model
-    from labeler.runners.agents import AgentFn, AnthropicAgent, load_python_agent
+    from labeler.runners.agents import AgentError, AgentFn, AnthropicAgent, load_python_agent
     from labeler.runners.run import run_cases
 
     cases = _load_gold(gold)
@@ -41,6 +45,12 @@ def run_cmd(gold: Path, agent: str, model: str | None, out: Path, trials: int, c
     if agent == "anthropic":
         model = model or default_model()
         agent_fn = AnthropicAgent(AnthropicGateway(), model, temperature=temperature)
+    elif agent == "openai":
+        from labeler.runners.openai_chat import OpenAIChatAgent
+
+        if not model:
+            raise AgentError("--agent openai needs --model (the name the endpoint serves)")
+        agent_fn = OpenAIChatAgent(model, base_url=base_url, temperature=temperature)
     else:
         agent_fn = load_python_agent(agent)
     todo = sum(trials for c in cases if c.kind == "turn")
