@@ -4,7 +4,7 @@
 #
 # Environment:
 #   GOLD            the gold set (toolgold.gold/1 JSONL), e.g. exported from a frozen version
-#   AGENT           anthropic (default) or python:module:function
+#   AGENT           anthropic (default), openai (OPENAI_BASE_URL, OPENAI_API_KEY) or python:module:function
 #   MODEL           the model under test (for --agent anthropic)
 #   TRIALS          trials per case (default 1; more gives pass^k)
 #   GATES           toolgold score gate options, e.g. "--fail-under selection=0.95 --max-tool-drop 0.05"
