@@ -553,8 +553,9 @@ class ReviewStore:
                 select(t.TurnRow.id, t.TurnRow.message_index, t.TranscriptRow.external_id)
                 .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
                 .where(t.TurnRow.id.in_(touched))).all()  # type: ignore[union-attr]
+            loaded: dict[str, Any] = {}
             for turn_pk, message_index, transcript_id in turns:
-                self._sync_turn(conn, turn_pk, transcript_id, message_index)
+                self._sync_turn(conn, turn_pk, transcript_id, message_index, loaded)
             _put_setting(conn, SYNC_MARK, newest, "review")
             return conn.scalar(select(func.count()).select_from(t.ReviewItemRow)
                                .where(t.ReviewItemRow.status != "resolved")) or 0
@@ -587,17 +588,22 @@ class ReviewStore:
             out[annotator] = (case, body.unsure, found)
         return out
 
-    def _sync_turn(self, conn: Connection, turn_pk: int, transcript_id: str, message_index: int) -> None:
+    def _sync_turn(self, conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
+                   loaded: dict[str, Any]) -> None:
         ref = gold_case_id(transcript_id, message_index)
         status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == ref))
-        labels = self._submitted_cases(conn, turn_pk, transcript_id, message_index) if status == "submitted" else {}
-        cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
+        submitted = conn.execute(
+            select(t.LabelRow.annotator, t.LabelRow.unsure)
+            .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
+            .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all() if status == "submitted" else []  # type: ignore[arg-type]
         wanted: dict[str, dict[str, Any]] = {}
-        if len(cases) >= 2:
-            fields = disagreeing_fields(label_ratings(cases))
+        if len(submitted) >= 2:  # only then is there anything to compare (and a transcript worth parsing)
+            labels = self._submitted_cases(conn, turn_pk, transcript_id, message_index, loaded)
+            cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
+            fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
             if fields:
                 wanted["disagreement"] = {"annotators": list(cases), "fields": list(fields)}
-        unsure = [a for a, (_, flagged, _) in labels.items() if flagged]
+        unsure = [annotator for annotator, flagged in submitted if flagged]
         if unsure:
             wanted["unsure"] = {"annotators": unsure}
         for kind in ("disagreement", "unsure"):
