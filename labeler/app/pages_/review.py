@@ -127,6 +127,9 @@ def queue_list(user: User) -> None:
         with st.container(key="queue-empty"):
             st.text("Nothing needs a decision.")
         return
+    for cell, name in zip(st.columns([3, 2, 4, 1]), ["Case", "Why it is here", "What differs / who", ""],
+                          strict=True):
+        cell.caption(name)
     for n, item in enumerate(items):
         with st.container(key=f"review-row-{n}"):
             cells = st.columns([3, 2, 4, 1], vertical_alignment="center")
