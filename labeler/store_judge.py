@@ -342,10 +342,12 @@ class JudgeStore:
     # -- the hand-off to the reviewers' queue -----------------------------------------------------------
 
     def judge_uses_to_queue(self) -> list[tuple[JudgeUse, StoredVerdict]]:
-        """Uses still waiting whose question has been answered: each needs a queue decision."""
+        """Answered questions whose uses wait for a queue decision: new ones, and ones whose gold case was not
+        in the store last time (it may have been imported since)."""
         q = (select(t.JudgeUseRow)
              .join(t.JudgeVerdictRow, t.JudgeVerdictRow.key == t.JudgeUseRow.verdict_key)  # type: ignore[arg-type]
-             .where(t.JudgeUseRow.queue_state == "waiting", t.JudgeVerdictRow.status == "answered")
+             .where(t.JudgeUseRow.queue_state.in_(["waiting", "no_case"]),  # type: ignore[attr-defined]
+                    t.JudgeVerdictRow.status == "answered")
              .order_by(t.JudgeUseRow.created_at, t.JudgeUseRow.verdict_key, t.JudgeUseRow.ref_hash))
         with self.read() as conn:
             uses = [_use(r) for r in conn.execute(q)]

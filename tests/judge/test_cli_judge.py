@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from labeler.cli import cli
-from labeler.store import Store
+from labeler.store import ImportItem, Store
 from tests.fakes.anthropic_api import OVERLOADED, FakeMessagesAPI, error
 from tests.judge.kit import (
     KEY,
@@ -201,3 +201,19 @@ def test_judge_stats_shows_agreement_per_question_and_prompt_version(
     assert code == 0 and lines[0] == ("verdicts: 2 answered, 0 pending; 240 input + 60 output tokens, "
                                       "≈ $0.0016 (estimate)")
     assert lines[2].split() == ["mismatch", "mismatch/1", "1", "0.0%", "0.000", "0"]
+
+
+def test_verdicts_for_cases_the_store_does_not_have_are_counted_not_queued(
+        store: Store, tmp_path: Path, with_key: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    route_cli_to(monkeypatch, FakeMessagesAPI(default=agreeable))
+    gold = write_jsonl(tmp_path / "gold.jsonl", [orders_case()])  # scored from a file, never imported
+    runs = write_jsonl(tmp_path / "runs.jsonl", [orders_run()])
+    code, out, err = toolgold("score", str(gold), str(runs), "--judge", "--format", "json")
+    usage = json.loads(out)["judge"]
+    assert (code, usage["answered"], usage["queued_for_review"], usage["not_queued_unknown_case"]) == (0, 1, 0, 1)
+    assert "judge: 1 verdict(s) not queued: their gold cases are not in the store" in err
+    store.add_user("root", "admin")
+    assert not store.import_items([ImportItem(orders_case(), "gold.jsonl", 1)]).rejects
+    code, out, _ = toolgold("score", str(gold), str(runs), "--judge", "--format", "json")
+    usage = json.loads(out)["judge"]
+    assert (usage["api_calls"], usage["queued_for_review"], usage["not_queued_unknown_case"]) == (0, 1, 0)
