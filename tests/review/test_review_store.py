@@ -289,3 +289,17 @@ def test_every_decision_is_in_the_audit_log_with_who_when_and_why(rs: Store, dis
     assert all(e["at"] for e in rs.audit_events())
     approve = next(e for e in rs.audit_events(CASE1) if e["action"] == "gold.approve")
     assert json.loads(approve["after"])["reviewer"] == "root"
+
+
+def test_a_rejection_is_audited_label_by_label_with_the_reason(rs: Store, disagreement: ReviewItem) -> None:
+    rs.reject_review(disagreement.id, actor="rita", comment="check the id in message 1")
+    events = [(e["actor"], e["action"], e["entity_id"], e["note"]) for e in rs.audit_events()
+              if e["action"] in ("label.requeue", "gold.withdraw", "review.reject")]
+    assert events == [
+        ("rita", "label.requeue", "t1#t2@ann", "check the id in message 1"),
+        ("rita", "label.requeue", "t1#t2@bob", "check the id in message 1"),
+        ("rita", "gold.withdraw", CASE1, "check the id in message 1"),
+        ("rita", "review.reject", CASE1, "check the id in message 1"),
+    ]
+    after = json.loads(next(e for e in rs.audit_events(CASE1) if e["action"] == "review.reject")["after"])
+    assert after == {"item": disagreement.id, "status": "resolved", "decision": "reject", "requeued": ["ann", "bob"]}
