@@ -299,6 +299,10 @@ class RunsStore:
                     raise RunHistoryError(f"run {run_id!r}: the report has {totals.results} results but {saved} case "
                                      "outcomes were given; nothing was saved")
         except exc.IntegrityError:
+            # Two saves of one run id at once: the unique run id stopped the second. Anything else is a bug.
+            with self.read() as conn:
+                if conn.scalar(select(t.RunRow.id).where(t.RunRow.run_id == run_id)) is None:
+                    raise
             raise RunExists(f"run {run_id!r} is already saved; give this one another id (--run-id)") from None
         return self.get_run(run_id)
 
