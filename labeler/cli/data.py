@@ -151,8 +151,11 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
 @click.option("--write", "write_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write one <format>.schema.json per format into this directory.")
 def schema_cmd(write_dir: Path | None) -> None:
-    """Print (or write) the JSON Schemas of toolgold's formats."""
-    schemas = json_schemas()
+    """Print (or write) the JSON Schemas of toolgold's formats (and of the score report)."""
+    from scorer.render.report_json import report_json_schema
+    from scorer.report import REPORT_FORMAT
+
+    schemas = {**json_schemas(), REPORT_FORMAT: report_json_schema()}
     if write_dir is None:
         click.echo(json.dumps(schemas, indent=2, sort_keys=True))
         return
