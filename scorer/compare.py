@@ -75,7 +75,8 @@ def compare(current: Report, baseline: Report, paired: Paired | None = None, *,
         if old is None or new is None or old.passed.value is None or new.passed.value is None:
             continue
         drop = old.passed.value - new.passed.value
-        if drop > max_tool_drop and min(old.results, new.results) >= min_tool_support:
+        # The tolerance keeps a drop of exactly the threshold (100% -> 95% at 0.05) from failing on float noise.
+        if drop > max_tool_drop + 1e-9 and min(old.results, new.results) >= min_tool_support:
             regressions.append(ToolRegression(tool=tool, baseline=old.passed, current=new.passed, drop=drop))
     mcnemar = None
     if paired is not None:

@@ -326,6 +326,11 @@ def score_trajectory(case: GoldCase, run: RunRecord, *, judge: Judge | None = No
                 score = trajectory.score_calls(label, answer, forbidden_errors, candidates)
                 if not answer.tool_only:
                     score.errors.extend(grounding)
+            elif answer.behavior == "no_call" and case.order_mode == "superset":
+                # Nothing is required and extra calls are allowed: only forbidden calls fail
+                # (tau-bench tasks whose gold changes nothing: reads are fine, writes are not).
+                score = AnswerScore(label, selection_ok=True)
+                score.errors.extend(forbidden_errors)
             else:
                 score = AnswerScore(label, selection_ok=not made)
                 score.errors.extend(forbidden_errors)

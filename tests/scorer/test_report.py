@@ -163,6 +163,13 @@ def test_a_tool_that_drops_fails_the_comparison_even_when_the_average_holds() ->
     assert next(d for d in comparison.dimensions if d.metric == "pass_rate").delta == 0.0
 
 
+def test_a_drop_of_exactly_the_threshold_is_not_a_regression() -> None:
+    baseline, _ = per_tool_report("b", {"update_user": 100})
+    current, _ = per_tool_report("c", {"update_user": 95})
+    assert compare(current, baseline, max_tool_drop=0.05).regressions == ()
+    assert [r.tool for r in compare(current, baseline, max_tool_drop=0.04).regressions] == ["update_user"]
+
+
 def test_gates() -> None:
     report = mixed_report()
     thresholds = [parse_threshold(t) for t in ("selection=0.5", "pass_rate=70%", "sequencing=0.1", "tool:NO_CALL=0.5",

@@ -211,3 +211,14 @@ def test_a_from_call_argument_left_out_is_a_wrong_value() -> None:
         code=ErrorCode.MISSING_REQUIRED_ARG, tool="issue_refund", arg="order_id", step=1, expected="O-?",
         note="called issue_refund without required order_id; expected a value from the result of expected call 0 "
              "(from_call)"),)
+
+
+def test_no_call_with_superset_allows_reads_and_fails_only_forbidden_calls() -> None:
+    """How tau-bench tasks whose gold changes nothing are encoded: look things up, write nothing."""
+    nothing = case(calls(call("search_orders", customer_id="C-1042")).model_copy(update={"behavior": "no_call",
+                                                                                         "calls": ()}),
+                   kind="trajectory", order="superset",
+                   forbidden=(ForbiddenCall(name="issue_refund", reason="the task changes nothing"),))
+    assert score_case(nothing, agent(SEARCH)).status == "pass"
+    refunded = score_case(nothing, agent(SEARCH, ("issue_refund", {"order_id": "O-7", "amount": 20})))
+    assert [e.code for e in refunded.errors] == [ErrorCode.FORBIDDEN_CALL]
