@@ -344,6 +344,8 @@ def score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
     _INDEX = index = RunIndex(runs)
     _JUDGE = judge
     try:
+        if gold.stat().st_size == 0:
+            raise InvalidRecord("no gold cases in this file (it is empty)", source=str(gold))
         if workers <= 0:
             big = gold.stat().st_size >= PARALLEL_MIN_BYTES
             workers = min(os.cpu_count() or 1, 4) if big else 1
