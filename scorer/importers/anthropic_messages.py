@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import InvalidRecord
-from scorer.formats import iter_json_lines_tolerant
 from scorer.importers.base import ImportOptions, Item
 from scorer.importers.common import (
     dumps_arguments,
+    each_json_line,
     guard,
     json_type,
     metadata_of,
@@ -89,12 +89,8 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         except InvalidRecord as err:
             yield err
         return
-    with path.open("rb") as fh:
-        for line, value in iter_json_lines_tolerant(fh, source):
-            if isinstance(value, InvalidRecord):
-                yield value
-                continue
-            yield from guard(source, line, transcript, value, f"{path.stem}:{line}", options.tools)
+    yield from each_json_line(path, lambda line, value: guard(
+        source, line, transcript, value, f"{path.stem}:{line}", options.tools))
 
 
 def transcript(value: Any, default_id: str, default_tools: tuple[ToolSpec, ...] | None = None) -> Transcript:

@@ -4,13 +4,14 @@ guarding one record so that its error is reported at its file and line while rea
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, ParamSpec
 
 from pydantic import ValidationError
 
 from scorer.errors import InvalidRecord
-from scorer.formats import describe_validation_error
+from scorer.formats import describe_validation_error, iter_json_lines_tolerant
 from scorer.importers.base import Converted, Item
 from scorer.model import FunctionCall, GoldCase, Message, ToolCallRef, ToolSpec, Transcript
 
@@ -70,6 +71,18 @@ def guard(source: str, line: int | None, build: Callable[P, Record | Iterable[Re
         return [err.located(source, line)]
     except ValidationError as exc:
         return [InvalidRecord(describe_validation_error(exc), source=source, line=line)]
+
+
+def each_json_line(path: Path, convert_line: Callable[[int, Any], list[Item]]) -> Iterator[Item]:
+    """The items of a JSON Lines file: a line that is not JSON yields its error and reading goes on;
+    every other line goes through ``convert_line(line_number, value)`` (usually a ``guard``)."""
+    source = str(path)
+    with path.open("rb") as fh:
+        for line, value in iter_json_lines_tolerant(fh, source):
+            if isinstance(value, InvalidRecord):
+                yield value
+            else:
+                yield from convert_line(line, value)
 
 
 def dumps_arguments(value: Any) -> str:

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import InvalidRecord
-from scorer.formats import iter_json_lines_tolerant
 from scorer.importers.base import ImportOptions, Item
-from scorer.importers.common import guard, metadata_of, need_dict, openai_messages, tool_specs
+from scorer.importers.common import each_json_line, guard, metadata_of, need_dict, openai_messages, tool_specs
 from scorer.model import ToolSpec, Transcript
 
 NAME = "openai"
@@ -47,12 +46,8 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
-    with path.open("rb") as fh:
-        for line, value in iter_json_lines_tolerant(fh, source):
-            if isinstance(value, InvalidRecord):
-                yield value
-                continue
-            yield from guard(source, line, transcript, value, f"{path.stem}:{line}", options.tools)
+    yield from each_json_line(path, lambda line, value: guard(
+        source, line, transcript, value, f"{path.stem}:{line}", options.tools))
 
 
 def transcript(value: Any, default_id: str, default_tools: tuple[ToolSpec, ...] | None = None) -> Transcript:

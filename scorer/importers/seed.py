@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import InvalidRecord
-from scorer.formats import iter_json_lines_tolerant
 from scorer.importers.base import ImportOptions, Item
 from scorer.importers.common import (
+    each_json_line,
     guard,
     json_type,
     need_dict,
@@ -57,12 +57,7 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
-    with path.open("rb") as fh:
-        for line, value in iter_json_lines_tolerant(fh, source):
-            if isinstance(value, InvalidRecord):
-                yield value
-                continue
-            yield from guard(source, line, records, value, options)
+    yield from each_json_line(path, lambda line, value: guard(source, line, records, value, options))
 
 
 def records(value: Any, options: ImportOptions) -> list[Transcript | GoldCase]:
