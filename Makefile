@@ -42,6 +42,7 @@ run: deps
 
 lint: test-deps
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy scorer
 
 pytest: test-deps
@@ -56,4 +57,4 @@ schema: deps
 	$(TOOLGOLD) schema --write docs/schema
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.store_review import GoldVersion
+from labeler.store import GoldVersion
 from scorer import canonical
 
 

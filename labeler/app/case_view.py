@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from labeler.app import render
-from labeler.store_runs import CaseDetail
+from labeler.store import CaseDetail
 from scorer.model import Answer, GoldCase, RunCall, ToolCallRef, Transcript
 
 CONTEXT_TAIL = 6

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 import altair as alt
 import pandas as pd
 
-from labeler.history import ToolTrend
-from labeler.store_runs import GroupPoint, MetricPoint, RunInfo
+from labeler.store import GroupPoint, MetricPoint, RunInfo
+from labeler.store.history import ToolTrend
 from scorer.codes import NO_CALL
 from scorer.report import ConfusionCell
 

@@ -11,7 +11,7 @@ import re
 import streamlit as st
 
 from labeler.app import render
-from labeler.store_review import ReviewCandidate
+from labeler.store import ReviewCandidate
 from scorer.matchers import describe
 from scorer.model import Answer, GoldCase
 

@@ -13,8 +13,8 @@ import streamlit as st
 
 from labeler.app import context, identity
 from labeler.app.dashboard import RUN_PAGE, link
-from labeler.history import RunMeta, score_and_save
-from labeler.store_runs import RunHistoryError
+from labeler.store import RunHistoryError, score_and_save
+from labeler.store.history import RunMeta
 from scorer.errors import ToolgoldError
 from scorer.formats import read_records
 from scorer.model import RunRecord

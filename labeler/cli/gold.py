@@ -14,8 +14,7 @@ import click
 
 from labeler.cli.data import db_option, load_tools
 from labeler.hf_export import dataset_card, write_manifest, write_split
-from labeler.store import Store, StoreError
-from labeler.store_review import SPLITS, GoldVersion
+from labeler.store import SPLITS, GoldVersion, Store, StoreError
 from scorer.drift import StaleGold, stale_cases
 from scorer.formats import read_records
 from scorer.hygiene import lint

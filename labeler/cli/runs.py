@@ -21,9 +21,8 @@ from scorer.report import Report
 from scorer.results import CaseResult
 
 if TYPE_CHECKING:
-    from labeler.history import CaseOutcome, GoldFingerprint
-    from labeler.store import Store
-    from labeler.store_runs import RunDiff, RunInfo
+    from labeler.store import RunDiff, RunInfo, Store
+    from labeler.store.history import CaseOutcome, GoldFingerprint
 
 F = TypeVar("F", bound=Callable[..., Any])
 DIFF_SHOWN = 20
@@ -61,7 +60,7 @@ def _failing_keys(result_lines: Iterable[str]) -> set[tuple[str, int]]:
 
 
 def _read_gold(gold: Path, wanted: set[str]) -> tuple[GoldFingerprint, dict[str, tuple[str, GoldCase]]]:
-    from labeler.history import FingerprintBuilder
+    from labeler.store.history import FingerprintBuilder
 
     builder = FingerprintBuilder()
     kept: dict[str, tuple[str, GoldCase]] = {}
@@ -89,7 +88,7 @@ def _read_runs(runs: Path, wanted: set[tuple[str, int]]) -> tuple[RunRecord | No
 
 def _outcomes(result_lines: Iterable[str], gold: dict[str, tuple[str, GoldCase]],
               runs: dict[tuple[str, int], RunRecord]) -> Iterator[CaseOutcome]:
-    from labeler.history import outcomes
+    from labeler.store.history import outcomes
 
     return outcomes((CaseResult.model_validate_json(line) for line in result_lines), gold, runs)
 
@@ -99,8 +98,8 @@ def save_scored(report: Report, result_lines: Callable[[], Iterable[str]], gold:
     """Save what ``toolgold score`` scored. ``result_lines`` gives the per-result JSON lines (it is read
     twice: once for which results failed, once to save them); the gold and run files are read again for
     the fingerprint and for the failures' gold cases and calls."""
-    from labeler.history import RunMeta
     from labeler.store import Store
+    from labeler.store.history import RunMeta
 
     failing = _failing_keys(result_lines())
     fingerprint, gold_cases = _read_gold(gold, {case_id for case_id, _ in failing})
@@ -251,13 +250,13 @@ def baseline_cmd(run_id: str | None, gold: Path | None, gold_version: str | None
                 if allow_missing:
                     click.echo(f"no saved run{where}: no baseline written", err=True)
                     return
-                from labeler.store_runs import RunNotFound
+                from labeler.store import RunNotFound
 
                 raise RunNotFound(f"no saved run{where} (toolgold score ... --save saves one)")
             run_id = found[0].run_id
         info = store.get_run(run_id)
         if gold_version is not None and info.gold_version != gold_version:
-            from labeler.store_runs import GoldVersionMismatch
+            from labeler.store import GoldVersionMismatch
 
             raise GoldVersionMismatch([(run_id, info.gold_version), (str(gold or "--gold-version"), gold_version)])
         report = store.run_report(run_id)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Final, Literal
 
-from labeler.store_judge import Adjudication
+from labeler.store import Adjudication
 from scorer.agreement import cohen_kappa
 
 Period = Literal["week", "month"]

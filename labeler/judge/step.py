@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from labeler.judge.prompts import CURRENT
 from labeler.judge.questions import Question, mismatch_question, run_refs, semantic_question
-from labeler.store_judge import REVIEW_KIND, NewQuestion, StoredVerdict
+from labeler.store import REVIEW_KIND, NewQuestion, StoredVerdict
 from scorer.api import score_case
 from scorer.judging import ArgumentQuestion, ArgumentVerdict, JudgeUsage
 from scorer.model import GoldCase, RunRecord

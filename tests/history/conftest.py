@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.store import Store
-from labeler.store_runs import RunInfo
+from labeler.store import RunInfo, Store
 from tests.app.conftest import app  # noqa: F401 (the AppTest fixture, shared)
 from tests.history.kit import seed_three_runs
 

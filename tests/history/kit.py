@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from labeler.history import RunMeta, score_and_save
-from labeler.store import Store
-from labeler.store_runs import RunInfo
+from labeler.store import RunInfo, Store, score_and_save
+from labeler.store.history import RunMeta
 from scorer.api import run_record
 from scorer.model import Answer, Call, GoldCase, Message, Provenance, RunRecord, ToolSpec
 from tests.scorer.kit import TOOLS

@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from labeler.cli import cli
-from labeler.history import RunMeta, score_and_save
-from labeler.store import Store
+from labeler.store import Store, score_and_save
+from labeler.store.history import RunMeta
 from scorer.formats import dumps_record
 from scorer.model import GoldCase, RunRecord
 from tests.history.kit import FAULTS, agent_runs, gold_cases

@@ -11,9 +11,8 @@ import pandas as pd
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
-from labeler.history import RunMeta, score_and_save
-from labeler.store import ImportItem, Store
-from labeler.store_runs import RunInfo
+from labeler.store import ImportItem, RunInfo, Store, score_and_save
+from labeler.store.history import RunMeta
 from scorer.formats import dumps_record
 from tests.app.conftest import APP_MAIN
 from tests.history.kit import FAULTS, agent_runs, gold_cases

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.history import ToolPoint, ToolTrend, fingerprint, tool_trends
+from labeler.store.history import ToolPoint, ToolTrend, fingerprint, tool_trends
 from scorer.model import Provenance, ToolSpec
 from tests.history.kit import gold_cases
 

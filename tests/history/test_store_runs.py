@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.history import CaseOutcome, RunMeta, fingerprint, metric_values, score_and_save, tool_trends
-from labeler.store import Store
-from labeler.store_runs import (
+from labeler.store import (
     CaseSummary,
     DiffCase,
     GoldVersionConflict,
@@ -20,7 +18,10 @@ from labeler.store_runs import (
     RunHistoryError,
     RunInfo,
     RunNotFound,
+    Store,
+    score_and_save,
 )
+from labeler.store.history import CaseOutcome, RunMeta, fingerprint, metric_values, tool_trends
 from scorer.api import score
 from scorer.codes import NO_CALL
 from scorer.report import ConfusionCell, McNemar, Rate

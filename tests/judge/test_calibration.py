@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from labeler.judge.calibration import AgreementRow, calibration, calibration_lines, period_of
-from labeler.store_judge import Adjudication
+from labeler.store import Adjudication
 
 E, N = "equivalent", "not_equivalent"
 

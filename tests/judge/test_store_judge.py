@@ -9,8 +9,7 @@ import pytest
 from labeler.judge.anthropic_judge import Outcome
 from labeler.judge.questions import Question, mismatch_question, run_refs
 from labeler.judge.step import JudgeStep
-from labeler.store import PermissionDenied, Store, StoreError
-from labeler.store_judge import NOT_ASKED, NewQuestion
+from labeler.store import NOT_ASKED, NewQuestion, PermissionDenied, Store, StoreError
 from scorer.api import score_case
 from scorer.model import Answer, Call
 from tests.judge.kit import orders_case, orders_run, seeded, shoes_case

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from labeler.store import MIGRATIONS, ImportItem, Store, StoreError
+from labeler.store import ImportItem, Store, StoreError, head_revision
 from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record
 from scorer.model import Answer, Call, GoldCase, Message, ToolCallRef, ToolSpec, Transcript
@@ -44,7 +44,7 @@ def gold(cid: str = "g1", *, tags: tuple[str, ...] = ("happy_path",), split: str
 
 def test_new_database_has_every_migration_and_sqlite_pragmas(isolated_db: Path) -> None:
     store = Store(isolated_db)
-    assert store.schema_version() == MIGRATIONS[-1][0]
+    assert store.schema_version() == head_revision()
     con = sqlite3.connect(isolated_db)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     # Reopening applies nothing twice.

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from labeler.cli import cli
-from labeler.store_review import REVIEW_KINDS
+from labeler.store import REVIEW_KINDS
 from scorer.drift import DriftKind
 from scorer.hygiene import ProblemCode
 from tests.conftest import REPO

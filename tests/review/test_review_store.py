@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from labeler.labels import LabelBody, RuleDraft
-from labeler.store import PermissionDenied, Store, StoreError
-from labeler.store_review import Overlap, ReviewItem
+from labeler.store import Overlap, PermissionDenied, ReviewItem, Store, StoreError
 from scorer.model import Answer, Call
 from tests.review.kit import people, put, transcript
 

@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from labeler.store import PermissionDenied, Store, StoreError
-from labeler.store_review import GoldVersion, VersionDiff
+from labeler.store import GoldVersion, PermissionDenied, Store, StoreError, VersionDiff
 from scorer.formats import dumps_record
 from scorer.model import Answer, Call, GoldCase
 from tests.review.kit import gold, people, put

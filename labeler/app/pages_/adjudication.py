@@ -17,8 +17,7 @@ from pydantic import ValidationError
 
 from labeler.app import context, identity, render
 from labeler.judge.prompts import data_block
-from labeler.store import StoreError, User
-from labeler.store_judge import AdjudicationItem, agent_answer
+from labeler.store import AdjudicationItem, StoreError, User, agent_answer
 from scorer.model import Answer, GoldCase, Transcript
 
 ITEM_PARAM = "item"

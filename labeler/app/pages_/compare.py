@@ -8,7 +8,7 @@ import streamlit as st
 
 from labeler.app import context, render
 from labeler.app.dashboard import NO_RUNS, RUN_PAGE, link, percent, points, url_select
-from labeler.store_runs import DiffCase, GoldVersionMismatch, RunDiff, RunHistoryError, RunInfo
+from labeler.store import DiffCase, GoldVersionMismatch, RunDiff, RunHistoryError, RunInfo
 
 SHOWN = 200
 METRICS = (("pass_rate", "pass rate"), ("selection", "selection"), ("arguments", "arguments"),

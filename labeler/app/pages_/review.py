@@ -14,8 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from labeler.app import context, identity, render, review_view
-from labeler.store import StoreError, User
-from labeler.store_review import REVIEWER_ROLES, ReviewDetail
+from labeler.store import REVIEWER_ROLES, ReviewDetail, StoreError, User
 from scorer.drift import migrate_case
 from scorer.model import GoldCase
 

@@ -12,7 +12,7 @@ import streamlit as st
 from labeler.app import charts, context, render
 from labeler.app.case_view import side_by_side
 from labeler.app.dashboard import FILTERS, HISTORY_PAGE, NO_RUNS, RUN_PAGE, link, param, percent, url_select
-from labeler.store_runs import GroupPoint, RunHistoryError, RunInfo
+from labeler.store import GroupPoint, RunHistoryError, RunInfo
 
 CASES_SHOWN = 100
 HEADLINE = (("pass_rate", "Pass rate"), ("selection", "Selection"), ("arguments", "Arguments"),

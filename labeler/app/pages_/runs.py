@@ -13,7 +13,7 @@ import streamlit as st
 from labeler.app import charts, context, render
 from labeler.app.dashboard import COMPARE_PAGE, NO_RUNS, RUN_PAGE, link, percent, points, url_select
 from labeler.app.score_run import score_form
-from labeler.history import tool_trends
+from labeler.store.history import tool_trends
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT
 
 DIMENSIONS = ("pass_rate", "selection", "arguments", "sequencing", "macro_f1")

@@ -8,8 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from labeler.app import context, identity, render, review_view
-from labeler.store import StoreError, User
-from labeler.store_review import SPLITS
+from labeler.store import SPLITS, StoreError, User
 
 EXPORT_KEY = "export-ready"
 

@@ -11,17 +11,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from scorer import canonical
 from scorer.formats import to_json
 from scorer.model import GoldCase, RunRecord
 from scorer.report import Rate, Report
 from scorer.results import CaseResult
-
-if TYPE_CHECKING:
-    from labeler.store import Store
-    from labeler.store_runs import RunInfo
 
 DIGEST_BITS = 256
 DEFAULT_DROP = 0.05
@@ -140,21 +135,6 @@ def outcomes(results: Iterable[CaseResult], gold: Mapping[str, tuple[str, GoldCa
         yield CaseOutcome(result, digest, case, runs.get((result.case_id, result.trial)))
 
 
-def score_and_save(store: Store, cases: Sequence[GoldCase], runs: Sequence[RunRecord],
-                   meta: RunMeta = RunMeta()) -> tuple[Report, RunInfo]:
-    """Score ``runs`` against ``cases`` with the Python API and save the run: the programmatic twin of
-    ``toolgold score --save``."""
-    from scorer.api import score
-
-    report = score(cases, runs, keep_cases=True)
-    builder = FingerprintBuilder()
-    gold = {case.id: (builder.add(case), case) for case in cases}
-    by_key = {(r.case_id, r.trial): r for r in runs}
-    info = store.save_run(report, meta.filled_from(runs[0] if runs else None), builder.finish(),
-                          outcomes(report.cases, gold, by_key))
-    return report, info
-
-
 def metric_values(report: Report) -> dict[str, Rate | float | None]:
     """The headline numbers saved with a run, by the names gates and comparisons use."""
     s, a = report.selection, report.abstention
@@ -247,4 +227,4 @@ def tool_trends(run_ids: Sequence[str], points: Iterable[ToolPoint], *, threshol
 
 __all__ = ["DEFAULT_DROP", "DIMENSION_METRICS", "RISK_METRICS", "CaseOutcome", "FingerprintBuilder",
            "GoldFingerprint", "RunMeta", "ToolPoint", "ToolTrend", "fingerprint", "metric_values", "outcomes",
-           "score_and_save", "tool_trends"]
+           "tool_trends"]

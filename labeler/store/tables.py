@@ -1,4 +1,7 @@
-"""SQLModel table definitions. Only ``labeler.store`` imports this module: table rows never leave it.
+"""SQLModel table definitions. Only the ``labeler.store`` package imports this module: table rows never leave it.
+
+The schema itself is made by the Alembic revisions in ``labeler/store/migrations/versions/``; a test checks
+that those revisions and these classes describe the same schema, on SQLite and on PostgreSQL.
 
 Bodies are canonical JSON text of the domain types (validated with pydantic at the store boundary,
 since ``table=True`` models skip validation); the columns next to them exist to filter and index.
@@ -8,13 +11,6 @@ from __future__ import annotations
 
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
-
-
-class MigrationRow(SQLModel, table=True):
-    __tablename__ = "toolgold_migrations"
-    version: int = Field(primary_key=True)
-    name: str
-    applied_at: str
 
 
 class TranscriptRow(SQLModel, table=True):

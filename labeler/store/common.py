@@ -1,0 +1,197 @@
+"""What every aggregate of the store shares, below all of them: roles, the audit log's writer, the one
+writer of live gold cases, loading a stored transcript, review settings and the overlap sample.
+
+Functions here take the ``Connection`` of a transaction the caller opened; none opens one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sqlalchemy import ColumnElement, Connection, and_, delete, exists, false, func, insert, select, update
+
+from labeler.store import tables as t
+from labeler.store.engine import StoreError, now_iso
+from scorer import canonical
+from scorer.formats import dumps_record
+from scorer.model import GoldCase, Transcript
+
+ROLES: Final = ("annotator", "reviewer", "admin")
+REVIEWER_ROLES: Final = ("reviewer", "admin")
+OVERLAP_KEY: Final = "overlap"
+OVERLAP_SPREAD: Final = 5761
+"""Turn ids times this, modulo 10,000, pick the overlap sample. It is coprime with 10,000, so every run of
+10,000 consecutive turns maps onto each residue once: the sample is exactly the asked share, spread out."""
+
+
+class PermissionDenied(StoreError):
+    """The acting user's role does not allow this action."""
+
+
+def label_key(transcript_id: str, message_index: int, annotator: str) -> str:
+    """How audit events name a label: ``<transcript>#t<message index>@<annotator>``."""
+    return f"{transcript_id}#t{message_index}@{annotator}"
+
+
+# -- the audit log ----------------------------------------------------------------------------------
+
+
+def audit(conn: Connection, *, actor: str, action: str, entity: str, entity_id: str,
+          before: Any = None, after: Any = None, note: str | None = None) -> None:
+    """Append one event: who did what, when, with the state before and after."""
+    conn.execute(insert(t.AuditRow).values(
+        at=now_iso(), actor=actor, action=action, entity=entity, entity_id=entity_id,
+        before=None if before is None else canonical.dumps(before),
+        after=None if after is None else canonical.dumps(after),
+        note=note,
+    ))
+
+
+# -- roles ------------------------------------------------------------------------------------------
+
+
+def check_role(role: str) -> None:
+    if role not in ROLES:
+        raise StoreError(f"unknown role {role!r}; choose one of {', '.join(ROLES)}")
+
+
+def require_user(conn: Connection, name: str) -> str:
+    """The active user's role; ``PermissionDenied`` for anyone else."""
+    role = conn.scalar(select(t.UserRow.role).where(t.UserRow.name == name, t.UserRow.active == True))  # noqa: E712
+    if role is None:
+        raise PermissionDenied(f"{name!r} is not an active user (an admin adds users on the Admin page)")
+    return str(role)
+
+
+def require_admin(conn: Connection, actor: str | None, what: str) -> None:
+    role = require_user(conn, actor) if actor else None
+    if role != "admin":
+        raise PermissionDenied(f"only an admin can {what}" + (f" ({actor!r} is {role})" if actor else ""))
+
+
+def require_role(conn: Connection, actor: str, roles: Sequence[str], what: str) -> str:
+    role = require_user(conn, actor)
+    if role not in roles:
+        raise PermissionDenied(f"only a {' or '.join(roles)} can {what} ({actor!r} is {role})")
+    return role
+
+
+# -- transcripts and gold, as every aggregate reads and writes them ---------------------------------
+
+
+def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str]:
+    """A stored transcript with its tools, and its source."""
+    row = conn.execute(select(t.TranscriptRow.id, t.TranscriptRow.body, t.TranscriptRow.source)
+                       .where(t.TranscriptRow.external_id == external_id)).first()
+    if row is None:
+        raise StoreError(f"no transcript with id {external_id!r}")
+    tools = [json.loads(b) for b in conn.scalars(
+        select(t.ToolSchemaRow.body)
+        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)  # type: ignore[arg-type]
+        .where(t.TranscriptToolRow.transcript_id == row.id)
+        .order_by(t.TranscriptToolRow.position))]  # type: ignore[arg-type]
+    return Transcript.model_validate({**json.loads(row.body), "tools": tools}), str(row.source)
+
+
+def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, before: Any = None,
+             note: str | None = None) -> None:
+    """Insert or replace one live gold case (with its tags) and audit it."""
+    body = dumps_record(case)
+    stamp_now = now_iso()
+    values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
+              "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
+              "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source, "body": body,
+              "content_hash": canonical.content_hash(json.loads(body)), "updated_at": stamp_now}
+    exists_already = conn.scalar(select(t.GoldCaseRow.id).where(t.GoldCaseRow.id == case.id)) is not None
+    if exists_already:
+        conn.execute(update(t.GoldCaseRow).where(t.GoldCaseRow.id == case.id).values(**values))
+        conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case.id))
+    else:
+        conn.execute(insert(t.GoldCaseRow).values(id=case.id, created_at=stamp_now, **values))
+    if case.tags:
+        conn.execute(insert(t.GoldCaseTagRow), [{"case_id": case.id, "tag": tag}
+                                                for tag in dict.fromkeys(case.tags)])
+    audit(conn, actor=actor, action=action, entity="gold_case", entity_id=case.id, before=before,
+          after={"status": case.provenance.status, "reviewer": case.provenance.reviewer,
+                 "annotators": list(case.provenance.annotators), "expected": json.loads(body)["expected"],
+                 "content_hash": values["content_hash"]}, note=note)
+
+
+# -- gold lines as frozen versions hold them --------------------------------------------------------
+
+
+def blob(line: str) -> tuple[str, str]:
+    """``(hash, body)`` of a gold line with its version stamp cleared (what versions share)."""
+    record = json.loads(line)
+    record["provenance"]["gold_version"] = None
+    body = canonical.dumps(record)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest(), body
+
+
+def stamp(body: str, version: str) -> str:
+    """The exported line of a frozen case: its blob with ``provenance.gold_version`` set."""
+    record = json.loads(body)
+    record["provenance"]["gold_version"] = version
+    return canonical.dumps(record)
+
+
+# -- settings and the overlap sample ----------------------------------------------------------------
+
+
+def put_setting(conn: Connection, key: str, value: Any, actor: str) -> None:
+    conn.execute(delete(t.ReviewSettingRow).where(t.ReviewSettingRow.key == key))
+    conn.execute(insert(t.ReviewSettingRow).values(key=key, value=canonical.dumps(value),
+                                                   updated_at=now_iso(), updated_by=actor))
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """How many annotators label the same turn, on what share of turns."""
+
+    annotators: int = 1
+    percent: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return self.annotators >= 2 and self.percent > 0
+
+    @property
+    def threshold(self) -> int:
+        """Turns whose spread id falls below this (out of 10,000) are in the sample."""
+        return round(self.percent * 100)
+
+    def covers(self, turn_pk: int) -> bool:
+        return self.active and (turn_pk * OVERLAP_SPREAD) % 10_000 < self.threshold
+
+
+def read_overlap(conn: Connection) -> Overlap:
+    raw = conn.scalar(select(t.ReviewSettingRow.value).where(t.ReviewSettingRow.key == OVERLAP_KEY))
+    return Overlap(**json.loads(raw)) if raw else Overlap()
+
+
+def in_sample(overlap: Overlap) -> ColumnElement[bool]:
+    """SQL: the turn (``turns.id``) is in the overlap sample."""
+    return (t.TurnRow.id * OVERLAP_SPREAD) % 10_000 < overlap.threshold  # type: ignore[operator, no-any-return]
+
+
+def overlap_pending(annotator: str | None, overlap: Overlap) -> ColumnElement[bool]:
+    """SQL over ``turns``: an overlap turn that still needs labels and has none submitted by ``annotator``.
+    The label queue and the turn states use it, so a sampled turn goes to N different annotators."""
+    if not overlap.active or annotator is None:
+        return false()
+    submitted = (select(func.count()).select_from(t.LabelRow)
+                 .where(t.LabelRow.turn_id == t.TurnRow.id, t.LabelRow.status == "submitted")
+                 .correlate(t.TurnRow).scalar_subquery())
+    mine = exists(select(t.LabelRow.id).where(t.LabelRow.turn_id == t.TurnRow.id,
+                                              t.LabelRow.annotator == annotator,
+                                              t.LabelRow.status == "submitted")).correlate(t.TurnRow)
+    return and_(in_sample(overlap), submitted < overlap.annotators, ~mine)
+
+
+__all__ = ["OVERLAP_KEY", "REVIEWER_ROLES", "ROLES", "Overlap", "PermissionDenied", "audit", "blob", "check_role",
+           "in_sample", "label_key", "load_transcript", "overlap_pending", "put_gold", "put_setting",
+           "read_overlap", "require_admin", "require_role", "require_user", "stamp"]

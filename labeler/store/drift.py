@@ -1,0 +1,205 @@
+"""Schema drift: the re-labeling queue of gold cases whose tool schemas moved since they were labeled.
+
+``check_schema_drift`` flags cases the current schemas no longer fit, with the reasons; a reviewer migrates
+a case mechanically onto the new schemas, fixes it, or dismisses the flag (saying why).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, update
+
+from labeler.store import tables as t
+from labeler.store.common import REVIEWER_ROLES, audit, put_gold, require_role
+from labeler.store.engine import Database, StoreError, now_iso
+from scorer import canonical
+from scorer.drift import DriftReason, StaleCase, case_drift, migrate_case
+from scorer.model import GoldCase, ToolSpec
+
+
+@dataclass(frozen=True)
+class RelabelItem:
+    """A gold case whose tools changed under it, waiting for a reviewer to migrate, edit or dismiss it."""
+
+    id: int
+    case_id: str
+    status: str  # open | resolved | dismissed
+    reasons: tuple[DriftReason, ...]
+    tools: tuple[ToolSpec, ...]
+    """The current schemas the case was checked against."""
+    detected_at: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    note: str | None = None
+
+    @property
+    def blocking(self) -> bool:
+        return any(r.blocking for r in self.reasons)
+
+
+def _relabel_item(row: Any) -> RelabelItem:
+    data = json.loads(row.reasons)
+    return RelabelItem(row.id, row.case_id, row.status,
+                       tuple(DriftReason.model_validate(r) for r in data["reasons"]),
+                       tuple(ToolSpec.model_validate(x) for x in data["tools"]), row.detected_at, row.decided_at,
+                       row.decided_by, row.note)
+
+
+# -- schema drift: the re-labeling queue ---------------------------------------------------------------
+
+def current_tools(db: Database, source: str) -> list[ToolSpec]:
+    """The newest schema of each tool offered in the source's transcripts (by import order)."""
+    with db.read() as conn:
+        return _current_tools(conn, source)
+
+
+def _current_tools(conn: Connection, source: str) -> list[ToolSpec]:
+    rows = conn.execute(
+        select(t.ToolSchemaRow.name, t.ToolSchemaRow.hash, func.max(t.TranscriptRow.id))
+        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)  # type: ignore[arg-type]
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TranscriptToolRow.transcript_id)  # type: ignore[arg-type]
+        .where(t.TranscriptRow.source == source)
+        .group_by(t.ToolSchemaRow.name, t.ToolSchemaRow.hash)).all()
+    newest: dict[str, tuple[int, str]] = {}
+    for name, digest, last in rows:
+        if name not in newest or last > newest[name][0]:
+            newest[name] = (last, digest)
+    bodies = dict(conn.execute(select(t.ToolSchemaRow.hash, t.ToolSchemaRow.body).where(
+        t.ToolSchemaRow.hash.in_([d for _, d in newest.values()]))).all())  # type: ignore[attr-defined]
+    return [ToolSpec.model_validate_json(bodies[newest[name][1]]) for name in sorted(newest)]
+
+
+def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None, source: str | None = None,
+                       actor: str = "drift") -> list[StaleCase]:
+    """Flag every gold case the current tool schemas no longer fit into the re-labeling queue, with the
+    reasons, and return them.
+
+    With ``tools`` (a declared toolset) cases are checked against exactly those: removed and added tools
+    count. Without, each case is checked against the newest schema of each of its own tools in its source,
+    so a re-imported tool with a renamed parameter or a new required field is caught on import. A case a
+    reviewer dismissed is not flagged again for the same schemas; an open item whose case fits again is
+    closed.
+    """
+    with db.write() as conn:
+        q = select(t.GoldCaseRow.body, t.GoldCaseRow.source).where(t.GoldCaseRow.status != "rejected")
+        if source:
+            q = q.where(t.GoldCaseRow.source == source)
+        per_source: dict[str, list[ToolSpec]] = {}
+        found: list[StaleCase] = []
+        for body, case_source in conn.execute(q).all():
+            case = GoldCase.model_validate_json(body)
+            if tools is not None:
+                current, added = list(tools), True
+            elif case.tools:
+                if case_source not in per_source:
+                    per_source[case_source] = _current_tools(conn, case_source or "")
+                newest = {x.name: x for x in per_source[case_source]}
+                current, added = [newest.get(x.name, x) for x in case.tools], False
+            else:
+                continue
+            drift = case_drift(case, current, added_tools=added)
+            _flag_drift(conn, case.id, drift, current, actor)
+            if drift is not None:
+                found.append(drift)
+        return found
+
+
+def _flag_drift(conn: Connection, case_id: str, drift: StaleCase | None, current: Sequence[ToolSpec],
+                actor: str) -> None:
+    tools_hash = canonical.content_hash([x.model_dump(mode="json") for x in current])
+    open_row = conn.execute(select(t.RelabelItemRow).where(t.RelabelItemRow.case_id == case_id,
+                                                           t.RelabelItemRow.status == "open")).first()
+    if drift is None:
+        if open_row is not None:
+            conn.execute(update(t.RelabelItemRow).where(t.RelabelItemRow.id == open_row.id).values(
+                status="resolved", decided_at=now_iso(), decided_by=actor, note="the schemas fit again"))
+            audit(conn, actor=actor, action="relabel.close", entity="gold_case", entity_id=case_id,
+                  note="the schemas fit again")
+        return
+    dismissed = conn.scalar(select(t.RelabelItemRow.id).where(
+        t.RelabelItemRow.case_id == case_id, t.RelabelItemRow.status == "dismissed",
+        t.RelabelItemRow.tools_hash == tools_hash))
+    if dismissed is not None:
+        return
+    reasons = canonical.dumps({"reasons": [r.model_dump(mode="json") for r in drift.reasons],
+                               "tools": [x.model_dump(mode="json") for x in current]})
+    if open_row is not None:
+        if open_row.reasons != reasons:
+            conn.execute(update(t.RelabelItemRow).where(t.RelabelItemRow.id == open_row.id)
+                         .values(reasons=reasons, tools_hash=tools_hash))
+        return
+    conn.execute(insert(t.RelabelItemRow).values(case_id=case_id, status="open", reasons=reasons,
+                                                 tools_hash=tools_hash, detected_at=now_iso()))
+    audit(conn, actor=actor, action="relabel.flag", entity="gold_case", entity_id=case_id,
+          after={"reasons": [r.message for r in drift.reasons]})
+
+
+def relabel_queue(db: Database, *, actor: str, include_closed: bool = False) -> list[RelabelItem]:
+    """Gold cases flagged for re-labeling because their tools changed (reviewers and admins)."""
+    q = select(t.RelabelItemRow).order_by(t.RelabelItemRow.id)  # type: ignore[arg-type]
+    if not include_closed:
+        q = q.where(t.RelabelItemRow.status == "open")
+    with db.read() as conn:
+        require_role(conn, actor, REVIEWER_ROLES, "see the re-labeling queue")
+        return [_relabel_item(r) for r in conn.execute(q)]
+
+
+def _relabel_row(conn: Connection, item_id: int, actor: str) -> Any:
+    require_role(conn, actor, REVIEWER_ROLES, "decide re-labeling items")
+    row = conn.execute(select(t.RelabelItemRow).where(t.RelabelItemRow.id == item_id)).first()
+    if row is None:
+        raise StoreError(f"no re-labeling item {item_id}")
+    if row.status != "open":
+        raise StoreError(f"re-labeling item {item_id} is {row.status} already")
+    return row
+
+
+def resolve_relabel(db: Database, item_id: int, case: GoldCase | None = None, *, actor: str,
+                    note: str = "") -> GoldCase:
+    """Settle a flagged case: with ``case`` (the reviewer's fix, same id), approve it; without, migrate it
+    mechanically onto the current schemas (renamed parameters) and approve that. Refused when the drift
+    needs a person and no fix is given."""
+    with db.write() as conn:
+        row = _relabel_row(conn, item_id, actor)
+        item = _relabel_item(row)
+        live = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == row.case_id))
+        if live is None:
+            raise StoreError(f"gold case {row.case_id!r} is gone")
+        how = "edited"
+        if case is None:
+            case = migrate_case(GoldCase.model_validate_json(live), item.tools)
+            if case is None:
+                raise StoreError(f"{row.case_id} cannot be migrated mechanically ("
+                                 + "; ".join(r.message for r in item.reasons)
+                                 + "): edit it, or dismiss the flag")
+            how = "migrated"
+        elif case.id != row.case_id:
+            raise StoreError(f"the fix is for {case.id!r}, but the item is about {row.case_id!r}")
+        approved = case.model_copy(update={"provenance": case.provenance.model_copy(
+            update={"status": "approved", "reviewer": actor, "gold_version": None})})
+        put_gold(conn, approved, actor=actor, action="gold.relabel",
+                 before={"content_hash": canonical.content_hash(json.loads(live))},
+                 note=note or f"{how} onto the current tool schemas")
+        conn.execute(update(t.RelabelItemRow).where(t.RelabelItemRow.id == item_id).values(
+            status="resolved", decided_at=now_iso(), decided_by=actor, note=note or how))
+        return approved
+
+
+def dismiss_relabel(db: Database, item_id: int, *, actor: str, note: str) -> None:
+    """The drift does not matter for this case (say why): it is not flagged again for these schemas."""
+    if not note.strip():
+        raise StoreError("say why the case still holds: the next reviewer will read it")
+    with db.write() as conn:
+        row = _relabel_row(conn, item_id, actor)
+        conn.execute(update(t.RelabelItemRow).where(t.RelabelItemRow.id == item_id).values(
+            status="dismissed", decided_at=now_iso(), decided_by=actor, note=note))
+        audit(conn, actor=actor, action="relabel.dismiss", entity="gold_case", entity_id=row.case_id,
+              note=note)
+
+
+__all__ = ["RelabelItem", "check_schema_drift", "current_tools", "dismiss_relabel", "relabel_queue",
+           "resolve_relabel"]

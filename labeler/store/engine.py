@@ -1,0 +1,201 @@
+"""The engine: connections, transactions, migrations and what differs between SQLite and PostgreSQL.
+
+One ``Database`` per database URL. It creates the SQLAlchemy engine once and brings the schema to the
+newest Alembic revision when it is constructed. Every unit of work is one transaction: ``write()`` or
+``read()``. The aggregate modules get a ``Database`` (or the ``Connection`` of a transaction already open)
+and never create engines or transactions of their own kind.
+
+SQLite is the default (WAL, ``busy_timeout``, foreign keys on; write transactions take the lock up front
+with ``BEGIN IMMEDIATE`` so two writers queue instead of failing half-way). On PostgreSQL, writers that
+must not interleave take row locks (``FOR UPDATE``, ``SKIP LOCKED`` for queues), and migrations run under
+an advisory lock so several servers starting on one fresh database apply them once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alembic.config import Config
+from alembic.runtime.environment import EnvironmentContext
+from alembic.runtime.migration import MigrationContext, MigrationInfo
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, Table, event, func, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import SQLModel, create_engine
+
+from labeler.store import tables  # noqa: F401  (registers every table with SQLModel.metadata)
+from scorer.errors import ToolgoldError
+
+DEFAULT_DB = "data/toolgold.db"
+BUSY_TIMEOUT_MS = 10_000
+CHUNK = 500
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+MIGRATION_LOCK = 0x746F6F6C676F6C64  # "toolgold": the PostgreSQL advisory lock key migrations run under
+METADATA = SQLModel.metadata
+
+
+class StoreError(ToolgoldError):
+    """A store action could not be done (the message says why)."""
+
+
+def database_url(value: str | os.PathLike[str] | None = None) -> str:
+    """A SQLAlchemy URL from an explicit value, ``TOOLGOLD_DB``, or the default file."""
+    raw = str(value) if value is not None else os.environ.get("TOOLGOLD_DB") or DEFAULT_DB
+    if "://" in raw:
+        return raw
+    path = Path(raw)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+# -- timestamps -------------------------------------------------------------------------------------
+
+
+def iso(moment: datetime) -> str:
+    """A moment as stored: UTC, milliseconds, ``Z``."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def now_iso() -> str:
+    return iso(datetime.now(UTC))
+
+
+def parse_iso(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+# -- migrations -------------------------------------------------------------------------------------
+
+
+def migration_script() -> ScriptDirectory:
+    return ScriptDirectory(str(MIGRATIONS_DIR))
+
+
+def head_revision() -> str:
+    head = migration_script().get_current_head()
+    assert head is not None, "labeler/store/migrations/versions has no revision"
+    return head
+
+
+def upgrade(conn: Connection, destination: str = "head") -> list[str]:
+    """Apply the Alembic revisions up to ``destination`` inside the caller's transaction; return the
+    revisions applied now, oldest first."""
+    script = migration_script()
+    applied: list[str] = []
+
+    def steps(revision: Any, _context: MigrationContext) -> Any:
+        return script._upgrade_revs(destination, revision)
+
+    def note(*, step: MigrationInfo, **_: Any) -> None:
+        applied.extend(step.up_revision_ids)
+
+    with EnvironmentContext(Config(), script, fn=steps, destination_rev=destination) as env:
+        env.configure(connection=conn, target_metadata=METADATA, on_version_apply=note)
+        with env.begin_transaction():
+            env.run_migrations()
+    return applied
+
+
+def current_revision(conn: Connection) -> str | None:
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+# -- backend differences ----------------------------------------------------------------------------
+
+
+def insert_missing(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert rows whose primary key is not there yet (a concurrent writer's row wins, quietly)."""
+    if rows:
+        dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
+        conn.execute(dialect_insert(table).on_conflict_do_nothing(), list(rows))
+
+
+# -- the database -----------------------------------------------------------------------------------
+
+
+class Database:
+    """The engine and its transactions for one database URL; migrates on construction."""
+
+    def __init__(self, url: str | os.PathLike[str] | None = None) -> None:
+        self.url = database_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        self.engine = self._create_engine()
+        self.migrate()
+
+    def _create_engine(self) -> Engine:
+        if not self.is_sqlite:
+            return create_engine(self.url, pool_pre_ping=True)
+        engine = create_engine(
+            self.url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+        )
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            # Take transaction control from the driver so BEGIN IMMEDIATE below is ours to emit.
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            immediate = conn.get_execution_options().get("toolgold_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction (SQLite: the write lock is taken at BEGIN)."""
+        with self.engine.connect().execution_options(toolgold_write=True) as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def migrate(self) -> list[str]:
+        """Bring the schema to the newest revision in one transaction; return the revisions applied now.
+
+        PostgreSQL: the transaction first takes an advisory lock, so a second server starting at the same
+        moment waits, then finds the schema current. SQLite: BEGIN IMMEDIATE serializes the same way."""
+        with self.write() as conn:
+            if not self.is_sqlite:
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            return upgrade(conn)
+
+    def schema_version(self) -> str:
+        """The Alembic revision the database is at."""
+        with self.read() as conn:
+            return current_revision(conn) or ""
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- inspection -------------------------------------------------------------------------------
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table, sorted: tests compare dumps to prove nothing changed."""
+        out = {}
+        with self.read() as conn:
+            for table in sorted(METADATA.sorted_tables, key=lambda x: x.name):
+                rows = conn.execute(select(table)).all()
+                out[table.name] = sorted((tuple(r) for r in rows), key=repr)
+        return out
+
+    def row_count(self, table: Table) -> int:
+        with self.read() as conn:
+            return conn.scalar(select(func.count()).select_from(table)) or 0
+
+
+__all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "StoreError", "current_revision",
+           "database_url", "head_revision", "insert_missing", "iso", "now_iso", "parse_iso", "upgrade"]

@@ -1,0 +1,671 @@
+"""Labels, leases and the annotator's queue.
+
+A label is one row per (decision point, annotator). Every save names the version the editor started from
+and is refused with ``ConflictError`` when the stored one is newer (optimistic concurrency); every change
+writes an audit event with the state before and after. Submitting materializes the turn's gold case, so
+``toolgold export`` carries it. Trajectory labels (one per transcript and annotator) follow the same rules.
+
+The queue leases a transcript to one annotator at a time; SQLite runs a claim under BEGIN IMMEDIATE and
+PostgreSQL skips rows another claimer holds (``FOR UPDATE SKIP LOCKED``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, case, delete, exists, func, insert, select, update
+
+from labeler.labels import (
+    LabelBody,
+    TrajectoryBody,
+    gold_case,
+    gold_case_id,
+    trajectory_case,
+    trajectory_case_id,
+)
+from labeler.store import tables as t
+from labeler.store.common import (
+    REVIEWER_ROLES,
+    Overlap,
+    PermissionDenied,
+    audit,
+    label_key,
+    load_transcript,
+    overlap_pending,
+    read_overlap,
+    require_user,
+)
+from labeler.store.engine import Database, StoreError, iso, now_iso, parse_iso
+from scorer import canonical
+from scorer.formats import dumps_record, to_json
+from scorer.model import GoldCase, Transcript
+
+LEASE_SECONDS = 30 * 60
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One annotator's label of one decision point, as stored."""
+
+    transcript_id: str
+    message_index: int
+    annotator: str
+    status: str  # draft | submitted
+    body: LabelBody
+    version: int
+    updated_at: str
+    submitted_at: str | None = None
+
+    @property
+    def key(self) -> str:
+        return label_key(self.transcript_id, self.message_index, self.annotator)
+
+
+@dataclass(frozen=True)
+class TrajectoryRecord:
+    """One annotator's label of a whole transcript, as stored."""
+
+    transcript_id: str
+    annotator: str
+    status: str  # draft | submitted
+    body: TrajectoryBody
+    version: int
+    updated_at: str
+    submitted_at: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.transcript_id}#trajectory@{self.annotator}"
+
+
+@dataclass(frozen=True)
+class Lease:
+    transcript_id: str
+    holder: str
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """A decision point with what the agent did and where labeling stands (for one annotator)."""
+
+    ordinal: int
+    message_index: int
+    observed_behavior: str
+    observed: list[dict[str, Any]]
+    label_status: str | None  # this annotator's label: None, draft or submitted
+    has_gold: bool
+
+    @property
+    def done(self) -> bool:
+        return self.label_status == "submitted" or self.has_gold
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """Which transcripts an annotator wants to work on. ``status``: unlabeled (some turn has no gold yet),
+    draft / submitted (the annotator has a label in that state)."""
+
+    source: str | None = None
+    tag: str | None = None
+    tool: str | None = None
+    status: str | None = None
+    search: str | None = None
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    transcript_id: str
+    source: str
+    title: str
+    n_turns: int
+    n_done: int  # turns with a gold case or this annotator's submitted label
+    n_drafts: int
+    leased_by: str | None
+
+
+@dataclass(frozen=True)
+class AnnotatorTotals:
+    annotator: str
+    drafts: int
+    submitted: int
+    unsure: int
+
+
+class ConflictError(StoreError):
+    """A label save started from an older version than the stored one: refused, nothing overwritten.
+
+    ``mine`` is the body that was being saved, ``theirs`` the stored label that is newer.
+    """
+
+    def __init__(self, mine: LabelBody | TrajectoryBody, theirs: LabelRecord | TrajectoryRecord,
+                 based_on: int) -> None:
+        self.mine = mine
+        self.theirs = theirs
+        self.based_on = based_on
+        super().__init__(
+            f"{theirs.key} was changed elsewhere: the stored version {theirs.version} ({theirs.status}, saved "
+            f"{theirs.updated_at}) is newer than version {based_on} this change started from; nothing was "
+            "overwritten")
+
+
+def _turn_keys(conn: Connection, transcript_id: str, message_index: int, *,
+               lock: bool = False) -> tuple[int, int]:
+    """The turn's and its transcript's keys. ``lock`` takes the turn row for the transaction, so saves
+    of one turn queue up on PostgreSQL (SQLite's BEGIN IMMEDIATE already serializes writers)."""
+    q = (select(t.TurnRow.id, t.TurnRow.transcript_id)
+         .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+         .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == message_index))
+    row = conn.execute(q.with_for_update(of=t.TurnRow) if lock else q).first()
+    if row is None:
+        raise StoreError(f"transcript {transcript_id!r} has no decision point at message {message_index}")
+    return row[0], row[1]
+
+
+def _label_row(conn: Connection, turn_pk: int, annotator: str) -> Any:
+    return conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn_pk,
+                                                 t.LabelRow.annotator == annotator)).first()
+
+
+def _label_record(transcript_id: str, message_index: int, row: Any) -> LabelRecord:
+    return LabelRecord(transcript_id, message_index, row.annotator, row.status,
+                       LabelBody.model_validate_json(row.body), row.version, row.updated_at, row.submitted_at)
+
+
+def get_label(db: Database, transcript_id: str, message_index: int, annotator: str) -> LabelRecord | None:
+    with db.read() as conn:
+        turn_pk, _ = _turn_keys(conn, transcript_id, message_index)
+        row = _label_row(conn, turn_pk, annotator)
+    return _label_record(transcript_id, message_index, row) if row else None
+
+
+def labels_for_turn(db: Database, transcript_id: str, message_index: int) -> list[LabelRecord]:
+    """Every annotator's label of one decision point, oldest first."""
+    with db.read() as conn:
+        turn_pk, _ = _turn_keys(conn, transcript_id, message_index)
+        rows = conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn_pk)
+                            .order_by(t.LabelRow.id)).all()  # type: ignore[arg-type]
+    return [_label_record(transcript_id, message_index, r) for r in rows]
+
+
+def _check_version(row: Any, body: LabelBody, version: int, transcript_id: str,
+                   message_index: int) -> int:
+    current = row.version if row is not None else 0
+    if current != version:
+        if row is None:
+            raise StoreError(f"{transcript_id!r} message {message_index}: there is no saved label "
+                             f"(version {version} was expected); reload the page")
+        raise ConflictError(body, _label_record(transcript_id, message_index, row), version)
+    return current
+
+
+@contextmanager
+def _auditing_refusals(db: Database, annotator: str, entity: str) -> Iterator[None]:
+    """A refused (stale) save is recorded too, after its own transaction rolled back: who tried, from
+    which version, with what."""
+    try:
+        yield
+    except ConflictError as exc:
+        with db.write() as conn:
+            audit(conn, actor=annotator, action=f"{entity.split('_')[0]}.conflict", entity=entity,
+                  entity_id=exc.theirs.key,
+                  before={"status": exc.theirs.status, "version": exc.theirs.version,
+                          "body": exc.theirs.body.to_json()},
+                  after={"based_on": exc.based_on, "body": exc.mine.to_json()},
+                  note="refused: a newer version is stored")
+        raise
+
+
+def save_label(db: Database, transcript_id: str, message_index: int, annotator: str, body: LabelBody, *,
+               version: int) -> LabelRecord:
+    """Save a draft. ``version`` is the version the edit started from (0 for a new label); a newer
+    stored version raises ``ConflictError``. Saving a submitted label reopens it as a draft."""
+    with _auditing_refusals(db, annotator, "label"), db.write() as conn:
+        require_user(conn, annotator)
+        turn_pk, tr_pk = _turn_keys(conn, transcript_id, message_index, lock=True)
+        row = _label_row(conn, turn_pk, annotator)
+        current = _check_version(row, body, version, transcript_id, message_index)
+        text = body.canonical()
+        if row is not None and row.body == text:
+            return _label_record(transcript_id, message_index, row)  # nothing changed
+        stamp = now_iso()
+        values = {"status": "draft", "decision": body.decision, "unsure": body.unsure, "body": text,
+                  "version": current + 1, "updated_at": stamp, "submitted_at": None}
+        _write_label(conn, row, turn_pk, tr_pk, annotator, values, stamp)
+        audit(conn, actor=annotator, action="label.save", entity="label",
+              entity_id=label_key(transcript_id, message_index, annotator),
+              before=_label_state(row), after={"status": "draft", "version": current + 1,
+                                               "body": body.to_json()})
+        _renew_lease(conn, tr_pk, annotator)
+        if row is not None and row.status == "submitted":
+            transcript, source = load_transcript(conn, transcript_id)
+            _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+        return LabelRecord(transcript_id, message_index, annotator, "draft", body, current + 1, stamp)
+
+
+def submit_label(db: Database, transcript_id: str, message_index: int, annotator: str, body: LabelBody, *,
+                 version: int) -> LabelRecord:
+    """Save ``body`` as submitted and materialize the turn's gold case. Raises ``LabelIncomplete`` (and
+    writes nothing) when the label cannot be a gold case yet, ``ConflictError`` like ``save_label``."""
+    with _auditing_refusals(db, annotator, "label"), db.write() as conn:
+        require_user(conn, annotator)
+        turn_pk, tr_pk = _turn_keys(conn, transcript_id, message_index, lock=True)
+        row = _label_row(conn, turn_pk, annotator)
+        current = _check_version(row, body, version, transcript_id, message_index)
+        text = body.canonical()
+        if row is not None and row.body == text and row.status == "submitted":
+            return _label_record(transcript_id, message_index, row)
+        transcript, source = load_transcript(conn, transcript_id)
+        stamp = now_iso()
+        gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
+                  labeled_at=parse_iso(stamp), source=source)  # raises LabelIncomplete
+        values = {"status": "submitted", "decision": body.decision, "unsure": body.unsure, "body": text,
+                  "version": current + 1, "updated_at": stamp, "submitted_at": stamp}
+        _write_label(conn, row, turn_pk, tr_pk, annotator, values, stamp)
+        audit(conn, actor=annotator, action="label.submit", entity="label",
+              entity_id=label_key(transcript_id, message_index, annotator),
+              before=_label_state(row), after={"status": "submitted", "version": current + 1,
+                                               "body": body.to_json()})
+        _renew_lease(conn, tr_pk, annotator)
+        _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+        return LabelRecord(transcript_id, message_index, annotator, "submitted", body, current + 1, stamp,
+                           stamp)
+
+
+def _write_label(conn: Connection, row: Any, turn_pk: int, tr_pk: int, annotator: str,
+                 values: dict[str, Any], stamp: str) -> None:
+    if row is None:
+        conn.execute(insert(t.LabelRow).values(turn_id=turn_pk, transcript_id=tr_pk, annotator=annotator,
+                                               created_at=stamp, **values))
+    else:
+        conn.execute(update(t.LabelRow).where(t.LabelRow.id == row.id).values(**values))
+
+
+def _materialize_gold(conn: Connection, transcript: Transcript, source: str, message_index: int,
+                      turn_pk: int, actor: str) -> None:
+    """Make the turn's gold case agree with its submitted labels.
+
+    The first submitter's label is the case; annotators whose labels say the same are listed with them
+    (a disagreeing label stays in the labels table for review). With no submitted label left the case
+    is withdrawn. A case a reviewer already approved or rejected is left alone.
+    """
+    case_id = gold_case_id(transcript.id, message_index)
+    existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
+                            .where(t.GoldCaseRow.id == case_id)).first()
+    if existing is not None and existing.status != "submitted":
+        return
+    rows = conn.execute(
+        select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
+        .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
+        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
+    if not rows:
+        if existing is not None:
+            _withdraw_label_gold(conn, case_id, existing, actor)
+        return
+    bodies = {r.annotator: (LabelBody.model_validate_json(r.body), r.submitted_at) for r in rows}
+    first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
+    primary = first[0] if first and first[0] in bodies else rows[0].annotator
+
+    def case_of(annotator: str) -> GoldCase:
+        body, at = bodies[annotator]
+        return gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
+                         labeled_at=parse_iso(at), source=source)
+
+    def essence(case: GoldCase) -> str:
+        return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
+
+    case = case_of(primary)
+    agreeing = tuple(a for a in bodies if a != primary and essence(case_of(a)) == essence(case))
+    _put_label_gold(conn, case, (primary, *agreeing), existing, source, actor)
+
+
+def _put_label_gold(conn: Connection, case: GoldCase, annotators: tuple[str, ...], existing: Any,
+                    source: str, actor: str) -> None:
+    """Insert or update a gold case made from labels (with these annotators), and its tags."""
+    case_id = case.id
+    case = case.model_copy(update={"provenance": case.provenance.model_copy(
+        update={"annotators": annotators})})
+    body = dumps_record(case)
+    if existing is not None and existing.body == body:
+        return
+    stamp = now_iso()
+    values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
+              "kind": case.kind, "status": "submitted", "behavior": case.expected.behavior,
+              "tags": canonical.dumps(list(case.tags)), "source": source, "body": body,
+              "content_hash": canonical.content_hash(to_json(case)), "updated_at": stamp}
+    if existing is None:
+        conn.execute(insert(t.GoldCaseRow).values(id=case_id, created_at=stamp, **values))
+    else:
+        conn.execute(update(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id).values(**values))
+        conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
+    if case.tags:
+        conn.execute(insert(t.GoldCaseTagRow), [{"case_id": case_id, "tag": tag} for tag in case.tags])
+    summary = {"annotators": list(case.provenance.annotators), "expected": to_json(case)["expected"],
+               "tags": list(case.tags)}
+    audit(conn, actor=actor, action="gold.materialize", entity="gold_case", entity_id=case_id,
+          before=None if existing is None else {"content_hash": canonical.content_hash(
+              json.loads(existing.body))}, after=summary)
+
+
+def _withdraw_label_gold(conn: Connection, case_id: str, existing: Any, actor: str) -> None:
+    conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
+    conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
+    audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
+          before={"status": existing.status}, note="its only submitted label was reopened")
+
+# -- trajectory labels: one per (transcript, annotator), same versioning and audit as turn labels
+
+def _transcript_pk(conn: Connection, transcript_id: str, *, lock: bool = False) -> int:
+    q = select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id)
+    pk = conn.scalar(q.with_for_update() if lock else q)
+    if pk is None:
+        raise StoreError(f"no transcript with id {transcript_id!r}")
+    return int(pk)
+
+
+def _trajectory_row(conn: Connection, pk: int, annotator: str) -> Any:
+    return conn.execute(select(t.TrajectoryLabelRow).where(t.TrajectoryLabelRow.transcript_id == pk,
+                                                           t.TrajectoryLabelRow.annotator == annotator)).first()
+
+
+def _trajectory_record(transcript_id: str, row: Any) -> TrajectoryRecord:
+    return TrajectoryRecord(transcript_id, row.annotator, row.status, TrajectoryBody.model_validate_json(row.body),
+                            row.version, row.updated_at, row.submitted_at)
+
+
+def get_trajectory_label(db: Database, transcript_id: str, annotator: str) -> TrajectoryRecord | None:
+    with db.read() as conn:
+        row = _trajectory_row(conn, _transcript_pk(conn, transcript_id), annotator)
+    return _trajectory_record(transcript_id, row) if row else None
+
+
+def save_trajectory_label(db: Database, transcript_id: str, annotator: str, body: TrajectoryBody, *,
+                          version: int, submit: bool = False) -> TrajectoryRecord:
+    """Save (or with ``submit``, submit) a trajectory label; the same rules as ``save_label`` and
+    ``submit_label``: a stale ``version`` raises ``ConflictError``, an incomplete submit ``LabelIncomplete``."""
+    with _auditing_refusals(db, annotator, "trajectory_label"), db.write() as conn:
+        require_user(conn, annotator)
+        pk = _transcript_pk(conn, transcript_id, lock=True)
+        row = _trajectory_row(conn, pk, annotator)
+        current = row.version if row is not None else 0
+        if current != version:
+            if row is None:
+                raise StoreError(f"{transcript_id!r}: there is no saved trajectory label; reload the page")
+            raise ConflictError(body, _trajectory_record(transcript_id, row), version)
+        text = body.canonical()
+        status = "submitted" if submit else "draft"
+        if row is not None and row.body == text and (row.status == status or not submit):
+            return _trajectory_record(transcript_id, row)
+        stamp = now_iso()
+        transcript, source = load_transcript(conn, transcript_id)
+        if submit:
+            trajectory_case(body, transcript=transcript, annotators=(annotator,), labeled_at=parse_iso(stamp),
+                            source=source)  # raises LabelIncomplete
+        values = {"status": status, "body": text, "version": current + 1, "updated_at": stamp,
+                  "submitted_at": stamp if submit else None}
+        if row is None:
+            conn.execute(insert(t.TrajectoryLabelRow).values(transcript_id=pk, annotator=annotator,
+                                                             created_at=stamp, **values))
+        else:
+            conn.execute(update(t.TrajectoryLabelRow).where(t.TrajectoryLabelRow.id == row.id).values(**values))
+        audit(conn, actor=annotator, action="trajectory.submit" if submit else "trajectory.save",
+              entity="trajectory_label", entity_id=f"{transcript_id}#trajectory@{annotator}",
+              before=_label_state(row), after={"status": status, "version": current + 1,
+                                               "body": body.to_json()})
+        _renew_lease(conn, pk, annotator)
+        if submit or (row is not None and row.status == "submitted"):
+            _materialize_trajectory(conn, transcript, source, pk, annotator)
+        return TrajectoryRecord(transcript_id, annotator, status, body, current + 1, stamp,
+                                stamp if submit else None)
+
+
+def _materialize_trajectory(conn: Connection, transcript: Transcript, source: str, pk: int,
+                            actor: str) -> None:
+    """The transcript's trajectory gold case from its submitted trajectory labels (as for turns)."""
+    case_id = trajectory_case_id(transcript.id)
+    existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
+                            .where(t.GoldCaseRow.id == case_id)).first()
+    if existing is not None and existing.status != "submitted":
+        return
+    rows = conn.execute(
+        select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
+        .where(t.TrajectoryLabelRow.transcript_id == pk, t.TrajectoryLabelRow.status == "submitted")
+        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()  # type: ignore[arg-type]
+    if not rows:
+        if existing is not None:
+            _withdraw_label_gold(conn, case_id, existing, actor)
+        return
+    cases = {r.annotator: trajectory_case(TrajectoryBody.model_validate_json(r.body), transcript=transcript,
+                                          annotators=(r.annotator,), labeled_at=parse_iso(r.submitted_at),
+                                          source=source) for r in rows}
+    first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
+    primary = first[0] if first and first[0] in cases else rows[0].annotator
+
+    def essence(case: GoldCase) -> str:
+        return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
+
+    agreeing = tuple(a for a in cases if a != primary and essence(cases[a]) == essence(cases[primary]))
+    _put_label_gold(conn, cases[primary], (primary, *agreeing), existing, source, actor)
+
+
+def turn_states(db: Database, transcript_id: str, annotator: str | None = None) -> list[TurnState]:
+    """The transcript's decision points in order, with the agent's calls and where labeling stands."""
+    with db.read() as conn:
+        pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+        if pk is None:
+            raise StoreError(f"no transcript with id {transcript_id!r}")
+        turns = conn.execute(
+            select(t.TurnRow.id, t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
+                   t.TurnRow.observed)
+            .where(t.TurnRow.transcript_id == pk).order_by(t.TurnRow.ordinal)).all()  # type: ignore[arg-type]
+        mine = dict(conn.execute(
+            select(t.LabelRow.turn_id, t.LabelRow.status)
+            .where(t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator)).all()) if annotator else {}
+        gold_turns = set(conn.scalars(select(t.GoldCaseRow.turn).where(
+            t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.kind == "turn")))
+        gold_turns -= _overlap_pending_turns(conn, pk, annotator)  # overlap: still needs this label
+    return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns)
+            for tid, o, mi, b, obs in turns]
+
+# -- queue and leases
+
+def _queue_query(db: Database, annotator: str, f: QueueFilter) -> Any:
+    tr = t.TranscriptRow
+    q = select(tr.id, tr.external_id, tr.source, tr.title, tr.n_turns).order_by(tr.id)  # type: ignore[arg-type]
+    if f.source:
+        q = q.where(tr.source == f.source)
+    if f.search:
+        like = f"%{f.search}%"
+        q = q.where(tr.external_id.like(like) | tr.title.like(like))  # type: ignore[attr-defined]
+    if f.tool:
+        q = q.where(tr.id.in_(  # type: ignore[union-attr]
+            select(t.TranscriptToolRow.transcript_id)
+            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)  # type: ignore[arg-type]
+            .where(t.ToolSchemaRow.name == f.tool)))
+    if f.tag:
+        q = q.where(tr.external_id.in_(  # type: ignore[attr-defined]
+            select(t.GoldCaseRow.conversation_id)
+            .join(t.GoldCaseTagRow, t.GoldCaseTagRow.case_id == t.GoldCaseRow.id)  # type: ignore[arg-type]
+            .where(t.GoldCaseTagRow.tag == f.tag)))
+    if f.status == "unlabeled":
+        gold_at_turn = (select(t.GoldCaseRow.id)
+                        .where(t.GoldCaseRow.conversation_id == tr.external_id,
+                               t.GoldCaseRow.turn == t.TurnRow.message_index)
+                        .correlate_except(t.GoldCaseRow))  # both outer queries, not only the nearest
+        q = q.where(exists(select(t.TurnRow.id).where(
+            t.TurnRow.transcript_id == tr.id,
+            ~exists(gold_at_turn) | overlap_pending(annotator, _overlap_setting(db)))))  # overlap: N annotators per turn
+    elif f.status in ("draft", "submitted"):
+        q = q.where(exists(select(t.LabelRow.id).where(
+            t.LabelRow.transcript_id == tr.id, t.LabelRow.annotator == annotator, t.LabelRow.status == f.status)))
+    elif f.status is not None:
+        raise StoreError(f"unknown status filter {f.status!r}; use unlabeled, draft or submitted")
+    return q
+
+
+def queue(db: Database, annotator: str, f: QueueFilter = QueueFilter(), *, limit: int = 50) -> list[QueueItem]:
+    """Transcripts matching ``f`` with this annotator's progress and who holds them."""
+    stamp = now_iso()
+    with db.read() as conn:
+        rows = conn.execute(_queue_query(db, annotator, f).limit(limit)).all()
+        pks = [r.id for r in rows]
+        ext = [r.external_id for r in rows]
+        done = dict(conn.execute(
+            select(t.GoldCaseRow.conversation_id, func.count(func.distinct(t.GoldCaseRow.turn)))
+            .where(t.GoldCaseRow.conversation_id.in_(ext), t.GoldCaseRow.kind == "turn")  # type: ignore[union-attr]
+            .group_by(t.GoldCaseRow.conversation_id)).all())
+        drafts = dict(conn.execute(
+            select(t.LabelRow.transcript_id, func.count())
+            .where(t.LabelRow.transcript_id.in_(pks), t.LabelRow.annotator == annotator,  # type: ignore[attr-defined]
+                   t.LabelRow.status == "draft")
+            .group_by(t.LabelRow.transcript_id)).all())
+        leases = dict(conn.execute(
+            select(t.LeaseRow.transcript_id, t.LeaseRow.holder)
+            .where(t.LeaseRow.transcript_id.in_(pks), t.LeaseRow.expires_at > stamp)).all())  # type: ignore[attr-defined]
+    return [QueueItem(r.external_id, r.source, r.title, r.n_turns, min(done.get(r.external_id, 0), r.n_turns),
+                      drafts.get(r.id, 0), leases.get(r.id)) for r in rows]
+
+
+def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status="unlabeled"), *,
+               skip: str | None = None, ttl_seconds: int = LEASE_SECONDS,
+               now: datetime | None = None) -> str | None:
+    """Lease the next transcript matching ``f`` that nobody else holds, and return its id (None when
+    there is none). The annotator's own lease is resumed first unless it is ``skip``; one lease per
+    annotator. SQLite runs this under BEGIN IMMEDIATE, so two annotators never get the same item."""
+    moment = now or datetime.now(UTC)
+    stamp, until = iso(moment), iso(moment + timedelta(seconds=ttl_seconds))
+    with db.write() as conn:
+        require_user(conn, annotator)
+        conn.execute(delete(t.LeaseRow).where(t.LeaseRow.expires_at <= stamp))
+        others = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder != annotator)
+        mine = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder == annotator)
+        q = _queue_query(db, annotator, f).where(t.TranscriptRow.id.not_in(others))  # type: ignore[union-attr]
+        if skip:
+            q = q.where(t.TranscriptRow.external_id != skip)
+        # PostgreSQL: a candidate another claimer is taking right now is skipped, not waited for.
+        q = q.with_for_update(of=t.TranscriptRow, skip_locked=True)
+        row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()  # type: ignore[union-attr]
+               or conn.execute(q.limit(1)).first())
+        if row is None:
+            return None
+        conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
+        conn.execute(insert(t.LeaseRow).values(transcript_id=row.id, holder=annotator, claimed_at=stamp,
+                                               expires_at=until))
+        return str(row.external_id)
+
+
+def take_lease(db: Database, transcript_id: str, annotator: str, *, ttl_seconds: int = LEASE_SECONDS,
+               now: datetime | None = None) -> Lease:
+    """Lease this transcript for the annotator when it is free (or already theirs); otherwise return the
+    other holder's lease unchanged."""
+    moment = now or datetime.now(UTC)
+    stamp, until = iso(moment), iso(moment + timedelta(seconds=ttl_seconds))
+    with db.write() as conn:
+        require_user(conn, annotator)
+        pk = _transcript_pk(conn, transcript_id, lock=True)
+        held = conn.execute(select(t.LeaseRow.holder, t.LeaseRow.expires_at)
+                            .where(t.LeaseRow.transcript_id == pk)).first()
+        if held is not None and held.holder != annotator and held.expires_at > stamp:
+            return Lease(transcript_id, held.holder, held.expires_at)
+        conn.execute(delete(t.LeaseRow).where((t.LeaseRow.holder == annotator) | (t.LeaseRow.transcript_id == pk)))
+        conn.execute(insert(t.LeaseRow).values(transcript_id=pk, holder=annotator, claimed_at=stamp,
+                                               expires_at=until))
+        return Lease(transcript_id, annotator, until)
+
+
+def lease(db: Database, transcript_id: str, *, now: datetime | None = None) -> Lease | None:
+    """The active lease on a transcript, if any."""
+    stamp = iso(now or datetime.now(UTC))
+    with db.read() as conn:
+        row = conn.execute(
+            select(t.LeaseRow.holder, t.LeaseRow.expires_at)
+            .join(t.TranscriptRow, t.TranscriptRow.id == t.LeaseRow.transcript_id)  # type: ignore[arg-type]
+            .where(t.TranscriptRow.external_id == transcript_id, t.LeaseRow.expires_at > stamp)).first()
+    return Lease(transcript_id, row.holder, row.expires_at) if row else None
+
+
+def release_leases(db: Database, annotator: str) -> None:
+    with db.write() as conn:
+        conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
+
+
+def _renew_lease(conn: Connection, transcript_pk: int, annotator: str) -> None:
+    until = iso(datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS))
+    conn.execute(update(t.LeaseRow).where(t.LeaseRow.transcript_id == transcript_pk,
+                                          t.LeaseRow.holder == annotator).values(expires_at=until))
+
+# -- progress
+
+
+def _label_state(row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"status": row.status, "version": row.version, "body": json.loads(row.body)}
+
+
+def _overlap_setting(db: Database) -> Overlap:
+    """The overlap setting, read in a transaction of its own."""
+    with db.read() as conn:
+        return read_overlap(conn)
+
+
+def _overlap_pending_turns(conn: Connection, transcript_pk: int, annotator: str | None) -> set[int]:
+    """Message indexes of the transcript's turns that still wait for ``annotator``'s label (overlap)."""
+    pending = overlap_pending(annotator, read_overlap(conn))
+    return set(conn.scalars(select(t.TurnRow.message_index).where(t.TurnRow.transcript_id == transcript_pk,
+                                                                   pending)))
+
+
+# -- labels are personal ------------------------------------------------------------------------------
+
+def edit_label(db: Database, transcript_id: str, message_index: int, owner: str, body: LabelBody, *, version: int,
+               actor: str) -> LabelRecord:
+    """Save a draft of ``owner``'s label on behalf of ``actor``: only the owner may. Nobody edits another
+    person's label (a reviewer changes the gold with *edit and accept*, which keeps the labels as given)."""
+    if actor != owner:
+        with db.read() as conn:
+            role = require_user(conn, actor)
+        raise PermissionDenied(f"{actor!r} ({role}) cannot edit {owner!r}'s label: labels are personal; "
+                               "a reviewer changes the gold with 'edit and accept'")
+    return save_label(db, transcript_id, message_index, owner, body, version=version)
+
+
+# -- what annotators may see --------------------------------------------------------------------------
+
+def labels_visible_to(db: Database, actor: str, transcript_id: str, message_index: int) -> list[LabelRecord]:
+    """The labels of a decision point ``actor`` may see: reviewers and admins see all; an annotator sees
+    their own, and the others' only once their own is submitted (annotators label blind)."""
+    with db.read() as conn:
+        role = require_user(conn, actor)
+    labels = labels_for_turn(db, transcript_id, message_index)
+    if role in REVIEWER_ROLES:
+        return labels
+    mine = next((r for r in labels if r.annotator == actor), None)
+    if mine is not None and mine.status == "submitted":
+        return labels
+    return [mine] if mine is not None else []
+
+
+def annotator_totals(db: Database) -> list[AnnotatorTotals]:
+    with db.read() as conn:
+        rows = conn.execute(
+            select(t.LabelRow.annotator, t.LabelRow.status, func.count(),
+                   func.sum(case((t.LabelRow.unsure == True, 1), else_=0)))  # noqa: E712
+            .group_by(t.LabelRow.annotator, t.LabelRow.status)).all()
+    totals: dict[str, dict[str, int]] = {}
+    for annotator, status, n, unsure in rows:
+        entry = totals.setdefault(annotator, {"draft": 0, "submitted": 0, "unsure": 0})
+        entry[status] = n
+        entry["unsure"] += int(unsure or 0)
+    return [AnnotatorTotals(a, v["draft"], v["submitted"], v["unsure"]) for a, v in sorted(totals.items())]
+
+
+__all__ = ["LEASE_SECONDS", "AnnotatorTotals", "ConflictError", "LabelRecord", "Lease", "QueueFilter", "QueueItem",
+           "TrajectoryRecord", "TurnState", "annotator_totals", "claim_next", "edit_label", "get_label",
+           "get_trajectory_label", "labels_for_turn", "labels_visible_to", "lease", "queue", "release_leases",
+           "save_label", "save_trajectory_label", "submit_label", "take_lease", "turn_states"]

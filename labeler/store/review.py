@@ -1,0 +1,643 @@
+"""The review queue: what a reviewer must decide, the decisions, and approving what nobody contests.
+
+Label-driven items (``disagreement``, ``unsure``) are kept in step with the submitted labels by
+``sync_review_queue``; other parts (the LLM judge) put ``judge_mismatch`` items in with ``enqueue_review``.
+Every decision checks the acting user's role here, on the server side, and writes an audit event.
+Overlap (several annotators on a share of the turns) is set here too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import ValidationError
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from labeler.labels import LabelBody, LabelIncomplete, gold_case, gold_case_id, observed_as_calls
+from labeler.store import tables as t
+from labeler.store.common import (
+    OVERLAP_KEY,
+    REVIEWER_ROLES,
+    Overlap,
+    PermissionDenied,
+    audit,
+    in_sample,
+    label_key,
+    load_transcript,
+    put_gold,
+    put_setting,
+    read_overlap,
+    require_role,
+    stamp,
+)
+from labeler.store.engine import Database, StoreError, now_iso, parse_iso
+from scorer import canonical
+from scorer.agreement import disagreeing_fields, label_ratings, majority
+from scorer.formats import describe_validation_error
+from scorer.model import Answer, Call, GoldCase
+
+REVIEW_KINDS: Final = ("disagreement", "unsure", "judge_mismatch")
+SYNC_MARK: Final = "review_queue_synced_through"
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """Something a reviewer must decide about one decision point (``ref`` is its gold case id)."""
+
+    id: int
+    kind: str
+    ref: str
+    status: str  # open | escalated | resolved
+    payload: Mapping[str, Any]
+    created_at: str
+    created_by: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    decision: str | None = None
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class ReviewCandidate:
+    """One version of the answer a reviewer can approve: an annotator's label, the agent's observed call,
+    the current gold, or (judge mismatches) the agent's answer from the run."""
+
+    key: str  # label:<annotator> | observed | gold | agent | alternative
+    title: str
+    case: GoldCase | None
+    """None when this version cannot be a gold case (``problems`` says why)."""
+    problems: tuple[str, ...] = ()
+    annotators: tuple[str, ...] = ()
+    """Who this version stands for (the annotators whose labels say the same)."""
+    unsure: bool = False
+    rationale: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewDetail:
+    item: ReviewItem
+    transcript_id: str | None
+    message_index: int | None
+    candidates: tuple[ReviewCandidate, ...]
+    preselected: str | None
+    """The majority's version (for a judge mismatch: the gold)."""
+    disagreeing: tuple[str, ...]
+    """Fields the annotators disagree on (decision, tool, arg:<tool>.<name>)."""
+    others: tuple[ReviewItem, ...]
+    """Other undecided items about the same case."""
+
+    def candidate(self, key: str) -> ReviewCandidate | None:
+        return next((c for c in self.candidates if c.key == key), None)
+
+
+def _agent_candidates(base: GoldCase, payload: Mapping[str, Any]) -> list[ReviewCandidate]:
+    """The agent's answer from a judge-mismatch payload (``actual``: ``[{name, arguments}]``), as a
+    replacement of the expected answer and as an added alternative."""
+    actual = payload.get("actual", payload.get("calls"))
+    if not isinstance(actual, list):
+        return []
+    out = []
+    try:
+        calls = tuple(Call(name=c["name"], arguments=c.get("arguments") or {}) for c in actual)
+        answer = Answer(behavior="call", calls=calls) if calls else Answer(behavior="no_call")
+    except (ValidationError, KeyError, TypeError, AttributeError) as exc:
+        problem = describe_validation_error(exc) if isinstance(exc, ValidationError) else "not a list of calls"
+        return [ReviewCandidate("agent", "Agent's answer", None, (problem,))]
+    for key, title, changes in (("agent", "Agent's answer as the expected answer", {"expected": answer}),
+                                ("alternative", "Gold + the agent's answer as an alternative",
+                                 {"alternatives": (*base.alternatives, answer)})):
+        try:
+            case = GoldCase.model_validate({**base.model_dump(), **changes})
+        except ValidationError as exc:
+            out.append(ReviewCandidate(key, title, None, (describe_validation_error(exc),)))
+            continue
+        out.append(ReviewCandidate(key, title, case, (), base.provenance.annotators, False, base.rationale))
+    return out
+
+
+def _review_item(row: Any) -> ReviewItem:
+    return ReviewItem(row.id, row.kind, row.ref, row.status, json.loads(row.payload), row.created_at,
+                      row.created_by, row.decided_at, row.decided_by, row.decision, row.comment)
+
+
+# -- the review queue: the hook other parts (the LLM judge) put items into ------------------------
+
+def enqueue_review(db: Database, kind: str, ref: str, payload: Mapping[str, Any] | None = None, *,
+                   actor: str = "judge") -> ReviewItem:
+    """Put an item in the reviewers' queue. ``ref`` is a gold case id (``<transcript>#t<message index>``
+    for labeled turns); ``payload`` is what the reviewer needs to decide (for ``judge_mismatch``: the
+    version, the run, the agent's calls, the verdict and its rationale). An open item of the same kind,
+    case and payload is returned instead of a duplicate. Creating an item decides nothing, so any caller
+    may (the judge runs without a user); the audit log names ``actor``."""
+    if kind not in REVIEW_KINDS:
+        raise StoreError(f"unknown review kind {kind!r}; choose one of {', '.join(REVIEW_KINDS)}")
+    text = canonical.dumps(dict(payload or {}))
+    with db.write() as conn:
+        known = conn.scalar(select(t.GoldCaseRow.id).where(t.GoldCaseRow.id == ref)) or conn.scalar(
+            select(t.GoldVersionCaseRow.case_id).where(t.GoldVersionCaseRow.case_id == ref).limit(1))
+        if known is None:
+            raise StoreError(f"no gold case {ref!r} to review")
+        return _enqueue(conn, kind, ref, text, actor)
+
+
+def _enqueue(conn: Connection, kind: str, ref: str, payload: str, actor: str) -> ReviewItem:
+    row = conn.execute(select(t.ReviewItemRow).where(
+        t.ReviewItemRow.kind == kind, t.ReviewItemRow.ref == ref, t.ReviewItemRow.payload == payload,
+        t.ReviewItemRow.status != "resolved")).first()
+    if row is not None:
+        return _review_item(row)
+    values = {"kind": kind, "ref": ref, "status": "open", "payload": payload, "created_at": now_iso(),
+              "created_by": actor}
+    new_id = conn.execute(insert(t.ReviewItemRow).values(**values).returning(t.ReviewItemRow.id)).scalar_one()  # type: ignore[arg-type]
+    audit(conn, actor=actor, action="review.enqueue", entity="review_item", entity_id=ref,
+          after={"item": new_id, "kind": kind, "payload": json.loads(payload)})
+    return ReviewItem(new_id, kind, ref, "open", json.loads(payload), values["created_at"], actor)
+
+# -- the review queue: what needs a reviewer's decision -----------------------------------------
+
+def sync_review_queue(db: Database) -> int:
+    """Bring the label-driven items up to date and return how many are open.
+
+    A decision point with two or more submitted labels that disagree (on the decision kind, the tool or any
+    argument under its match rule) gets a ``disagreement`` item; a submitted label flagged unsure gets an
+    ``unsure`` item. Only turns whose gold case awaits a decision (status ``submitted``) count; an item
+    whose reason went away (the labels now agree, the flag was lifted) is withdrawn. Only turns with labels
+    changed since the last sync are looked at again.
+    """
+    with db.write() as conn:
+        mark = conn.scalar(select(t.ReviewSettingRow.value).where(t.ReviewSettingRow.key == SYNC_MARK))
+        since = json.loads(mark) if mark else ""
+        newest = conn.scalar(select(func.max(t.LabelRow.updated_at))) or ""
+        touched = select(t.LabelRow.turn_id).where(t.LabelRow.updated_at >= since).distinct()
+        turns = conn.execute(
+            select(t.TurnRow.id, t.TurnRow.message_index, t.TranscriptRow.external_id)
+            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+            .where(t.TurnRow.id.in_(touched))).all()  # type: ignore[union-attr]
+        loaded: dict[str, Any] = {}
+        for turn_pk, message_index, transcript_id in turns:
+            _sync_turn(conn, turn_pk, transcript_id, message_index, loaded)
+        put_setting(conn, SYNC_MARK, newest, "review")
+        return conn.scalar(select(func.count()).select_from(t.ReviewItemRow)
+                           .where(t.ReviewItemRow.status != "resolved")) or 0
+
+
+def _submitted_cases(conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
+                     loaded: dict[str, Any] | None = None) -> dict[str, tuple[GoldCase | None, bool, list[str]]]:
+    """Each annotator's submitted label of a turn as a gold case (None when it no longer builds), whether
+    it is flagged unsure, and what keeps it from building; in order of submission. ``loaded`` caches
+    parsed transcripts across calls."""
+    rows = conn.execute(
+        select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
+        .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
+        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
+    if not rows:
+        return {}
+    cache = loaded if loaded is not None else {}
+    if transcript_id not in cache:
+        cache[transcript_id] = load_transcript(conn, transcript_id)  # type: ignore[attr-defined]
+    transcript, source = cache[transcript_id]
+    out: dict[str, tuple[GoldCase | None, bool, list[str]]] = {}
+    for annotator, text, submitted_at in rows:
+        body = LabelBody.model_validate_json(text)
+        try:
+            case: GoldCase | None = gold_case(
+                body, transcript=transcript, message_index=message_index, annotators=(annotator,),
+                labeled_at=parse_iso(submitted_at), source=source)
+            found: list[str] = []
+        except LabelIncomplete as exc:
+            case, found = None, exc.problems
+        out[annotator] = (case, body.unsure, found)
+    return out
+
+
+def _sync_turn(conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
+               loaded: dict[str, Any]) -> None:
+    ref = gold_case_id(transcript_id, message_index)
+    status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == ref))
+    submitted = conn.execute(
+        select(t.LabelRow.annotator, t.LabelRow.unsure)
+        .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
+        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all() if status == "submitted" else []  # type: ignore[arg-type]
+    wanted: dict[str, dict[str, Any]] = {}
+    if len(submitted) >= 2:  # only then is there anything to compare (and a transcript worth parsing)
+        labels = _submitted_cases(conn, turn_pk, transcript_id, message_index, loaded)
+        cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
+        fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
+        if fields:
+            wanted["disagreement"] = {"annotators": list(cases), "fields": list(fields)}
+    unsure = [annotator for annotator, flagged in submitted if flagged]
+    if unsure:
+        wanted["unsure"] = {"annotators": unsure}
+    for kind in ("disagreement", "unsure"):
+        open_row = conn.execute(select(t.ReviewItemRow).where(
+            t.ReviewItemRow.kind == kind, t.ReviewItemRow.ref == ref,
+            t.ReviewItemRow.status != "resolved")).first()
+        if kind in wanted:
+            payload = canonical.dumps(wanted[kind])
+            if open_row is None:
+                _enqueue(conn, kind, ref, payload, "review")
+            elif open_row.payload != payload:
+                conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == open_row.id)
+                             .values(payload=payload))
+        elif open_row is not None and open_row.status == "open":
+            close_item(conn, open_row.id, actor="review", decision="withdrawn",
+                       comment="the labels changed: nothing to decide any more")
+
+
+def close_item(conn: Connection, item_id: int, *, actor: str, decision: str, comment: str | None,
+               extra: Mapping[str, Any] | None = None) -> None:
+    row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)).first()
+    stamped = now_iso()
+    values: dict[str, Any] = {"status": "resolved", "decided_at": stamped, "decided_by": actor,
+                              "decision": decision, "comment": comment}
+    if extra:
+        values["payload"] = canonical.dumps({**json.loads(row.payload), **extra})
+    conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id).values(**values))
+    audit(conn, actor=actor, action=f"review.{decision}", entity="review_item", entity_id=row.ref,
+          before={"item": item_id, "kind": row.kind, "status": row.status},
+          after={"item": item_id, "status": "resolved", "decision": decision, **(extra or {})},
+          note=comment)
+
+
+def review_queue(db: Database, *, actor: str, kinds: Sequence[str] | None = None,
+                 include_resolved: bool = False, limit: int = 500) -> list[ReviewItem]:
+    """Items awaiting a decision (escalated ones first), for reviewers and admins."""
+    q = select(t.ReviewItemRow).order_by(
+        (t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id).limit(limit)  # type: ignore[arg-type]
+    if not include_resolved:
+        q = q.where(t.ReviewItemRow.status != "resolved")
+    if kinds:
+        q = q.where(t.ReviewItemRow.kind.in_(list(kinds)))  # type: ignore[attr-defined]
+    with db.read() as conn:
+        require_role(conn, actor, REVIEWER_ROLES, "see the review queue")
+        return [_review_item(r) for r in conn.execute(q)]
+
+
+def review_counts(db: Database) -> dict[str, int]:
+    """Open items per kind (escalated ones under ``escalated``)."""
+    with db.read() as conn:
+        rows = conn.execute(select(t.ReviewItemRow.kind, t.ReviewItemRow.status, func.count())
+                            .where(t.ReviewItemRow.status != "resolved")
+                            .group_by(t.ReviewItemRow.kind, t.ReviewItemRow.status)).all()
+    out: dict[str, int] = {}
+    for kind, status, n in rows:
+        key = "escalated" if status == "escalated" else kind
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+def review_detail(db: Database, item_id: int, *, actor: str) -> ReviewDetail:
+    """The item with the versions to choose from side by side: each annotator's label, the agent's
+    observed call, the current gold (and for a judge mismatch the agent's answer), the majority
+    pre-selected."""
+    with db.read() as conn:
+        require_role(conn, actor, REVIEWER_ROLES, "review gold cases")
+        return _detail(conn, _item_row(conn, item_id))
+
+
+def _detail(conn: Connection, row: Any) -> ReviewDetail:
+    item = _review_item(row)
+    turn = _turn_of(conn, item.ref)
+    candidates: list[ReviewCandidate] = []
+    preselected: str | None = None
+    fields: tuple[str, ...] = ()
+    live_row = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status)
+                            .where(t.GoldCaseRow.id == item.ref)).first()
+    live = GoldCase.model_validate_json(live_row.body) if live_row else None
+    if turn is not None:
+        turn_pk, transcript_id, message_index, observed, behavior = turn
+        labels = _submitted_cases(conn, turn_pk, transcript_id, message_index)
+        cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
+        agreeing = majority(cases) if cases else ()
+        for annotator, (case, unsure, found) in labels.items():
+            title = annotator + (" (unsure)" if unsure else "")
+            candidates.append(ReviewCandidate(f"label:{annotator}", title, case, tuple(found),
+                                              _agreeing(cases, annotator), unsure,
+                                              case.rationale if case else ""))
+        if agreeing:
+            preselected = f"label:{agreeing[0]}"
+            fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
+        if behavior != "open":
+            candidates.append(_observed_candidate(conn, transcript_id, message_index, observed,
+                                                  next(iter(cases.values()), live)))
+    if live is not None and (turn is None or item.kind == "judge_mismatch" or not candidates):
+        candidates.insert(0, ReviewCandidate("gold", f"Gold ({live_row.status})", live, (),
+                                             live.provenance.annotators, False, live.rationale))
+    base = live or (_frozen_case(conn, item) if item.kind == "judge_mismatch" else None)
+    if item.kind == "judge_mismatch" and base is not None:
+        if live is None:
+            candidates.insert(0, ReviewCandidate("gold", "Gold (as frozen)", base, (),
+                                                 base.provenance.annotators, False, base.rationale))
+        candidates.extend(_agent_candidates(base, item.payload))
+        preselected = "gold"
+    if preselected is None and candidates:
+        preselected = candidates[0].key
+    others = tuple(_review_item(r) for r in conn.execute(select(t.ReviewItemRow).where(
+        t.ReviewItemRow.ref == item.ref, t.ReviewItemRow.id != item.id, t.ReviewItemRow.status != "resolved")))
+    return ReviewDetail(item, turn[1] if turn else None, turn[2] if turn else None, tuple(candidates),
+                        preselected, fields, others)
+
+
+def _agreeing(cases: Mapping[str, GoldCase], annotator: str) -> tuple[str, ...]:
+    if annotator not in cases:
+        return (annotator,)
+    whole = label_ratings(cases)["label"] if len(cases) >= 2 else {annotator: ""}
+    return (annotator, *(a for a in cases if a != annotator and whole.get(a) == whole[annotator]))
+
+
+def _observed_candidate(conn: Connection, transcript_id: str, message_index: int,
+                        observed: list[dict[str, Any]], like: GoldCase | None) -> ReviewCandidate:
+    """What the agent did, as a gold case (tags and reference time from ``like``)."""
+    transcript, source = load_transcript(conn, transcript_id)  # type: ignore[attr-defined]
+    body = LabelBody(decision="same" if observed else "no_call", calls=observed_as_calls(observed),
+                     tags=like.tags if like else (), reference_time=like.reference_time if like else None,
+                     split=like.split if like else "regression")
+    title = "Observed agent call" if observed else "Observed agent (no call)"
+    try:
+        case = gold_case(body, transcript=transcript, message_index=message_index, annotators=(),
+                         labeled_at=parse_iso(now_iso()), source=source)
+    except LabelIncomplete as exc:
+        return ReviewCandidate("observed", title, None, tuple(exc.problems))
+    return ReviewCandidate("observed", title, case)
+
+
+def _frozen_case(conn: Connection, item: ReviewItem) -> GoldCase | None:
+    version = item.payload.get("version")
+    if not isinstance(version, str):
+        return None
+    body = conn.scalar(
+        select(t.GoldBlobRow.body)
+        .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)  # type: ignore[arg-type]
+        .where(t.GoldVersionCaseRow.version_id == version, t.GoldVersionCaseRow.case_id == item.ref))
+    return GoldCase.model_validate_json(stamp(body, version)) if body else None
+
+
+def _turn_of(conn: Connection, ref: str) -> tuple[int, str, int, list[dict[str, Any]], str] | None:
+    transcript_id, sep, index = ref.rpartition("#t")
+    if not sep or not index.isdigit():
+        return None
+    row = conn.execute(
+        select(t.TurnRow.id, t.TurnRow.observed, t.TurnRow.observed_behavior)
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+        .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == int(index))).first()
+    if row is None:
+        return None
+    return row.id, transcript_id, int(index), json.loads(row.observed), row.observed_behavior
+
+
+def _item_row(conn: Connection, item_id: int) -> Any:
+    row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)).first()
+    if row is None:
+        raise StoreError(f"no review item {item_id}")
+    return row
+
+
+def deciding(conn: Connection, item_id: int, actor: str) -> Any:
+    """The item, when ``actor`` may decide it now: a reviewer or admin, an admin for escalated items."""
+    role = require_role(conn, actor, REVIEWER_ROLES, "approve or reject gold cases")
+    row = _item_row(conn, item_id)
+    if row.status == "resolved":
+        raise StoreError(f"review item {item_id} was already decided by {row.decided_by} "
+                         f"({row.decision}, {row.decided_at})")
+    if row.status == "escalated" and role != "admin":
+        raise PermissionDenied(f"review item {item_id} was escalated: only an admin can decide it "
+                               f"({actor!r} is {role})")
+    return row
+
+
+def accept_review(db: Database, item_id: int, choice: str, *, actor: str, comment: str = "") -> GoldCase:
+    """Approve one of the versions shown side by side (``choice`` is its key, e.g. ``label:ann``,
+    ``observed``, ``gold``, ``agent``): it becomes the approved gold case, with the reviewer and the
+    annotators it stands for in its provenance."""
+    with db.write() as conn:
+        row = deciding(conn, item_id, actor)
+        detail = _detail(conn, row)
+        chosen = next((c for c in detail.candidates if c.key == choice), None)
+        if chosen is None:
+            raise StoreError(f"review item {item_id} has no version {choice!r}; choose one of "
+                             f"{', '.join(c.key for c in detail.candidates)}")
+        if chosen.case is None:
+            raise StoreError(f"{chosen.title} cannot be approved: " + "; ".join(chosen.problems))
+        return _approve(conn, row, chosen.case, chosen.annotators, actor=actor, decision="accept",
+                        comment=comment or None, extra={"chosen": choice})
+
+
+def edit_and_accept(db: Database, item_id: int, case: GoldCase, *, actor: str, comment: str = "") -> GoldCase:
+    """Approve the reviewer's own edit of the case (same id)."""
+    with db.write() as conn:
+        row = deciding(conn, item_id, actor)
+        if case.id != row.ref:
+            raise StoreError(f"the edited case is {case.id!r}, but review item {item_id} is about "
+                             f"{row.ref!r}")
+        try:  # model_copy(update=...) skips validation: check the edit as a whole
+            case = GoldCase.model_validate(case.model_dump())
+        except ValidationError as exc:
+            raise StoreError(f"the edited case is not valid: {describe_validation_error(exc)}") from None
+        return _approve(conn, row, case, case.provenance.annotators, actor=actor, decision="edit",
+                        comment=comment or None, extra={})
+
+
+def _approve(conn: Connection, row: Any, case: GoldCase, annotators: Sequence[str], *, actor: str,
+             decision: str, comment: str | None, extra: Mapping[str, Any]) -> GoldCase:
+    approved = case.model_copy(update={"provenance": case.provenance.model_copy(update={
+        "status": "approved", "reviewer": actor, "annotators": tuple(annotators), "gold_version": None})})
+    before = conn.scalar(select(t.GoldCaseRow.content_hash).where(t.GoldCaseRow.id == row.ref))
+    put_gold(conn, approved, actor=actor, action="gold.approve",
+             before=None if before is None else {"content_hash": before}, note=comment)
+    close_item(conn, row.id, actor=actor, decision=decision, comment=comment, extra=extra)
+    _close_label_items(conn, row, actor, f"decided with item {row.id}")
+    return approved
+
+
+def _close_label_items(conn: Connection, row: Any, actor: str, comment: str) -> None:
+    """A decision about a turn settles its other label-driven items too (not other judge mismatches)."""
+    for other in conn.scalars(select(t.ReviewItemRow.id).where(
+            t.ReviewItemRow.ref == row.ref, t.ReviewItemRow.id != row.id,
+            t.ReviewItemRow.status != "resolved",
+            t.ReviewItemRow.kind.in_(["disagreement", "unsure"]))):  # type: ignore[attr-defined]
+        close_item(conn, other, actor=actor, decision="settled", comment=comment)
+
+
+def reject_review(db: Database, item_id: int, *, actor: str, comment: str) -> list[str]:
+    """Reject and requeue: the turn's submitted labels go back to their annotators as drafts (with the
+    comment, which is required) and the undecided gold case is withdrawn until they resubmit. A gold case
+    without labels (imported) is marked rejected. Returns the annotators it went back to."""
+    if not comment.strip():
+        raise StoreError("say why when you reject: the annotators will read it")
+    with db.write() as conn:
+        row = deciding(conn, item_id, actor)
+        requeued = _requeue(conn, row.ref, actor=actor, comment=comment)
+        close_item(conn, row.id, actor=actor, decision="reject", comment=comment,
+                   extra={"requeued": requeued})
+        _close_label_items(conn, row, actor, f"rejected with item {row.id}")
+        return requeued
+
+
+def _requeue(conn: Connection, ref: str, *, actor: str, comment: str) -> list[str]:
+    turn = _turn_of(conn, ref)
+    labels = conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn[0],
+                                                   t.LabelRow.status == "submitted")
+                          .order_by(t.LabelRow.id)).all() if turn else []  # type: ignore[arg-type]
+    stamped = now_iso()
+    for label in labels:
+        conn.execute(update(t.LabelRow).where(t.LabelRow.id == label.id).values(
+            status="draft", version=label.version + 1, updated_at=stamped, submitted_at=None))
+        audit(conn, actor=actor, action="label.requeue", entity="label",
+              entity_id=label_key(turn[1], turn[2], label.annotator),  # type: ignore[index]
+              before={"status": "submitted", "version": label.version},
+              after={"status": "draft", "version": label.version + 1}, note=comment)
+    live = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status)
+                        .where(t.GoldCaseRow.id == ref)).first()
+    if live is None:
+        return [r.annotator for r in labels]
+    if labels:
+        conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == ref))
+        conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == ref))
+        audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=ref,
+              before={"status": live.status}, note=comment)
+    else:
+        case = GoldCase.model_validate_json(live.body)
+        put_gold(conn, case.model_copy(update={"provenance": case.provenance.model_copy(
+      update={"status": "rejected", "reviewer": actor, "gold_version": None})}),
+      actor=actor, action="gold.reject", before={"status": live.status}, note=comment)
+    return [r.annotator for r in labels]
+
+
+def escalate_review(db: Database, item_id: int, *, actor: str, comment: str) -> ReviewItem:
+    """Hand the item to an admin (a comment saying why is required)."""
+    if not comment.strip():
+        raise StoreError("say why you escalate: the admin will read it")
+    with db.write() as conn:
+        row = deciding(conn, item_id, actor)
+        if row.status == "escalated":
+            raise StoreError(f"review item {item_id} is already escalated")
+        escalation = {"by": actor, "at": now_iso(), "comment": comment}
+        payload = canonical.dumps({**json.loads(row.payload), "escalation": escalation})
+        conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)
+                     .values(status="escalated", payload=payload))
+        audit(conn, actor=actor, action="review.escalate", entity="review_item", entity_id=row.ref,
+              before={"item": item_id, "status": row.status}, after={"item": item_id, "status": "escalated"},
+              note=comment)
+        return _review_item(_item_row(conn, item_id))
+
+# -- approving what needs no decision ---------------------------------------------------------------
+
+def approvable_cases(db: Database, split: str | None = None) -> list[str]:
+    """Submitted gold cases nobody contests: no open review or re-labeling item, and as many submitted
+    labels as the overlap asks for."""
+    sync_review_queue(db)
+    with db.read() as conn:
+        overlap = read_overlap(conn)
+        q = select(t.GoldCaseRow.id).where(t.GoldCaseRow.status == "submitted").order_by(t.GoldCaseRow.id)
+        if split:
+            q = q.where(t.GoldCaseRow.split == split)
+        contested = set(conn.scalars(select(t.ReviewItemRow.ref).where(t.ReviewItemRow.status != "resolved")))
+        contested |= set(conn.scalars(select(t.RelabelItemRow.case_id).where(t.RelabelItemRow.status == "open")))
+        waiting = _waiting_for_overlap(conn, overlap) if overlap.active else set()
+        return [c for c in conn.scalars(q) if c not in contested and c not in waiting]
+
+
+def approve_cases(db: Database, case_ids: Sequence[str], *, actor: str, comment: str = "") -> int:
+    """Approve submitted gold cases as they stand (reviewers and admins); returns how many."""
+    with db.write() as conn:
+        require_role(conn, actor, REVIEWER_ROLES, "approve gold cases")
+        done = 0
+        for case_id in case_ids:
+            row = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status, t.GoldCaseRow.content_hash)
+                               .where(t.GoldCaseRow.id == case_id)).first()
+            if row is None:
+                raise StoreError(f"no gold case {case_id!r}")
+            if row.status != "submitted":
+                continue
+            case = GoldCase.model_validate_json(row.body)
+            approved = case.model_copy(update={"provenance": case.provenance.model_copy(
+                update={"status": "approved", "reviewer": actor, "gold_version": None})})
+            put_gold(conn, approved, actor=actor, action="gold.approve",
+                     before={"content_hash": row.content_hash}, note=comment or "uncontested")
+            done += 1
+        return done
+
+# -- overlap: several annotators on a share of the turns ------------------------------------------------
+
+def overlap(db: Database) -> Overlap:
+    with db.read() as conn:
+        return read_overlap(conn)
+
+
+def set_overlap(db: Database, annotators: int, percent: float, *, actor: str) -> Overlap:
+    """Have ``annotators`` different annotators label ``percent``% of the turns (admins only). The sample
+    is fixed per turn, so raising the share keeps the turns already in it."""
+    if not 1 <= annotators <= 10:
+        raise StoreError("overlap: the number of annotators per turn is between 1 and 10")
+    if not 0 <= percent <= 100:
+        raise StoreError("overlap: the share of turns is a percentage between 0 and 100")
+    with db.write() as conn:
+        require_role(conn, actor, ("admin",), "set the overlap")
+        before = read_overlap(conn)
+        after = Overlap(annotators, float(percent))
+        put_setting(conn, OVERLAP_KEY, {"annotators": annotators, "percent": float(percent)}, actor)
+        audit(conn, actor=actor, action="overlap.set", entity="setting", entity_id=OVERLAP_KEY,
+              before={"annotators": before.annotators, "percent": before.percent},
+              after={"annotators": annotators, "percent": float(percent)})
+        return after
+
+
+def _waiting_for_overlap(conn: Connection, overlap: Overlap) -> set[str]:
+    counts = (select(t.LabelRow.turn_id, func.count().label("n")).where(t.LabelRow.status == "submitted")
+              .group_by(t.LabelRow.turn_id).subquery())
+    rows = conn.execute(
+        select(t.TranscriptRow.external_id, t.TurnRow.message_index)
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+        .outerjoin(counts, counts.c.turn_id == t.TurnRow.id)
+        .where(in_sample(overlap), func.coalesce(counts.c.n, 0) < overlap.annotators)).all()
+    return {gold_case_id(tid, index) for tid, index in rows}
+
+
+# -- agreement and hygiene inputs ------------------------------------------------------------------------
+
+def agreement_labels(db: Database, *, actor: str) -> dict[str, dict[str, GoldCase]]:
+    """Every turn with two or more submitted labels: case id -> annotator -> that label as a gold case
+    (reviewers and admins: annotators label blind)."""
+    with db.read() as conn:
+        require_role(conn, actor, REVIEWER_ROLES, "see how annotators agree")
+        shared = (select(t.LabelRow.turn_id).where(t.LabelRow.status == "submitted")
+                  .group_by(t.LabelRow.turn_id).having(func.count() >= 2))
+        turns = conn.execute(
+            select(t.TurnRow.id, t.TranscriptRow.external_id, t.TurnRow.message_index)
+            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+            .where(t.TurnRow.id.in_(shared))  # type: ignore[union-attr]
+            .order_by(t.TranscriptRow.external_id, t.TurnRow.message_index)).all()
+        loaded: dict[str, Any] = {}
+        out = {}
+        for turn_pk, transcript_id, index in turns:
+            labels = _submitted_cases(conn, turn_pk, transcript_id, index, loaded)
+            out[gold_case_id(transcript_id, index)] = {a: c for a, (c, _, _) in labels.items() if c is not None}
+        return out
+
+
+def review_item_for(db: Database, ref: str) -> ReviewItem | None:
+    """The undecided item about a case, if any (escalated first)."""
+    with db.read() as conn:
+        row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.ref == ref,
+                                                         t.ReviewItemRow.status != "resolved")
+                           .order_by((t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id)  # type: ignore[arg-type]
+                           .limit(1)).first()
+    return _review_item(row) if row else None
+
+
+def returned_to(db: Database, annotator: str, *, limit: int = 50) -> list[ReviewItem]:
+    """Items a reviewer rejected and sent back to this annotator, newest first."""
+    with db.read() as conn:
+        rows = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.decision == "reject")
+                            .order_by(t.ReviewItemRow.id.desc()).limit(limit * 10)).all()  # type: ignore[union-attr]
+    items = [_review_item(r) for r in rows]
+    return [i for i in items if annotator in i.payload.get("requeued", ())][:limit]
+
+
+__all__ = ["REVIEW_KINDS", "ReviewCandidate", "ReviewDetail", "ReviewItem", "accept_review", "agreement_labels",
+           "approvable_cases", "approve_cases", "close_item", "deciding", "edit_and_accept", "enqueue_review",
+           "escalate_review", "overlap", "reject_review", "returned_to", "review_counts", "review_detail",
+           "review_item_for", "review_queue", "set_overlap", "sync_review_queue"]

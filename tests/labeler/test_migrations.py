@@ -1,0 +1,185 @@
+"""Alembic revisions on a real SQLite file and a real PostgreSQL database.
+
+Fresh and upgraded databases must end with the same schema: the one the table classes describe. A
+database made by toolgold before Alembic (hand-written migrations 1-6 and their ``toolgold_migrations``
+table) is recognised and upgraded in place, its rows kept. The old schemas are pinned as golden files:
+``legacy-v6.sqlite.sql`` is the dump of a database the pre-Alembic store made (with a user, a transcript,
+an imported gold case and a submitted label); ``legacy-v6.postgresql.sql`` is the DDL that store ran on
+PostgreSQL, table by table in migration order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, create_engine, inspect, text
+
+from labeler.store import Store, head_revision
+from labeler.store.engine import METADATA, migration_script, upgrade
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "store"
+OLD_MIGRATIONS = [
+    (1, "initial tables"), (2, "labeling: users, labels, leases, tag vocabulary"),
+    (3, "review and gold versions: versions, review queue, settings, re-labeling queue"),
+    (4, "trajectory labels"),
+    (5, "judge verdicts and queue: verdict cache, where questions came from, adjudications"),
+    (6, "run history: saved runs, their numbers and per-case outcomes"),
+]
+
+
+def schema(engine: Engine) -> dict[str, Any]:
+    """Everything about the tables that matters: columns, keys, foreign keys, indexes, uniques."""
+    insp = inspect(engine)
+    out: dict[str, Any] = {}
+    for name in sorted(insp.get_table_names()):
+        if name == "alembic_version":
+            continue
+        out[name] = {
+            "columns": [(c["name"], str(c["type"]), c["nullable"], str(c.get("default"))) for c in
+                        insp.get_columns(name)],
+            "pk": insp.get_pk_constraint(name)["constrained_columns"],
+            "fks": sorted((tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]),
+                           (f.get("options") or {}).get("ondelete")) for f in insp.get_foreign_keys(name)),
+            "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                              for i in insp.get_indexes(name)),
+            "uniques": sorted(tuple(u["column_names"]) for u in insp.get_unique_constraints(name)),
+        }
+    return out
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'empty.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def fresh_schema(tmp_path: Path, url: str) -> dict[str, Any]:
+    """The schema of a database created from nothing on the same backend as ``url``."""
+    if url.startswith("sqlite"):
+        store = Store(tmp_path / "fresh.db")
+    else:
+        base = url.rsplit("/", 1)[0]
+        admin = create_engine(url, isolation_level="AUTOCOMMIT")
+        name = url.rsplit("/", 1)[1] + "_fresh"
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        store = Store(f"{base}/{name}")
+    try:
+        return schema(store.engine)
+    finally:
+        store.close()
+        if not url.startswith("sqlite"):
+            admin = create_engine(url, isolation_level="AUTOCOMMIT")
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+
+
+def test_the_revisions_build_exactly_the_schema_the_table_classes_describe(empty_url: str) -> None:
+    store = Store(empty_url)
+    try:
+        with store.engine.connect() as conn:
+            differences = compare_metadata(MigrationContext.configure(conn), METADATA)
+        assert differences == []
+        assert store.schema_version() == head_revision()
+        assert store.migrate() == []  # reopening applies nothing twice
+    finally:
+        store.close()
+
+
+def test_a_database_at_the_oldest_revision_upgrades_to_the_schema_of_a_fresh_one(
+        empty_url: str, tmp_path: Path) -> None:
+    oldest = list(migration_script().walk_revisions())[-1].revision
+    engine = create_engine(empty_url)
+    with engine.begin() as conn:
+        assert upgrade(conn, oldest) == [oldest]
+    engine.dispose()
+    store = Store(empty_url)
+    try:
+        assert store.schema_version() == head_revision()
+        assert schema(store.engine) == fresh_schema(tmp_path, empty_url)
+    finally:
+        store.close()
+
+
+MIGRATION_1_TABLES = ("toolgold_migrations", "transcripts", "tool_schemas", "transcript_tools", "turns",
+                      "gold_cases", "gold_case_tags", "audit_log")
+
+
+def legacy_sqlite(path: Path, *, only: tuple[str, ...] | None = None) -> None:
+    """A database as the pre-Alembic store left it (``only``: just these tables and their indexes, empty)."""
+    script = (GOLDEN / "legacy-v6.sqlite.sql").read_text(encoding="utf-8")
+    con = sqlite3.connect(path)
+    if only is None:
+        con.executescript(script)
+    else:
+        for statement in script.split(";\n"):
+            words = statement.replace('"', " ").split()
+            table = words[2] if words[:2] == ["CREATE", "TABLE"] else (
+                words[words.index("ON") + 1] if words[:2] == ["CREATE", "INDEX"] else None)
+            if table in only:
+                con.execute(statement)
+        con.commit()
+    con.close()
+
+
+def test_a_sqlite_database_made_before_alembic_is_upgraded_in_place_keeping_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.db"
+    legacy_sqlite(path)
+    store = Store(path)
+    try:
+        assert store.schema_version() == head_revision()
+        assert schema(store.engine) == fresh_schema(tmp_path, f"sqlite:///{path}")
+        assert "toolgold_migrations" not in inspect(store.engine).get_table_names()
+        assert store.get_user("ana") is not None and store.get_user("ana").role == "admin"  # type: ignore[union-attr]
+        assert store.get_transcript("t1").transcript.id == "t1"
+        label = store.get_label("t1", 2, "ana")
+        assert label is not None and (label.status, label.version) == ("submitted", 2)
+        assert sorted(c.id for c in store.gold_cases()) == ["g1", "t1#t2"]
+        assert len(store.tags()) == 11  # the vocabulary is not seeded twice
+    finally:
+        store.close()
+
+
+def test_a_partly_migrated_database_from_before_alembic_gets_the_missing_tables(tmp_path: Path) -> None:
+    path = tmp_path / "partial.db"
+    legacy_sqlite(path, only=MIGRATION_1_TABLES)  # as migration 1 alone left it
+    store = Store(path)
+    try:
+        assert schema(store.engine) == fresh_schema(tmp_path, f"sqlite:///{path}")
+        assert len(store.tags()) == 11  # tag_vocabulary was created now, so it is seeded now
+    finally:
+        store.close()
+
+
+def test_a_postgresql_database_made_before_alembic_is_upgraded_in_place_keeping_its_rows(
+        postgres_url: str, tmp_path: Path) -> None:
+    engine = create_engine(postgres_url)
+    with engine.begin() as conn:
+        for statement in (GOLDEN / "legacy-v6.postgresql.sql").read_text(encoding="utf-8").split(";\n"):
+            if statement.strip():
+                conn.execute(text(statement))
+        for version, name in OLD_MIGRATIONS:
+            conn.execute(text("INSERT INTO toolgold_migrations (version, name, applied_at) VALUES (:v, :n, :a)"),
+                         {"v": version, "n": name, "a": "2026-11-30T10:00:00.000Z"})
+        conn.execute(text("INSERT INTO tag_vocabulary (tag, adversarial, description) VALUES "
+                          "('happy_path', false, 'A clear request.')"))
+        conn.execute(text("INSERT INTO users (name, role, active, created_at) VALUES "
+                          "('ana', 'admin', true, '2026-11-30T10:00:00.000Z')"))
+    engine.dispose()
+    store = Store(postgres_url)
+    try:
+        assert store.schema_version() == head_revision()
+        assert schema(store.engine) == fresh_schema(tmp_path, postgres_url)
+        assert "toolgold_migrations" not in inspect(store.engine).get_table_names()
+        assert store.get_user("ana") is not None
+        assert [t.tag for t in store.tags()] == ["happy_path"]  # kept as it was, not re-seeded
+    finally:
+        store.close()
