@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, insert, select
 
 from labeler.store import tables as t
 from labeler.store.common import REVIEWER_ROLES, require_role
@@ -26,7 +26,7 @@ from labeler.store.judge import (
 )
 from labeler.store.review import close_item, deciding, review_queue
 from labeler.store.transcripts import get_gold
-from labeler.store.versions import derive_version, version_case
+from labeler.store.versions import derive_version_in, version_case
 from scorer.model import Answer, GoldCase
 
 
@@ -76,8 +76,6 @@ def adjudicate(db: Database, item_id: int, decision: str, *, actor: str, note: s
     if decision not in DECISIONS:
         raise StoreError(f"unknown decision {decision!r}; choose one of {', '.join(DECISIONS)}")
     item = adjudication_item(db, item_id, actor=actor)
-    with db.read() as conn:
-        deciding(conn, item_id, actor)  # role, not decided yet, escalation rules
     verdict = item.verdict
     if verdict is None or verdict.status != "answered" or verdict.verdict is None:
         raise StoreError(f"judge item {item_id} has no answered verdict to decide on")
@@ -89,23 +87,24 @@ def adjudicate(db: Database, item_id: int, decision: str, *, actor: str, note: s
         if said not in REVIEWER_VERDICTS or said == verdict.verdict:
             raise StoreError(f"name the right verdict (one of {', '.join(REVIEWER_VERDICTS)}, other than "
                              f"the judge's {verdict.verdict})")
-    new_version = None
-    if decision in ("accept_alternative", "fix_gold"):
-        new_version = _derive_for(db, item, decision, actor=actor, note=note, fixed=fixed, verdict=verdict)
-    stamp = now_iso()
-    record = {"review_item_id": item_id, "verdict_key": verdict.key, "kind": verdict.kind,
-              "model": verdict.model, "prompt_version": verdict.prompt_version,
-              "judge_verdict": verdict.verdict, "reviewer_verdict": said, "decision": decision,
-              "reviewer": actor, "note": note, "new_version": new_version, "created_at": stamp}
+    # Decide, derive and close in one transaction, with the item's row locked first: of two reviewers
+    # deciding at once, the second finds it decided, and a refused decision leaves no version behind.
     with db.write() as conn:
-        deciding(conn, item_id, actor)
+        deciding(conn, item_id, actor)  # role, not decided yet, escalation rules
+        new_version = None
+        if decision in ("accept_alternative", "fix_gold"):
+            new_version = _derive_for(conn, item, decision, actor=actor, note=note, fixed=fixed, verdict=verdict)
+        record = {"review_item_id": item_id, "verdict_key": verdict.key, "kind": verdict.kind,
+                  "model": verdict.model, "prompt_version": verdict.prompt_version,
+                  "judge_verdict": verdict.verdict, "reviewer_verdict": said, "decision": decision,
+                  "reviewer": actor, "note": note, "new_version": new_version, "created_at": now_iso()}
         conn.execute(insert(t.JudgeAdjudicationRow).values(**record))
         extra = {"reviewer_verdict": said} | ({"new_version": new_version} if new_version else {})
         close_item(conn, item_id, actor=actor, decision=decision, comment=note or None, extra=extra)
     return Adjudication(**record)
 
 
-def _derive_for(db: Database, item: AdjudicationItem, decision: str, *, actor: str, note: str,
+def _derive_for(conn: Connection, item: AdjudicationItem, decision: str, *, actor: str, note: str,
                 fixed: Answer | None, verdict: StoredVerdict) -> str:
     if item.case is None or item.version is None:
         raise StoreError(f"{item.case_id} is in no frozen gold version: freeze its split first, then "
@@ -128,7 +127,7 @@ def _derive_for(db: Database, item: AdjudicationItem, decision: str, *, actor: s
                   "judge_key": verdict.key, "judge_model": verdict.model,
                   "prompt_version": verdict.prompt_version, "run": item.payload.get("run"),
                   "trial": item.payload.get("trial"), "review_item": item.item_id, "case_id": case.id}
-    derived = derive_version(db, item.version, [changed], actor=actor,
+    derived = derive_version_in(conn, item.version, [changed], actor=actor,
                              note=note or f"{action} ({case.id}, review item {item.item_id})",
                              provenance=provenance)
     return str(derived.id)

@@ -15,7 +15,7 @@ from typing import Any, Final
 from sqlalchemy import ColumnElement, Connection, and_, delete, exists, false, func, insert, select, update
 
 from labeler.store import tables as t
-from labeler.store.engine import StoreError, now_iso
+from labeler.store.engine import StoreError, now_iso, upsert
 from scorer import canonical
 from scorer.formats import dumps_record
 from scorer.model import GoldCase, Transcript
@@ -99,8 +99,11 @@ def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str
 
 def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, before: Any = None,
              note: str | None = None) -> None:
-    """Insert or replace one live gold case (with its tags) and audit it."""
+    """Insert or replace one live gold case (with its tags, each once) and audit it: the one writer of
+    live gold for labels, reviews, versions and drift. Writing what is stored already changes nothing."""
     body = dumps_record(case)
+    if conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == case.id)) == body:
+        return
     stamp_now = now_iso()
     values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
               "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
@@ -118,7 +121,18 @@ def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, befor
     audit(conn, actor=actor, action=action, entity="gold_case", entity_id=case.id, before=before,
           after={"status": case.provenance.status, "reviewer": case.provenance.reviewer,
                  "annotators": list(case.provenance.annotators), "expected": json.loads(body)["expected"],
-                 "content_hash": values["content_hash"]}, note=note)
+                 "tags": list(dict.fromkeys(case.tags)), "content_hash": values["content_hash"]}, note=note)
+
+
+def withdraw_gold(conn: Connection, case_id: str, *, actor: str, note: str) -> None:
+    """Remove one live gold case (and its tags) and audit it; frozen versions keep their copy."""
+    status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == case_id))
+    if status is None:
+        return
+    conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
+    conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
+    audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
+          before={"status": status}, note=note)
 
 
 # -- gold lines as frozen versions hold them --------------------------------------------------------
@@ -143,9 +157,9 @@ def stamp(body: str, version: str) -> str:
 
 
 def put_setting(conn: Connection, key: str, value: Any, actor: str) -> None:
-    conn.execute(delete(t.ReviewSettingRow).where(t.ReviewSettingRow.key == key))
-    conn.execute(insert(t.ReviewSettingRow).values(key=key, value=canonical.dumps(value),
-                                                   updated_at=now_iso(), updated_by=actor))
+    """Set one setting: an upsert, so two writers at once both succeed (the later one wins)."""
+    upsert(conn, t.ReviewSettingRow.__table__, {"key": key, "value": canonical.dumps(value),  # type: ignore[attr-defined]
+                                                "updated_at": now_iso(), "updated_by": actor}, key=("key",))
 
 
 @dataclass(frozen=True)
@@ -192,6 +206,25 @@ def overlap_pending(annotator: str | None, overlap: Overlap) -> ColumnElement[bo
     return and_(in_sample(overlap), submitted < overlap.annotators, ~mine)
 
 
-__all__ = ["OVERLAP_KEY", "REVIEWER_ROLES", "ROLES", "Overlap", "PermissionDenied", "audit", "blob", "check_role",
-           "in_sample", "label_key", "load_transcript", "overlap_pending", "put_gold", "put_setting",
-           "read_overlap", "require_admin", "require_role", "require_user", "stamp"]
+__all__ = [
+    "OVERLAP_KEY",
+    "REVIEWER_ROLES",
+    "ROLES",
+    "Overlap",
+    "PermissionDenied",
+    "audit",
+    "blob",
+    "check_role",
+    "in_sample",
+    "label_key",
+    "load_transcript",
+    "overlap_pending",
+    "put_gold",
+    "put_setting",
+    "read_overlap",
+    "require_admin",
+    "require_role",
+    "require_user",
+    "stamp",
+    "withdraw_gold",
+]

@@ -115,6 +115,14 @@ def insert_missing(conn: Connection, table: Table, rows: Sequence[dict[str, Any]
         conn.execute(dialect_insert(table).on_conflict_do_nothing(), list(rows))
 
 
+def upsert(conn: Connection, table: Table, row: dict[str, Any], *, key: Sequence[str]) -> None:
+    """Insert the row, or update the one with the same ``key`` columns (atomic on both backends)."""
+    dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
+    stmt = dialect_insert(table).values(**row)
+    conn.execute(stmt.on_conflict_do_update(index_elements=list(key),
+                                            set_={k: v for k, v in row.items() if k not in key}))
+
+
 # -- the database -----------------------------------------------------------------------------------
 
 
@@ -198,4 +206,4 @@ class Database:
 
 
 __all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "StoreError", "current_revision",
-           "database_url", "head_revision", "insert_missing", "iso", "now_iso", "parse_iso", "upgrade"]
+           "database_url", "head_revision", "insert_missing", "iso", "now_iso", "parse_iso", "upgrade", "upsert"]

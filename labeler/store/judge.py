@@ -387,34 +387,14 @@ def version_with(db: Database, case_id: str) -> str | None:
 
 
 def judge_adjudications(db: Database) -> list[Adjudication]:
-    """Every reviewer decision on a judge verdict, oldest first (what calibration reads).
-
-    Besides the Adjudication page's decisions, a judge item approved on the Review page counts when the
-    version chosen says what the reviewer thought: the gold (the defect stands: ``not_equivalent``) or
-    the agent's answer (``equivalent``). Other decisions there (edits, rejections) say nothing about the
-    verdict and are left out."""
+    """Every reviewer decision on a judge verdict, oldest first (what calibration reads). Judge items are
+    decided on the Adjudication page only, so each decision is one recorded row."""
     with db.read() as conn:
         rows = conn.execute(select(t.JudgeAdjudicationRow).order_by(t.JudgeAdjudicationRow.created_at,
                                                                     t.JudgeAdjudicationRow.id)).all()
-        decided_here = {r.review_item_id for r in rows}
-        elsewhere = conn.execute(select(t.ReviewItemRow).where(
-            t.ReviewItemRow.kind == REVIEW_KIND, t.ReviewItemRow.status == "resolved",
-            t.ReviewItemRow.decision == "accept")).all()
-    out = [Adjudication(r.review_item_id, r.verdict_key, r.kind, r.model, r.prompt_version, r.judge_verdict,
-                        r.reviewer_verdict, r.decision, r.reviewer, r.note, r.new_version, r.created_at)
-           for r in rows]
-    for item in elsewhere:
-        payload = json.loads(item.payload)
-        chosen = str(payload.get("chosen", ""))
-        said = "not_equivalent" if chosen == "gold" else (
-            "equivalent" if chosen.startswith(("agent", "alternative")) else None)
-        if item.id in decided_here or said is None or not payload.get("judge_key") or not payload.get("verdict"):
-            continue
-        out.append(Adjudication(item.id, payload["judge_key"], str(payload.get("question", "mismatch")),
-                                str(payload.get("model", "")), str(payload.get("prompt_version", "")),
-                                payload["verdict"], said, f"review:{chosen}", item.decided_by or "",
-                                item.comment or "", None, item.decided_at or item.created_at))
-    return sorted(out, key=lambda a: (a.created_at, a.review_item_id))
+    return [Adjudication(r.review_item_id, r.verdict_key, r.kind, r.model, r.prompt_version, r.judge_verdict,
+                         r.reviewer_verdict, r.decision, r.reviewer, r.note, r.new_version, r.created_at)
+            for r in rows]
 
 # -- settings ---------------------------------------------------------------------------------------
 

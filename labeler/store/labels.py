@@ -37,12 +37,15 @@ from labeler.store.common import (
     label_key,
     load_transcript,
     overlap_pending,
+    put_gold,
     read_overlap,
     require_user,
+    withdraw_gold,
 )
 from labeler.store.engine import Database, StoreError, iso, now_iso, parse_iso
+from labeler.store.turn_review import note_change_after_decision, sync_turn
 from scorer import canonical
-from scorer.formats import dumps_record, to_json
+from scorer.formats import to_json
 from scorer.model import GoldCase, Transcript
 
 LEASE_SECONDS = 30 * 60
@@ -245,6 +248,7 @@ def save_label(db: Database, transcript_id: str, message_index: int, annotator: 
         if row is not None and row.status == "submitted":
             transcript, source = load_transcript(conn, transcript_id)
             _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+            sync_turn(conn, turn_pk, transcript_id, message_index, {transcript_id: (transcript, source)})
         return LabelRecord(transcript_id, message_index, annotator, "draft", body, current + 1, stamp)
 
 
@@ -262,8 +266,8 @@ def submit_label(db: Database, transcript_id: str, message_index: int, annotator
             return _label_record(transcript_id, message_index, row)
         transcript, source = load_transcript(conn, transcript_id)
         stamp = now_iso()
-        gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
-                  labeled_at=parse_iso(stamp), source=source)  # raises LabelIncomplete
+        mine = gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
+                         labeled_at=parse_iso(stamp), source=source)  # raises LabelIncomplete
         values = {"status": "submitted", "decision": body.decision, "unsure": body.unsure, "body": text,
                   "version": current + 1, "updated_at": stamp, "submitted_at": stamp}
         _write_label(conn, row, turn_pk, tr_pk, annotator, values, stamp)
@@ -273,6 +277,11 @@ def submit_label(db: Database, transcript_id: str, message_index: int, annotator
                                                "body": body.to_json()})
         _renew_lease(conn, tr_pk, annotator)
         _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+        decided = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == mine.id,
+                                                               t.GoldCaseRow.status == "approved"))
+        if decided is not None:
+            note_change_after_decision(conn, mine, annotator, GoldCase.model_validate_json(decided))
+        sync_turn(conn, turn_pk, transcript_id, message_index, {transcript_id: (transcript, source)})
         return LabelRecord(transcript_id, message_index, annotator, "submitted", body, current + 1, stamp,
                            stamp)
 
@@ -305,7 +314,7 @@ def _materialize_gold(conn: Connection, transcript: Transcript, source: str, mes
         .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
     if not rows:
         if existing is not None:
-            _withdraw_label_gold(conn, case_id, existing, actor)
+            withdraw_gold(conn, case_id, actor=actor, note="its only submitted label was reopened")
         return
     bodies = {r.annotator: (LabelBody.model_validate_json(r.body), r.submitted_at) for r in rows}
     first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
@@ -321,42 +330,16 @@ def _materialize_gold(conn: Connection, transcript: Transcript, source: str, mes
 
     case = case_of(primary)
     agreeing = tuple(a for a in bodies if a != primary and essence(case_of(a)) == essence(case))
-    _put_label_gold(conn, case, (primary, *agreeing), existing, source, actor)
+    _put_materialized(conn, case, (primary, *agreeing), existing, actor)
 
 
-def _put_label_gold(conn: Connection, case: GoldCase, annotators: tuple[str, ...], existing: Any,
-                    source: str, actor: str) -> None:
-    """Insert or update a gold case made from labels (with these annotators), and its tags."""
-    case_id = case.id
-    case = case.model_copy(update={"provenance": case.provenance.model_copy(
-        update={"annotators": annotators})})
-    body = dumps_record(case)
-    if existing is not None and existing.body == body:
-        return
-    stamp = now_iso()
-    values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
-              "kind": case.kind, "status": "submitted", "behavior": case.expected.behavior,
-              "tags": canonical.dumps(list(case.tags)), "source": source, "body": body,
-              "content_hash": canonical.content_hash(to_json(case)), "updated_at": stamp}
-    if existing is None:
-        conn.execute(insert(t.GoldCaseRow).values(id=case_id, created_at=stamp, **values))
-    else:
-        conn.execute(update(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id).values(**values))
-        conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
-    if case.tags:
-        conn.execute(insert(t.GoldCaseTagRow), [{"case_id": case_id, "tag": tag} for tag in case.tags])
-    summary = {"annotators": list(case.provenance.annotators), "expected": to_json(case)["expected"],
-               "tags": list(case.tags)}
-    audit(conn, actor=actor, action="gold.materialize", entity="gold_case", entity_id=case_id,
-          before=None if existing is None else {"content_hash": canonical.content_hash(
-              json.loads(existing.body))}, after=summary)
+def _put_materialized(conn: Connection, case: GoldCase, annotators: tuple[str, ...], existing: Any,
+                      actor: str) -> None:
+    """The gold case made from labels, standing for ``annotators``, through the one gold writer."""
+    case = case.model_copy(update={"provenance": case.provenance.model_copy(update={"annotators": annotators})})
+    put_gold(conn, case, actor=actor, action="gold.materialize",
+             before=None if existing is None else {"content_hash": canonical.content_hash(json.loads(existing.body))})
 
-
-def _withdraw_label_gold(conn: Connection, case_id: str, existing: Any, actor: str) -> None:
-    conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
-    conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
-    audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
-          before={"status": existing.status}, note="its only submitted label was reopened")
 
 # -- trajectory labels: one per (transcript, annotator), same versioning and audit as turn labels
 
@@ -438,7 +421,7 @@ def _materialize_trajectory(conn: Connection, transcript: Transcript, source: st
         .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()  # type: ignore[arg-type]
     if not rows:
         if existing is not None:
-            _withdraw_label_gold(conn, case_id, existing, actor)
+            withdraw_gold(conn, case_id, actor=actor, note="its only submitted label was reopened")
         return
     cases = {r.annotator: trajectory_case(TrajectoryBody.model_validate_json(r.body), transcript=transcript,
                                           annotators=(r.annotator,), labeled_at=parse_iso(r.submitted_at),
@@ -450,7 +433,7 @@ def _materialize_trajectory(conn: Connection, transcript: Transcript, source: st
         return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
 
     agreeing = tuple(a for a in cases if a != primary and essence(cases[a]) == essence(cases[primary]))
-    _put_label_gold(conn, cases[primary], (primary, *agreeing), existing, source, actor)
+    _put_materialized(conn, cases[primary], (primary, *agreeing), existing, actor)
 
 
 def turn_states(db: Database, transcript_id: str, annotator: str | None = None) -> list[TurnState]:

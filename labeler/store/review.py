@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, func, select, update
 
 from labeler.labels import LabelBody, LabelIncomplete, gold_case, gold_case_id, observed_as_calls
 from labeler.store import tables as t
@@ -32,32 +32,30 @@ from labeler.store.common import (
     read_overlap,
     require_role,
     stamp,
+    withdraw_gold,
 )
 from labeler.store.engine import Database, StoreError, now_iso, parse_iso
+from labeler.store.turn_review import (
+    CHANGED_AFTER_APPROVAL,
+    LABEL_KINDS,
+    Loaded,
+    ReviewItem,
+    close_item,
+    contested_cases,
+    enqueue,
+    lock_turn,
+    review_item,
+    submitted_cases,
+    sync_turn,
+    turns_needing_sync,
+)
 from scorer import canonical
 from scorer.agreement import disagreeing_fields, label_ratings, majority
 from scorer.formats import describe_validation_error
 from scorer.model import Answer, Call, GoldCase
 
-REVIEW_KINDS: Final = ("disagreement", "unsure", "judge_mismatch")
-SYNC_MARK: Final = "review_queue_synced_through"
-
-
-@dataclass(frozen=True)
-class ReviewItem:
-    """Something a reviewer must decide about one decision point (``ref`` is its gold case id)."""
-
-    id: int
-    kind: str
-    ref: str
-    status: str  # open | escalated | resolved
-    payload: Mapping[str, Any]
-    created_at: str
-    created_by: str
-    decided_at: str | None = None
-    decided_by: str | None = None
-    decision: str | None = None
-    comment: str | None = None
+REVIEW_KINDS: Final = (*LABEL_KINDS, CHANGED_AFTER_APPROVAL, "judge_mismatch")
+JUDGE_KIND: Final = "judge_mismatch"
 
 
 @dataclass(frozen=True)
@@ -118,11 +116,6 @@ def _agent_candidates(base: GoldCase, payload: Mapping[str, Any]) -> list[Review
     return out
 
 
-def _review_item(row: Any) -> ReviewItem:
-    return ReviewItem(row.id, row.kind, row.ref, row.status, json.loads(row.payload), row.created_at,
-                      row.created_by, row.decided_at, row.decided_by, row.decision, row.comment)
-
-
 # -- the review queue: the hook other parts (the LLM judge) put items into ------------------------
 
 def enqueue_review(db: Database, kind: str, ref: str, payload: Mapping[str, Any] | None = None, *,
@@ -140,126 +133,27 @@ def enqueue_review(db: Database, kind: str, ref: str, payload: Mapping[str, Any]
             select(t.GoldVersionCaseRow.case_id).where(t.GoldVersionCaseRow.case_id == ref).limit(1))
         if known is None:
             raise StoreError(f"no gold case {ref!r} to review")
-        return _enqueue(conn, kind, ref, text, actor)
+        return enqueue(conn, kind, ref, text, actor)
 
 
-def _enqueue(conn: Connection, kind: str, ref: str, payload: str, actor: str) -> ReviewItem:
-    row = conn.execute(select(t.ReviewItemRow).where(
-        t.ReviewItemRow.kind == kind, t.ReviewItemRow.ref == ref, t.ReviewItemRow.payload == payload,
-        t.ReviewItemRow.status != "resolved")).first()
-    if row is not None:
-        return _review_item(row)
-    values = {"kind": kind, "ref": ref, "status": "open", "payload": payload, "created_at": now_iso(),
-              "created_by": actor}
-    new_id = conn.execute(insert(t.ReviewItemRow).values(**values).returning(t.ReviewItemRow.id)).scalar_one()  # type: ignore[arg-type]
-    audit(conn, actor=actor, action="review.enqueue", entity="review_item", entity_id=ref,
-          after={"item": new_id, "kind": kind, "payload": json.loads(payload)})
-    return ReviewItem(new_id, kind, ref, "open", json.loads(payload), values["created_at"], actor)
 
 # -- the review queue: what needs a reviewer's decision -----------------------------------------
 
 def sync_review_queue(db: Database) -> int:
-    """Bring the label-driven items up to date and return how many are open.
+    """Re-derive every label-driven item from the labels as committed now and return how many items are open.
 
-    A decision point with two or more submitted labels that disagree (on the decision kind, the tool or any
-    argument under its match rule) gets a ``disagreement`` item; a submitted label flagged unsure gets an
-    ``unsure`` item. Only turns whose gold case awaits a decision (status ``submitted``) count; an item
-    whose reason went away (the labels now agree, the flag was lifted) is withdrawn. Only turns with labels
-    changed since the last sync are looked at again.
+    Label writes already keep their turn's items in step in their own transaction (``turn_review``); this
+    is the reconciliation for data written before that, or changed behind the store's back. It looks at
+    every turn that has or may need an item, each under its row lock, in turn order, so concurrent syncs
+    (two reviewers opening Review at once) queue up instead of creating the same item twice.
     """
     with db.write() as conn:
-        mark = conn.scalar(select(t.ReviewSettingRow.value).where(t.ReviewSettingRow.key == SYNC_MARK))
-        since = json.loads(mark) if mark else ""
-        newest = conn.scalar(select(func.max(t.LabelRow.updated_at))) or ""
-        touched = select(t.LabelRow.turn_id).where(t.LabelRow.updated_at >= since).distinct()
-        turns = conn.execute(
-            select(t.TurnRow.id, t.TurnRow.message_index, t.TranscriptRow.external_id)
-            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
-            .where(t.TurnRow.id.in_(touched))).all()  # type: ignore[union-attr]
-        loaded: dict[str, Any] = {}
-        for turn_pk, message_index, transcript_id in turns:
-            _sync_turn(conn, turn_pk, transcript_id, message_index, loaded)
-        put_setting(conn, SYNC_MARK, newest, "review")
+        loaded: Loaded = {}
+        for turn_pk, transcript_id, message_index in turns_needing_sync(conn):
+            lock_turn(conn, turn_pk)
+            sync_turn(conn, turn_pk, transcript_id, message_index, loaded)
         return conn.scalar(select(func.count()).select_from(t.ReviewItemRow)
                            .where(t.ReviewItemRow.status != "resolved")) or 0
-
-
-def _submitted_cases(conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
-                     loaded: dict[str, Any] | None = None) -> dict[str, tuple[GoldCase | None, bool, list[str]]]:
-    """Each annotator's submitted label of a turn as a gold case (None when it no longer builds), whether
-    it is flagged unsure, and what keeps it from building; in order of submission. ``loaded`` caches
-    parsed transcripts across calls."""
-    rows = conn.execute(
-        select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
-        .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
-        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
-    if not rows:
-        return {}
-    cache = loaded if loaded is not None else {}
-    if transcript_id not in cache:
-        cache[transcript_id] = load_transcript(conn, transcript_id)  # type: ignore[attr-defined]
-    transcript, source = cache[transcript_id]
-    out: dict[str, tuple[GoldCase | None, bool, list[str]]] = {}
-    for annotator, text, submitted_at in rows:
-        body = LabelBody.model_validate_json(text)
-        try:
-            case: GoldCase | None = gold_case(
-                body, transcript=transcript, message_index=message_index, annotators=(annotator,),
-                labeled_at=parse_iso(submitted_at), source=source)
-            found: list[str] = []
-        except LabelIncomplete as exc:
-            case, found = None, exc.problems
-        out[annotator] = (case, body.unsure, found)
-    return out
-
-
-def _sync_turn(conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
-               loaded: dict[str, Any]) -> None:
-    ref = gold_case_id(transcript_id, message_index)
-    status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == ref))
-    submitted = conn.execute(
-        select(t.LabelRow.annotator, t.LabelRow.unsure)
-        .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
-        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all() if status == "submitted" else []  # type: ignore[arg-type]
-    wanted: dict[str, dict[str, Any]] = {}
-    if len(submitted) >= 2:  # only then is there anything to compare (and a transcript worth parsing)
-        labels = _submitted_cases(conn, turn_pk, transcript_id, message_index, loaded)
-        cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
-        fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
-        if fields:
-            wanted["disagreement"] = {"annotators": list(cases), "fields": list(fields)}
-    unsure = [annotator for annotator, flagged in submitted if flagged]
-    if unsure:
-        wanted["unsure"] = {"annotators": unsure}
-    for kind in ("disagreement", "unsure"):
-        open_row = conn.execute(select(t.ReviewItemRow).where(
-            t.ReviewItemRow.kind == kind, t.ReviewItemRow.ref == ref,
-            t.ReviewItemRow.status != "resolved")).first()
-        if kind in wanted:
-            payload = canonical.dumps(wanted[kind])
-            if open_row is None:
-                _enqueue(conn, kind, ref, payload, "review")
-            elif open_row.payload != payload:
-                conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == open_row.id)
-                             .values(payload=payload))
-        elif open_row is not None and open_row.status == "open":
-            close_item(conn, open_row.id, actor="review", decision="withdrawn",
-                       comment="the labels changed: nothing to decide any more")
-
-
-def close_item(conn: Connection, item_id: int, *, actor: str, decision: str, comment: str | None,
-               extra: Mapping[str, Any] | None = None) -> None:
-    row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)).first()
-    stamped = now_iso()
-    values: dict[str, Any] = {"status": "resolved", "decided_at": stamped, "decided_by": actor,
-                              "decision": decision, "comment": comment}
-    if extra:
-        values["payload"] = canonical.dumps({**json.loads(row.payload), **extra})
-    conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id).values(**values))
-    audit(conn, actor=actor, action=f"review.{decision}", entity="review_item", entity_id=row.ref,
-          before={"item": item_id, "kind": row.kind, "status": row.status},
-          after={"item": item_id, "status": "resolved", "decision": decision, **(extra or {})},
-          note=comment)
 
 
 def review_queue(db: Database, *, actor: str, kinds: Sequence[str] | None = None,
@@ -273,7 +167,7 @@ def review_queue(db: Database, *, actor: str, kinds: Sequence[str] | None = None
         q = q.where(t.ReviewItemRow.kind.in_(list(kinds)))  # type: ignore[attr-defined]
     with db.read() as conn:
         require_role(conn, actor, REVIEWER_ROLES, "see the review queue")
-        return [_review_item(r) for r in conn.execute(q)]
+        return [review_item(r) for r in conn.execute(q)]
 
 
 def review_counts(db: Database) -> dict[str, int]:
@@ -299,7 +193,7 @@ def review_detail(db: Database, item_id: int, *, actor: str) -> ReviewDetail:
 
 
 def _detail(conn: Connection, row: Any) -> ReviewDetail:
-    item = _review_item(row)
+    item = review_item(row)
     turn = _turn_of(conn, item.ref)
     candidates: list[ReviewCandidate] = []
     preselected: str | None = None
@@ -309,7 +203,7 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
     live = GoldCase.model_validate_json(live_row.body) if live_row else None
     if turn is not None:
         turn_pk, transcript_id, message_index, observed, behavior = turn
-        labels = _submitted_cases(conn, turn_pk, transcript_id, message_index)
+        labels = submitted_cases(conn, turn_pk, transcript_id, message_index)
         cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
         agreeing = majority(cases) if cases else ()
         for annotator, (case, unsure, found) in labels.items():
@@ -335,7 +229,7 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
         preselected = "gold"
     if preselected is None and candidates:
         preselected = candidates[0].key
-    others = tuple(_review_item(r) for r in conn.execute(select(t.ReviewItemRow).where(
+    others = tuple(review_item(r) for r in conn.execute(select(t.ReviewItemRow).where(
         t.ReviewItemRow.ref == item.ref, t.ReviewItemRow.id != item.id, t.ReviewItemRow.status != "resolved")))
     return ReviewDetail(item, turn[1] if turn else None, turn[2] if turn else None, tuple(candidates),
                         preselected, fields, others)
@@ -388,17 +282,28 @@ def _turn_of(conn: Connection, ref: str) -> tuple[int, str, int, list[dict[str, 
     return row.id, transcript_id, int(index), json.loads(row.observed), row.observed_behavior
 
 
-def _item_row(conn: Connection, item_id: int) -> Any:
-    row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)).first()
+def _item_row(conn: Connection, item_id: int, *, lock: bool = False) -> Any:
+    """The item's row; ``lock`` takes it for the transaction, so two reviewers deciding one item at once
+    queue up and the second finds it decided (PostgreSQL; SQLite's BEGIN IMMEDIATE serializes already)."""
+    q = select(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)
+    row = conn.execute(q.with_for_update() if lock else q).first()
     if row is None:
         raise StoreError(f"no review item {item_id}")
+    return row
+
+
+def _not_a_judge_item(row: Any) -> Any:
+    """Judge items have one workflow, the Adjudication page's (``adjudicate``): one recorded decision that
+    calibration reads, and a new frozen version instead of an overwritten live case."""
+    if row.kind == JUDGE_KIND:
+        raise StoreError(f"review item {row.id} is a judge mismatch: decide it on the Adjudication page")
     return row
 
 
 def deciding(conn: Connection, item_id: int, actor: str) -> Any:
     """The item, when ``actor`` may decide it now: a reviewer or admin, an admin for escalated items."""
     role = require_role(conn, actor, REVIEWER_ROLES, "approve or reject gold cases")
-    row = _item_row(conn, item_id)
+    row = _item_row(conn, item_id, lock=True)
     if row.status == "resolved":
         raise StoreError(f"review item {item_id} was already decided by {row.decided_by} "
                          f"({row.decision}, {row.decided_at})")
@@ -413,7 +318,7 @@ def accept_review(db: Database, item_id: int, choice: str, *, actor: str, commen
     ``observed``, ``gold``, ``agent``): it becomes the approved gold case, with the reviewer and the
     annotators it stands for in its provenance."""
     with db.write() as conn:
-        row = deciding(conn, item_id, actor)
+        row = _not_a_judge_item(deciding(conn, item_id, actor))
         detail = _detail(conn, row)
         chosen = next((c for c in detail.candidates if c.key == choice), None)
         if chosen is None:
@@ -428,7 +333,7 @@ def accept_review(db: Database, item_id: int, choice: str, *, actor: str, commen
 def edit_and_accept(db: Database, item_id: int, case: GoldCase, *, actor: str, comment: str = "") -> GoldCase:
     """Approve the reviewer's own edit of the case (same id)."""
     with db.write() as conn:
-        row = deciding(conn, item_id, actor)
+        row = _not_a_judge_item(deciding(conn, item_id, actor))
         if case.id != row.ref:
             raise StoreError(f"the edited case is {case.id!r}, but review item {item_id} is about "
                              f"{row.ref!r}")
@@ -457,7 +362,7 @@ def _close_label_items(conn: Connection, row: Any, actor: str, comment: str) -> 
     for other in conn.scalars(select(t.ReviewItemRow.id).where(
             t.ReviewItemRow.ref == row.ref, t.ReviewItemRow.id != row.id,
             t.ReviewItemRow.status != "resolved",
-            t.ReviewItemRow.kind.in_(["disagreement", "unsure"]))):  # type: ignore[attr-defined]
+            t.ReviewItemRow.kind.in_([*LABEL_KINDS, CHANGED_AFTER_APPROVAL]))):  # type: ignore[attr-defined]
         close_item(conn, other, actor=actor, decision="settled", comment=comment)
 
 
@@ -468,7 +373,7 @@ def reject_review(db: Database, item_id: int, *, actor: str, comment: str) -> li
     if not comment.strip():
         raise StoreError("say why when you reject: the annotators will read it")
     with db.write() as conn:
-        row = deciding(conn, item_id, actor)
+        row = _not_a_judge_item(deciding(conn, item_id, actor))
         requeued = _requeue(conn, row.ref, actor=actor, comment=comment)
         close_item(conn, row.id, actor=actor, decision="reject", comment=comment,
                    extra={"requeued": requeued})
@@ -494,10 +399,7 @@ def _requeue(conn: Connection, ref: str, *, actor: str, comment: str) -> list[st
     if live is None:
         return [r.annotator for r in labels]
     if labels:
-        conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == ref))
-        conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == ref))
-        audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=ref,
-              before={"status": live.status}, note=comment)
+        withdraw_gold(conn, ref, actor=actor, note=comment)
     else:
         case = GoldCase.model_validate_json(live.body)
         put_gold(conn, case.model_copy(update={"provenance": case.provenance.model_copy(
@@ -521,29 +423,36 @@ def escalate_review(db: Database, item_id: int, *, actor: str, comment: str) -> 
         audit(conn, actor=actor, action="review.escalate", entity="review_item", entity_id=row.ref,
               before={"item": item_id, "status": row.status}, after={"item": item_id, "status": "escalated"},
               note=comment)
-        return _review_item(_item_row(conn, item_id))
+        return review_item(_item_row(conn, item_id))
 
 # -- approving what needs no decision ---------------------------------------------------------------
 
 def approvable_cases(db: Database, split: str | None = None) -> list[str]:
-    """Submitted gold cases nobody contests: no open review or re-labeling item, and as many submitted
-    labels as the overlap asks for."""
-    sync_review_queue(db)
+    """Submitted gold cases nobody contests, read from the labels themselves (no unsure flag, no
+    disagreement), from the open review and re-labeling items, and with as many submitted labels as the
+    overlap asks for."""
     with db.read() as conn:
         overlap = read_overlap(conn)
         q = select(t.GoldCaseRow.id).where(t.GoldCaseRow.status == "submitted").order_by(t.GoldCaseRow.id)
         if split:
             q = q.where(t.GoldCaseRow.split == split)
-        contested = set(conn.scalars(select(t.ReviewItemRow.ref).where(t.ReviewItemRow.status != "resolved")))
-        contested |= set(conn.scalars(select(t.RelabelItemRow.case_id).where(t.RelabelItemRow.status == "open")))
+        contested = contested_cases(conn)
         waiting = _waiting_for_overlap(conn, overlap) if overlap.active else set()
         return [c for c in conn.scalars(q) if c not in contested and c not in waiting]
 
 
 def approve_cases(db: Database, case_ids: Sequence[str], *, actor: str, comment: str = "") -> int:
-    """Approve submitted gold cases as they stand (reviewers and admins); returns how many."""
+    """Approve submitted gold cases as they stand (reviewers and admins); returns how many. All or nothing:
+    a case that is contested now (an unsure flag, a disagreement, an open item; checked inside this
+    transaction) refuses the whole approval, naming the cases and why."""
     with db.write() as conn:
         require_role(conn, actor, REVIEWER_ROLES, "approve gold cases")
+        for turn_pk in _turn_pks(conn, case_ids):
+            lock_turn(conn, turn_pk)  # a label committing now waits, or is seen below
+        contested = contested_cases(conn, case_ids)
+        if contested:
+            raise StoreError("not approved: a reviewer must decide " + "; ".join(
+                f"{case_id} ({why})" for case_id, why in sorted(contested.items())))
         done = 0
         for case_id in case_ids:
             row = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status, t.GoldCaseRow.content_hash)
@@ -559,6 +468,11 @@ def approve_cases(db: Database, case_ids: Sequence[str], *, actor: str, comment:
                      before={"content_hash": row.content_hash}, note=comment or "uncontested")
             done += 1
         return done
+
+
+def _turn_pks(conn: Connection, case_ids: Sequence[str]) -> list[int]:
+    """The turns behind label-made case ids, in turn order (the order locks are taken in)."""
+    return sorted(turn[0] for turn in (_turn_of(conn, c) for c in case_ids) if turn is not None)
 
 # -- overlap: several annotators on a share of the turns ------------------------------------------------
 
@@ -613,7 +527,7 @@ def agreement_labels(db: Database, *, actor: str) -> dict[str, dict[str, GoldCas
         loaded: dict[str, Any] = {}
         out = {}
         for turn_pk, transcript_id, index in turns:
-            labels = _submitted_cases(conn, turn_pk, transcript_id, index, loaded)
+            labels = submitted_cases(conn, turn_pk, transcript_id, index, loaded)
             out[gold_case_id(transcript_id, index)] = {a: c for a, (c, _, _) in labels.items() if c is not None}
         return out
 
@@ -625,7 +539,7 @@ def review_item_for(db: Database, ref: str) -> ReviewItem | None:
                                                          t.ReviewItemRow.status != "resolved")
                            .order_by((t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id)  # type: ignore[arg-type]
                            .limit(1)).first()
-    return _review_item(row) if row else None
+    return review_item(row) if row else None
 
 
 def returned_to(db: Database, annotator: str, *, limit: int = 50) -> list[ReviewItem]:
@@ -633,7 +547,7 @@ def returned_to(db: Database, annotator: str, *, limit: int = 50) -> list[Review
     with db.read() as conn:
         rows = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.decision == "reject")
                             .order_by(t.ReviewItemRow.id.desc()).limit(limit * 10)).all()  # type: ignore[union-attr]
-    items = [_review_item(r) for r in rows]
+    items = [review_item(r) for r in rows]
     return [i for i in items if annotator in i.payload.get("requeued", ())][:limit]
 
 

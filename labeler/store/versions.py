@@ -102,32 +102,39 @@ def derive_version(db: Database, parent_version_id: str, changed: Sequence[GoldC
     joining them. The parent stays as it was. The live gold case is updated too when it still reads as in
     the parent (so the next freeze keeps the change); a live case edited since is left alone and named
     in the version's provenance (``live_not_updated``)."""
+    with db.write() as conn:
+        return derive_version_in(conn, parent_version_id, changed, actor=actor, note=note, provenance=provenance)
+
+
+def derive_version_in(conn: Connection, parent_version_id: str, changed: Sequence[GoldCase], *, actor: str,
+                      note: str, provenance: Mapping[str, Any]) -> GoldVersion:
+    """``derive_version`` inside the caller's transaction (a decision that derives a version and records
+    itself commits both or neither)."""
     if not changed:
         raise StoreError("derive_version needs at least one changed case")
-    with db.write() as conn:
-        require_role(conn, actor, REVIEWER_ROLES, "create a gold version")
-        parent = _version_row(conn, parent_version_id)
-        wrong = sorted(c.id for c in changed if c.split != parent.split)
-        if wrong:
-            raise StoreError(f"cases {', '.join(wrong)} are not in the {parent.split} split of "
-                             f"{parent.id}")
-        ids = [c.id for c in changed]
-        if len(set(ids)) != len(ids):
-            raise StoreError("derive_version got the same case id twice")
-        base = _version_hashes(conn, parent.id)
-        bodies = dict(conn.execute(select(t.GoldBlobRow.hash, t.GoldBlobRow.body).where(
-            t.GoldBlobRow.hash.in_([base[i] for i in ids if i in base]))).all())  # type: ignore[attr-defined]
-        blobs: dict[str, tuple[str, str | None]] = {k: (h, None) for k, h in base.items()}
-        for case in changed:
-            blobs[case.id] = blob(dumps_record(case))
-        if {k: h for k, (h, _) in blobs.items()} == base:
-            raise StoreError(f"the changed cases are the same as in {parent.id}: nothing to derive")
-        skipped = _update_live(conn, changed, {i: bodies[base[i]] for i in ids if i in base}, actor)
-        extra = {"made_by": "derive", **dict(provenance)}
-        if skipped:
-            extra["live_not_updated"] = skipped
-        return _write_version(conn, parent.split, blobs, parent=parent.id, actor=actor, note=note,
-                              provenance=extra)
+    require_role(conn, actor, REVIEWER_ROLES, "create a gold version")
+    parent = _version_row(conn, parent_version_id)
+    wrong = sorted(c.id for c in changed if c.split != parent.split)
+    if wrong:
+        raise StoreError(f"cases {', '.join(wrong)} are not in the {parent.split} split of "
+                         f"{parent.id}")
+    ids = [c.id for c in changed]
+    if len(set(ids)) != len(ids):
+        raise StoreError("derive_version got the same case id twice")
+    base = _version_hashes(conn, parent.id)
+    bodies = dict(conn.execute(select(t.GoldBlobRow.hash, t.GoldBlobRow.body).where(
+        t.GoldBlobRow.hash.in_([base[i] for i in ids if i in base]))).all())  # type: ignore[attr-defined]
+    blobs: dict[str, tuple[str, str | None]] = {k: (h, None) for k, h in base.items()}
+    for case in changed:
+        blobs[case.id] = blob(dumps_record(case))
+    if {k: h for k, (h, _) in blobs.items()} == base:
+        raise StoreError(f"the changed cases are the same as in {parent.id}: nothing to derive")
+    skipped = _update_live(conn, changed, {i: bodies[base[i]] for i in ids if i in base}, actor)
+    extra = {"made_by": "derive", **dict(provenance)}
+    if skipped:
+        extra["live_not_updated"] = skipped
+    return _write_version(conn, parent.split, blobs, parent=parent.id, actor=actor, note=note,
+                          provenance=extra)
 
 
 def _update_live(conn: Connection, changed: Sequence[GoldCase], parent_bodies: dict[str, str],
@@ -276,6 +283,6 @@ def note_export(db: Database, vid: str, *, actor: str, target: str) -> None:
               after={"content_hash": version.content_hash, "target": target})
 
 
-__all__ = ["SPLITS", "GoldVersion", "VersionDiff", "derive_version", "diff_versions", "freeze", "get_version",
+__all__ = ["SPLITS", "GoldVersion", "VersionDiff", "derive_version", "derive_version_in", "diff_versions", "freeze", "get_version",
            "iter_version_lines", "latest_version", "list_versions", "note_export", "stamp", "version_case",
            "version_cases", "version_id"]

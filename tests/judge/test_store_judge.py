@@ -200,12 +200,15 @@ def test_the_dump_holds_the_judge_tables(js: Store) -> None:
     assert dump["judge_adjudications"] == []
 
 
-def test_a_judge_item_decided_on_the_review_page_counts_for_calibration(js: Store) -> None:
+def test_a_judge_item_is_decided_on_the_adjudication_page_only(js: Store) -> None:
+    """One workflow, one recorded decision: the Review page's accept/edit/reject refuse judge items."""
     item_id = queued_item(js)
     candidates = [c.key for c in js.review_detail(item_id, actor="rita").candidates]
     assert candidates[0] == "gold" and "agent" in candidates
-    js.accept_review(item_id, "gold", actor="rita", comment="the gold asks for one lookup per order")
-    [counted] = js.judge_adjudications()
-    assert (counted.review_item_id, counted.kind, counted.prompt_version, counted.judge_verdict,
-            counted.reviewer_verdict, counted.decision, counted.reviewer) == (
-        item_id, "mismatch", "mismatch/1", "equivalent", "not_equivalent", "review:gold", "rita")
+    with pytest.raises(StoreError, match="decide it on the Adjudication page"):
+        js.accept_review(item_id, "gold", actor="rita", comment="the gold asks for one lookup per order")
+    with pytest.raises(StoreError, match="decide it on the Adjudication page"):
+        js.reject_review(item_id, actor="rita", comment="no")
+    assert js.judge_adjudications() == []
+    made = js.adjudicate(item_id, "confirm_defect", actor="rita")
+    assert js.judge_adjudications() == [made]

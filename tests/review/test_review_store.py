@@ -184,9 +184,13 @@ def test_a_judge_mismatch_offers_the_gold_and_the_agents_answer(rs: Store) -> No
     detail = rs.review_detail(item.id, actor="rita")
     assert [c.key for c in detail.candidates] == ["gold", "label:ann", "observed", "agent", "alternative"]
     assert detail.preselected == "gold"
-    case = rs.accept_review(item.id, "alternative", actor="rita", comment="status filter is fine")
-    assert case.alternatives == (Answer(behavior="call", calls=(
+    alternative = detail.candidate("alternative")
+    assert alternative is not None and alternative.case is not None
+    assert alternative.case.alternatives == (Answer(behavior="call", calls=(
         Call(name="search_orders", arguments={"customer": "C-1042", "status": "shipped"}),)),)
+    # Deciding it is the Adjudication page's job (one workflow, one recorded decision).
+    with pytest.raises(StoreError, match="Adjudication page"):
+        rs.accept_review(item.id, "alternative", actor="rita", comment="status filter is fine")
 
 
 def test_uncontested_cases_are_approved_in_one_go(rs: Store) -> None:

@@ -138,7 +138,6 @@ store = context.store()
 st.title("Agreement")
 review_view.flash("agreement")
 overlap_section(user)
-store.sync_review_queue()  # so the worst turns link to their review items
 report = agreement(store.agreement_labels(actor=user.name))
 if report.n_items == 0:
     with st.container(key="no-overlap"):

@@ -19,7 +19,8 @@ from scorer.drift import migrate_case
 from scorer.model import GoldCase
 
 ITEM_PARAM = "item"
-KINDS = {"disagreement": "Annotators disagree", "unsure": "Flagged unsure", "judge_mismatch": "Judge mismatch"}
+KINDS = {"disagreement": "Annotators disagree", "unsure": "Flagged unsure",
+         "changed_after_approval": "Changed after approval", "judge_mismatch": "Judge mismatch"}
 FIELD_NAMES = {"decision": "decision kind", "tool": "tool", "label": "whole label"}
 
 
@@ -169,6 +170,9 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     for column, candidate in zip(columns, detail.candidates, strict=False):
         with column:
             review_view.candidate_card(candidate, chosen=candidate.key == chosen)
+    if item.kind == "judge_mismatch":  # one workflow for judge items: the Adjudication page decides them
+        st.page_link("pages_/adjudication.py", label="Decide it on the Adjudication page", icon=":material/gavel:")
+        return
     st.text_area("Comment (why; required to reject or escalate)", key=f"comment-{item.id}", height=80)
     with st.container(horizontal=True, key="review-actions"):
         st.button("Accept version", type="primary", icon=":material/check:", key=f"accept-{item.id}",
@@ -226,8 +230,7 @@ def relabeling(user: User) -> None:
 
 def reviewer_view(user: User) -> None:
     store = context.store()
-    store.sync_review_queue()
-    counts = store.review_counts()
+    counts = store.review_counts()  # label writes keep the queue in step: no sweep needed here
     cols = st.columns(4)
     cols[0].metric("Disagreements", counts.get("disagreement", 0))
     cols[1].metric("Unsure", counts.get("unsure", 0))
