@@ -43,7 +43,15 @@ from labeler.store.common import (
     withdraw_gold,
 )
 from labeler.store.engine import Database, StoreError, iso, now_iso, parse_iso
-from labeler.store.turn_review import note_change_after_decision, sync_turn
+from labeler.store.turn_review import (
+    CHANGED_AFTER_APPROVAL,
+    DISPUTES_IMPORT,
+    differs_from_import,
+    note_label_against,
+    standing_import,
+    sync_turn,
+    withdraw_label_from,
+)
 from scorer import canonical
 from scorer.formats import to_json
 from scorer.model import GoldCase, Transcript
@@ -247,7 +255,13 @@ def save_label(db: Database, transcript_id: str, message_index: int, annotator: 
         _renew_lease(conn, tr_pk, annotator)
         if row is not None and row.status == "submitted":
             transcript, source = load_transcript(conn, transcript_id)
-            _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+            imported = standing_import(conn, transcript_id, message_index)
+            if imported is not None:
+                withdraw_label_from(conn, DISPUTES_IMPORT, imported.id, annotator)
+            else:
+                _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+                withdraw_label_from(conn, CHANGED_AFTER_APPROVAL, gold_case_id(transcript_id, message_index),
+                                    annotator)
             sync_turn(conn, turn_pk, transcript_id, message_index, {transcript_id: (transcript, source)})
         return LabelRecord(transcript_id, message_index, annotator, "draft", body, current + 1, stamp)
 
@@ -276,11 +290,18 @@ def submit_label(db: Database, transcript_id: str, message_index: int, annotator
               before=_label_state(row), after={"status": "submitted", "version": current + 1,
                                                "body": body.to_json()})
         _renew_lease(conn, tr_pk, annotator)
-        _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
-        decided = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == mine.id,
-                                                               t.GoldCaseRow.status == "approved"))
-        if decided is not None:
-            note_change_after_decision(conn, mine, annotator, GoldCase.model_validate_json(decided))
+        imported = standing_import(conn, transcript_id, message_index)
+        if imported is not None:  # the decision point's one gold case: agree with it or dispute it
+            note_label_against(conn, mine, annotator, imported, DISPUTES_IMPORT,
+                               differs=differs_from_import(mine, imported))
+        else:
+            _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
+            decided = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == mine.id,
+                                                                   t.GoldCaseRow.status == "approved"))
+            if decided is not None:
+                standing = GoldCase.model_validate_json(decided)
+                note_label_against(conn, mine, annotator, standing, CHANGED_AFTER_APPROVAL,
+                                   differs=_essence(mine) != _essence(standing))
         sync_turn(conn, turn_pk, transcript_id, message_index, {transcript_id: (transcript, source)})
         return LabelRecord(transcript_id, message_index, annotator, "submitted", body, current + 1, stamp,
                            stamp)
@@ -340,6 +361,10 @@ def _put_materialized(conn: Connection, case: GoldCase, annotators: tuple[str, .
     put_gold(conn, case, actor=actor, action="gold.materialize",
              before=None if existing is None else {"content_hash": canonical.content_hash(json.loads(existing.body))})
 
+
+def _essence(case: GoldCase) -> str:
+    """A case as far as what it asks of the agent goes (not who labeled it, when, or with what words)."""
+    return canonical.dumps({k: v for k, v in to_json(case).items() if k not in ("provenance", "rationale")})
 
 # -- trajectory labels: one per (transcript, annotator), same versioning and audit as turn labels
 

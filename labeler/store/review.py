@@ -37,6 +37,7 @@ from labeler.store.common import (
 from labeler.store.engine import Database, StoreError, now_iso, parse_iso
 from labeler.store.turn_review import (
     CHANGED_AFTER_APPROVAL,
+    DISPUTES_IMPORT,
     LABEL_KINDS,
     Loaded,
     ReviewItem,
@@ -54,8 +55,10 @@ from scorer.agreement import disagreeing_fields, label_ratings, majority
 from scorer.formats import describe_validation_error
 from scorer.model import Answer, Call, GoldCase
 
-REVIEW_KINDS: Final = (*LABEL_KINDS, CHANGED_AFTER_APPROVAL, "judge_mismatch")
 JUDGE_KIND: Final = "judge_mismatch"
+REVIEW_KINDS: Final = (*LABEL_KINDS, CHANGED_AFTER_APPROVAL, DISPUTES_IMPORT, JUDGE_KIND)
+STANDING_KINDS: Final = (CHANGED_AFTER_APPROVAL, DISPUTES_IMPORT, JUDGE_KIND)
+"""Items about gold that already stands: the reviewer sees it beside the labels."""
 
 
 @dataclass(frozen=True)
@@ -217,7 +220,7 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
         if behavior != "open":
             candidates.append(_observed_candidate(conn, transcript_id, message_index, observed,
                                                   next(iter(cases.values()), live)))
-    if live is not None and (turn is None or item.kind == "judge_mismatch" or not candidates):
+    if live is not None and (turn is None or item.kind in STANDING_KINDS or not candidates):
         candidates.insert(0, ReviewCandidate("gold", f"Gold ({live_row.status})", live, (),
                                              live.provenance.annotators, False, live.rationale))
     base = live or (_frozen_case(conn, item) if item.kind == "judge_mismatch" else None)
@@ -270,9 +273,15 @@ def _frozen_case(conn: Connection, item: ReviewItem) -> GoldCase | None:
 
 
 def _turn_of(conn: Connection, ref: str) -> tuple[int, str, int, list[dict[str, Any]], str] | None:
+    """The decision point a case id stands for: ``<transcript>#t<index>`` for label-made gold, or the
+    conversation and turn an imported turn case names."""
     transcript_id, sep, index = ref.rpartition("#t")
     if not sep or not index.isdigit():
-        return None
+        named = conn.execute(select(t.GoldCaseRow.conversation_id, t.GoldCaseRow.turn).where(
+            t.GoldCaseRow.id == ref, t.GoldCaseRow.kind == "turn")).first()
+        if named is None or named.conversation_id is None or named.turn is None:
+            return None
+        transcript_id, index = named.conversation_id, str(named.turn)
     row = conn.execute(
         select(t.TurnRow.id, t.TurnRow.observed, t.TurnRow.observed_behavior)
         .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
@@ -347,7 +356,8 @@ def edit_and_accept(db: Database, item_id: int, case: GoldCase, *, actor: str, c
 
 def _approve(conn: Connection, row: Any, case: GoldCase, annotators: Sequence[str], *, actor: str,
              decision: str, comment: str | None, extra: Mapping[str, Any]) -> GoldCase:
-    approved = case.model_copy(update={"provenance": case.provenance.model_copy(update={
+    # The item is about one decision point's one gold case: a label chosen for imported gold keeps its id.
+    approved = case.model_copy(update={"id": row.ref, "provenance": case.provenance.model_copy(update={
         "status": "approved", "reviewer": actor, "annotators": tuple(annotators), "gold_version": None})})
     before = conn.scalar(select(t.GoldCaseRow.content_hash).where(t.GoldCaseRow.id == row.ref))
     put_gold(conn, approved, actor=actor, action="gold.approve",
@@ -362,7 +372,7 @@ def _close_label_items(conn: Connection, row: Any, actor: str, comment: str) -> 
     for other in conn.scalars(select(t.ReviewItemRow.id).where(
             t.ReviewItemRow.ref == row.ref, t.ReviewItemRow.id != row.id,
             t.ReviewItemRow.status != "resolved",
-            t.ReviewItemRow.kind.in_([*LABEL_KINDS, CHANGED_AFTER_APPROVAL]))):  # type: ignore[attr-defined]
+            t.ReviewItemRow.kind.in_([*LABEL_KINDS, CHANGED_AFTER_APPROVAL, DISPUTES_IMPORT]))):  # type: ignore[attr-defined]
         close_item(conn, other, actor=actor, decision="settled", comment=comment)
 
 

@@ -24,7 +24,6 @@ from labeler.store.common import audit, load_transcript
 from labeler.store.engine import now_iso, parse_iso
 from scorer import canonical
 from scorer.agreement import disagreeing_fields, label_ratings
-from scorer.formats import dumps_record
 from scorer.model import GoldCase, Transcript
 
 LABEL_KINDS: Final = ("disagreement", "unsure")
@@ -32,6 +31,8 @@ LABEL_KINDS: Final = ("disagreement", "unsure")
 CHANGED_AFTER_APPROVAL: Final = "changed_after_approval"
 """A label submitted, with another answer, after its case was approved: the approved gold stays until a
 reviewer decides."""
+DISPUTES_IMPORT: Final = "disputes_import"
+"""A label that disputes the imported gold of its decision point (the one gold case there)."""
 
 Loaded = dict[str, tuple[Transcript, str]]
 """Parsed transcripts (with their source) shared across turns of one transaction."""
@@ -173,35 +174,59 @@ def sync_turn(conn: Connection, turn_pk: int, transcript_id: str, message_index:
                        comment="the labels changed: nothing to decide any more")
 
 
-def _essence(case: GoldCase) -> str:
-    """A case as far as what it asks of the agent goes (not who labeled it, when, or with what words)."""
-    record = json.loads(dumps_record(case))
-    return canonical.dumps({k: v for k, v in record.items() if k not in ("provenance", "rationale")})
+def differs_from_import(label: GoldCase, imported: GoldCase) -> bool:
+    """Whether a label disputes imported gold: another decision, tool or argument under the match rules
+    (as two annotators are compared), not merely other tags, rules or words."""
+    return bool(disagreeing_fields(label_ratings({"import": imported, "label": label})))
 
 
-def note_change_after_decision(conn: Connection, case: GoldCase, annotator: str, decided: GoldCase) -> None:
-    """``annotator`` submitted ``case`` for a turn whose gold a reviewer already decided (``decided``).
-    Another answer opens (or joins) a ``changed_after_approval`` item; the same answer withdraws the
-    annotator from it. The decided gold itself changes only by a reviewer's decision."""
-    row = _open_item(conn, CHANGED_AFTER_APPROVAL, case.id)
+def note_label_against(conn: Connection, case: GoldCase, annotator: str, standing: GoldCase, kind: str, *,
+                       differs: bool) -> None:
+    """``annotator`` submitted ``case`` for a turn whose gold already stands (``standing``: approved, or
+    imported). Another answer (``differs``) opens or joins an item of ``kind`` about the standing case; the
+    same answer withdraws the annotator from it. The standing gold changes only by a reviewer's decision."""
+    row = _open_item(conn, kind, standing.id)
     annotators = list(json.loads(row.payload).get("annotators", ())) if row is not None else []
-    differs = _essence(case) != _essence(decided)
     wanted = ([*annotators, annotator] if annotator not in annotators else annotators) if differs else [
         a for a in annotators if a != annotator]
     if row is None:
         if wanted:
-            enqueue(conn, CHANGED_AFTER_APPROVAL, case.id,
-                    canonical.dumps({"annotators": wanted, "status": decided.provenance.status,
-                                     "reviewer": decided.provenance.reviewer}), annotator)
+            enqueue(conn, kind, standing.id,
+                    canonical.dumps({"annotators": wanted, "status": standing.provenance.status,
+                                     "source": standing.provenance.source,
+                                     "reviewer": standing.provenance.reviewer}), annotator)
         return
     if not wanted:
         if row.status == "open":
             close_item(conn, row.id, actor="review", decision="withdrawn",
-                       comment="the label says what the approved gold says again")
+                       comment="the label says what the standing gold says again")
         return
     payload = canonical.dumps({**json.loads(row.payload), "annotators": wanted})
     if payload != row.payload:
         conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == row.id).values(payload=payload))
+
+
+def withdraw_label_from(conn: Connection, kind: str, ref: str, annotator: str) -> None:
+    """``annotator``'s label no longer stands against ``ref`` (it was reopened as a draft)."""
+    row = _open_item(conn, kind, ref)
+    if row is None:
+        return
+    annotators = [a for a in json.loads(row.payload).get("annotators", ()) if a != annotator]
+    if not annotators and row.status == "open":
+        close_item(conn, row.id, actor="review", decision="withdrawn", comment=f"{annotator} reopened the label")
+    elif annotators:
+        conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == row.id).values(
+            payload=canonical.dumps({**json.loads(row.payload), "annotators": annotators})))
+
+
+def standing_import(conn: Connection, transcript_id: str, message_index: int) -> GoldCase | None:
+    """Gold for this decision point that came from an import (its own id, not ``<transcript>#t<index>``):
+    the decision point's one gold case, which labels agree with or dispute."""
+    body = conn.scalar(select(t.GoldCaseRow.body).where(
+        t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.turn == message_index,
+        t.GoldCaseRow.kind == "turn", t.GoldCaseRow.id != gold_case_id(transcript_id, message_index))
+        .order_by(t.GoldCaseRow.id).limit(1))
+    return GoldCase.model_validate_json(body) if body is not None else None
 
 
 # -- whole-database views -------------------------------------------------------------------------------
@@ -253,6 +278,6 @@ def contested_cases(conn: Connection, case_ids: Iterable[str] | None = None) -> 
     return out
 
 
-__all__ = ["CHANGED_AFTER_APPROVAL", "LABEL_KINDS", "Loaded", "ReviewItem", "close_item", "contested_cases",
-           "enqueue", "lock_turn", "note_change_after_decision", "review_item", "submitted_cases", "sync_turn",
-           "turns_needing_sync"]
+__all__ = ["CHANGED_AFTER_APPROVAL", "DISPUTES_IMPORT", "LABEL_KINDS", "Loaded", "ReviewItem", "close_item", "contested_cases",
+           "differs_from_import", "enqueue", "lock_turn", "note_label_against", "review_item", "standing_import", "submitted_cases", "sync_turn",
+           "turns_needing_sync", "withdraw_label_from"]

@@ -21,6 +21,7 @@ from labeler.store.common import REVIEWER_ROLES, audit, blob, put_gold, require_
 from labeler.store.engine import CHUNK, Database, StoreError, now_iso
 from scorer import canonical
 from scorer.formats import dumps_record
+from scorer.hygiene import duplicate_problems
 from scorer.model import GoldCase
 
 SPLITS: Final = ("regression", "rolling")
@@ -87,6 +88,7 @@ def freeze(db: Database, split: str, *, actor: str, note: str = "") -> GoldVersi
         if not rows:
             raise StoreError(f"there are no approved {split} gold cases to freeze (approve cases on the "
                              "Review page first)")
+        _refuse_conflicting(conn, split, rows)
         blobs = {r.id: blob(r.body) for r in rows}
         latest = _latest_version(conn, split)
         if latest is not None and _version_hashes(conn, latest.id) == {k: h for k, (h, _) in blobs.items()}:
@@ -94,6 +96,31 @@ def freeze(db: Database, split: str, *, actor: str, note: str = "") -> GoldVersi
                              f"approved {split} gold set")
         return _write_version(conn, split, blobs, parent=latest.id if latest else None, actor=actor,
                               note=note, provenance={"made_by": "freeze"})
+
+
+EXACT_ONLY: Final = 1.01
+"""A similarity threshold no pair reaches: only exact duplicates (same context) count when freezing."""
+
+
+def _refuse_conflicting(conn: Connection, split: str, approved: Sequence[Any]) -> None:
+    """A version must not hold two gold cases for one decision point, nor two cases with the same context
+    that expect different answers (``scorer.hygiene``'s exact conflicting duplicates)."""
+    per_turn = conn.execute(
+        select(t.GoldCaseRow.conversation_id, t.GoldCaseRow.turn, func.count())
+        .where(t.GoldCaseRow.split == split, t.GoldCaseRow.kind == "turn", t.GoldCaseRow.status != "rejected",
+               t.GoldCaseRow.conversation_id.is_not(None), t.GoldCaseRow.turn.is_not(None))  # type: ignore[union-attr]
+        .group_by(t.GoldCaseRow.conversation_id, t.GoldCaseRow.turn).having(func.count() > 1)).all()
+    found = []
+    for conversation, turn, _ in per_turn:
+        ids = sorted(conn.scalars(select(t.GoldCaseRow.id).where(
+            t.GoldCaseRow.conversation_id == conversation, t.GoldCaseRow.turn == turn,
+            t.GoldCaseRow.kind == "turn", t.GoldCaseRow.status != "rejected")))
+        found.append(f"{' and '.join(ids)} are two gold cases for one decision point ({conversation}, turn {turn})")
+    cases = [GoldCase.model_validate_json(r.body) for r in approved]
+    found += [f"{p.case_id}: {p.message}" for p in duplicate_problems(cases, threshold=EXACT_ONLY)]
+    if found:
+        raise StoreError(f"not frozen: {len(found)} conflicting gold case(s); keep one of each (Gold hygiene, "
+                         "Review) and freeze again: " + "; ".join(found))
 
 
 def derive_version(db: Database, parent_version_id: str, changed: Sequence[GoldCase], *, actor: str, note: str,

@@ -57,9 +57,11 @@ def canonical_args(args: dict[str, Any]) -> str:
 
 def gold(cid: str, *, customer: str = "C-1042", split: str = "regression", status: str = "approved",
          tags: tuple[str, ...] = ("happy_path",), rules: dict[str, dict[str, ArgRule]] | None = None,
-         user_text: str = "Where is my order? I'm C-1042.", tools: tuple[ToolSpec, ...] = TOOLS,
+         user_text: str | None = None, tools: tuple[ToolSpec, ...] = TOOLS,
          annotators: tuple[str, ...] = ("ann",), reviewer: str | None = "rita", **changes: Any) -> GoldCase:
-    tr = transcript(cid.split("#")[0], user_text, tools=tools)
+    # The user names the customer the gold looks up: cases that expect different customers differ in context
+    # too, as real gold does (freezing refuses the same context with two answers).
+    tr = transcript(cid.split("#")[0], user_text or f"Where is my order? I'm {customer}.", tools=tools)
     fields: dict[str, Any] = {
         "id": cid, "conversation_id": tr.id, "turn": 2, "split": split, "tools": tr.tools, "messages": tr.messages[:2],
         "expected": Answer(behavior="call", calls=(Call(name="search_orders", arguments={"customer": customer}),)),

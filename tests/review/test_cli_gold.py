@@ -132,7 +132,8 @@ def test_lint_exit_codes(tmp_path: Path) -> None:
     clean.write_text(dumps_record(gold("a#t2")) + "\n")
     assert run("lint", str(clean)) == (0, "", "0 problems in 1 gold cases\n")
     suspect = tmp_path / "suspect.jsonl"
-    suspect.write_text(dumps_record(gold("a#t2")) + "\n" + dumps_record(gold("b#t2", customer="  ")) + "\n")
+    suspect.write_text(dumps_record(gold("a#t2")) + "\n" + dumps_record(gold("b#t2", customer="  ",
+                                                                             user_text="Where is my order? I'm C-1042.")) + "\n")
     code, out, _ = run("lint", str(suspect))
     assert code == 1
     assert out.splitlines() == [

@@ -20,7 +20,8 @@ from scorer.model import GoldCase
 
 ITEM_PARAM = "item"
 KINDS = {"disagreement": "Annotators disagree", "unsure": "Flagged unsure",
-         "changed_after_approval": "Changed after approval", "judge_mismatch": "Judge mismatch"}
+         "changed_after_approval": "Changed after approval", "disputes_import": "Disputes imported gold",
+         "judge_mismatch": "Judge mismatch"}
 FIELD_NAMES = {"decision": "decision kind", "tool": "tool", "label": "whole label"}
 
 
