@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from labeler.labels import LabelBody, RuleDraft
+from labeler.labels import LabelBody, RuleDraft, gold_case_id
 from labeler.store import ImportItem, Store, StoreError
 from scorer.model import GoldCase, Split, Transcript
 from scorer.synthesize import (
@@ -157,6 +157,17 @@ def synthesize(store: Store, *, actor: str, transforms: Iterable[Transform] = TR
 
 
 @dataclass(frozen=True)
+class Proposed:
+    """One candidate in the store, for browsing."""
+
+    id: str
+    transform: str
+    title: str
+    labeled: bool
+    """Its last decision point (where the candidate's label goes) has a submitted label."""
+
+
+@dataclass(frozen=True)
 class Waiting:
     """Synthetic candidates in the store: how many, and how many still wait for a submitted label."""
 
@@ -164,17 +175,29 @@ class Waiting:
     waiting: int
     by_transform: dict[str, int]
     """Waiting candidates per transformation."""
+    proposed: tuple[Proposed, ...] = ()
 
 
-def waiting(store: Store) -> Waiting:
+def _transform_of(candidate_id: str) -> str:
+    name = candidate_id.rpartition("~")[2].split("+")[0]
+    return name if name in TRANSFORMS else "?"
+
+
+def waiting(store: Store, *, limit: int = MAX_LISTED) -> Waiting:
+    """The synthetic candidates in the store (the first ``limit`` listed in ``proposed``)."""
     rows = store.list_transcripts(source=SYNTHETIC, limit=MAX_LISTED)
-    open_rows = [r for r in rows if r.n_unlabeled > 0]
-    kinds: Counter[str] = Counter()
-    for r in open_rows:
-        transform = r.id.rpartition("~")[2].split("+")[0]
-        kinds[transform if transform in TRANSFORMS else "?"] += 1
-    return Waiting(candidates=len(rows), waiting=len(open_rows), by_transform=dict(sorted(kinds.items())))
+    proposed = []
+    for r in rows:
+        try:
+            store.get_gold(gold_case_id(r.id, r.n_messages))
+            labeled = True
+        except StoreError:
+            labeled = False
+        proposed.append(Proposed(r.id, _transform_of(r.id), r.title, labeled))
+    kinds = Counter(p.transform for p in proposed if not p.labeled)
+    return Waiting(candidates=len(rows), waiting=sum(not p.labeled for p in proposed),
+                   by_transform=dict(sorted(kinds.items())), proposed=tuple(proposed[:limit]))
 
 
-__all__ = ["PROPOSED_LABEL", "Enqueued", "Waiting", "approved_gold", "candidate_transcript", "enqueue",
+__all__ = ["PROPOSED_LABEL", "Enqueued", "Proposed", "Waiting", "approved_gold", "candidate_transcript", "enqueue",
            "proposed_body", "proposed_ids", "proposed_label", "require_proposer", "synthesize", "waiting"]

@@ -10,6 +10,8 @@ from scorer.grounding import checked_keys, last_mention, scalar_texts, snake
 from scorer.model import GoldCase, Message, Provenance, Split
 from scorer.synthesize.model import SYNTHETIC, Candidate, Synthesis, Transform, candidate_id
 
+HAPPY_PATH = "happy_path"
+"""The tag the Gold set page counts as happy path."""
 _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -28,7 +30,8 @@ def derive(parent: GoldCase, transform: Transform, *, seed: int, change: str, va
     """The candidate made of ``parent`` with ``updates``: validated again as a whole gold case, marked
     synthetic (provenance, tags) and waiting for an annotator (status ``draft``)."""
     case_id = candidate_id(parent.id, transform, variant)
-    tags = tuple(dict.fromkeys((*parent.tags, SYNTHETIC, transform)))
+    # A made-up edge case is not a happy-path case, whatever its parent was.
+    tags = tuple(dict.fromkeys((*(t for t in parent.tags if t != HAPPY_PATH), SYNTHETIC, transform)))
     body = parent.model_dump()
     body.update(
         id=case_id, split=split or parent.split, tags=tags,

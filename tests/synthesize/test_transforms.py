@@ -321,3 +321,10 @@ def test_the_same_seed_makes_the_same_bytes_and_another_seed_the_same_ids() -> N
         first, again, other = (make(demo(REGISTER), s) for s in (1, 1, 2))
         assert dumps_record(first) == dumps_record(again)
         assert other.id == first.id and other.synthesis.seed == 2
+
+
+def test_a_happy_path_parent_makes_candidates_that_are_not_happy_path() -> None:
+    parent = demo(DELETE_REMINDER)
+    happy = parent.model_copy(update={"tags": ("happy_path", *parent.tags)})
+    for make in (near_duplicate_tool, missing_information, stale_context):
+        assert make(happy, seed=0).case.tags == (*parent.tags, SYNTHETIC, make.__name__)
