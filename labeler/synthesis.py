@@ -24,6 +24,8 @@ from labeler.labels import LabelBody, RuleDraft, gold_case_id
 from labeler.store import ImportItem, Store, StoreError
 from scorer.model import GoldCase, Split, Transcript
 from scorer.synthesize import (
+    ALL_TRANSFORMS,
+    JUDGE_TRANSFORMS,
     SYNTHETIC,
     TRANSFORM_DESCRIPTION,
     TRANSFORMS,
@@ -99,6 +101,12 @@ class Enqueued:
         parts = [f"{self.added} candidates added to the labeling queue" + (f" ({kinds})" if kinds else "")]
         if self.proposal.already_proposed:
             parts.append(f"{self.proposal.already_proposed} proposed before")
+        written = [c.synthesis.generation for c in self.proposal.candidates if c.synthesis.generation]
+        if written:
+            costs = [g.cost_usd for g in written]
+            cost = (f"est. ${sum(c for c in costs if c is not None):.4f}" if all(c is not None for c in costs)
+                    else "cost unknown for this model")
+            parts.append(f"{len(written)} written by {written[0].model} ({cost})")
         if self.without_context:
             parts.append(f"{self.without_context} approved cases without a conversation left out")
         return "; ".join(parts)
@@ -136,15 +144,36 @@ def enqueue(store: Store, candidates: Sequence[Candidate], *, actor: str) -> int
 
 
 def synthesize(store: Store, *, actor: str, transforms: Iterable[Transform] = TRANSFORMS, n: int | None = None,
-               seed: int = 0, split: Split | None = None) -> Enqueued:
+               seed: int = 0, split: Split | None = None, judge_model_flag: str | None = None) -> Enqueued:
     """Propose up to ``n`` candidates from the store's approved gold and queue them (the store part of
-    ``toolgold synthesize``). The transformations' tags join the vocabulary as adversarial when an admin runs it."""
+    ``toolgold synthesize``). The model-written transformations run only when named, through the judge's
+    gateway (no key: ``MissingAPIKey`` before anything is written). The transformations' tags join the
+    vocabulary as adversarial when an admin runs it."""
     require_proposer(store, actor)
+    chosen = tuple(dict.fromkeys(transforms))
+    written_kinds = [t for t in chosen if t in JUDGE_TRANSFORMS]
+    gateway = model = None
+    if written_kinds:
+        from labeler.judge import config
+
+        gateway = config.open_gateway()
+        model, _ = config.judge_model(judge_model_flag, store.judge_model_setting())
     approved = list(approved_gold(store))
     # A task-level trajectory case (tau-bench's gold actions) has no conversation to label a candidate in.
     parents = [case for case in approved if case.messages]
-    proposal = propose(parents, transforms=tuple(transforms), seed=seed, n=n, split=split,
-                       pool=ToolPool.of_cases(approved), exclude=proposed_ids(store))
+    exclude = proposed_ids(store)
+    ruled = [t for t in chosen if t in TRANSFORMS]
+    proposal = propose(parents, transforms=ruled, seed=seed, n=n, split=split, pool=ToolPool.of_cases(approved),
+                       exclude=exclude) if ruled else Proposal()
+    left = None if n is None else n - len(proposal.candidates)
+    if gateway is not None and model is not None and (left is None or left > 0):
+        from labeler.synthesis_llm import propose_written
+
+        written = propose_written(gateway, parents, written_kinds, model=model, seed=seed, n=left, split=split,
+                                  exclude=exclude)
+        proposal = Proposal(candidates=(*proposal.candidates, *written.candidates),
+                            skipped=(*proposal.skipped, *written.skipped),
+                            already_proposed=proposal.already_proposed + written.already_proposed)
     done = Enqueued(proposal, added=enqueue(store, proposal.candidates, actor=actor),
                     without_context=len(approved) - len(parents))
     user = store.get_user(actor)
@@ -180,7 +209,7 @@ class Waiting:
 
 def _transform_of(candidate_id: str) -> str:
     name = candidate_id.rpartition("~")[2].split("+")[0]
-    return name if name in TRANSFORMS else "?"
+    return name if name in ALL_TRANSFORMS else "?"
 
 
 def waiting(store: Store, *, limit: int = MAX_LISTED) -> Waiting:

@@ -17,7 +17,7 @@ from scorer.judging import JudgeUsage
 from scorer.model import Frozen
 from scorer.results import CaseError, CaseResult
 from scorer.stats import pass_hat_k, wilson
-from scorer.synthesize.model import SYNTHETIC, TRANSFORMS
+from scorer.synthesize.model import ALL_TRANSFORMS, SYNTHETIC
 
 REPORT_FORMAT: Final = "toolgold.report/1"
 MAX_FAILURE_EXAMPLES = 100
@@ -471,7 +471,7 @@ class ReportBuilder:
             keys = [("split", sig.split), ("toolkit_size", toolkit_bucket(sig.toolkit_size))]
             keys += [("tag", t) for t in sig.tags]
             keys.append(("origin", SYNTHETIC if SYNTHETIC in sig.tags else "real"))
-            keys += [("transformation", t) for t in sig.tags if t in TRANSFORMS]
+            keys += [("transformation", t) for t in sig.tags if t in ALL_TRANSFORMS]
             keys += [("tool", t) for t in (set(sig.expected_tools) or {NO_CALL})]
             for key in keys:
                 row = rows.setdefault(key, [0] * 8)

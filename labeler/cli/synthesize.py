@@ -12,10 +12,19 @@ from labeler.store import Store, StoreError
 from labeler.synthesis import approved_gold, synthesize
 from scorer.formats import iter_json_lines, parse_record
 from scorer.model import GoldCase, Split
-from scorer.synthesize import TRANSFORM_DESCRIPTION, TRANSFORMS, Proposal, ToolPool, Transform, propose
+from scorer.synthesize import (
+    ALL_TRANSFORMS,
+    JUDGE_TRANSFORMS,
+    TRANSFORM_DESCRIPTION,
+    TRANSFORMS,
+    Proposal,
+    ToolPool,
+    Transform,
+    propose,
+)
 from scorer.synthesize.saved import dumps_candidate
 
-_TRANSFORM_HELP = "; ".join(f"{name}: {TRANSFORM_DESCRIPTION[name]}" for name in TRANSFORMS)
+_TRANSFORM_HELP = "; ".join(f"{name}: {TRANSFORM_DESCRIPTION[name]}" for name in ALL_TRANSFORMS)
 
 
 def _write(out: Path, proposal: Proposal) -> None:
@@ -28,8 +37,12 @@ def _write(out: Path, proposal: Proposal) -> None:
 
 
 @click.command("synthesize")
-@click.option("--transform", "transforms", multiple=True, type=click.Choice(TRANSFORMS),
-              help=f"A transformation to apply (repeat for several) [default: all]. {_TRANSFORM_HELP}.")
+@click.option("--transform", "transforms", multiple=True, type=click.Choice(ALL_TRANSFORMS),
+              help=f"A transformation to apply (repeat for several) [default: the five deterministic ones; "
+                   f"paraphrase and tool_shaped_no_intent are written by the judge's model, need a key and run "
+                   f"only when named]. {_TRANSFORM_HELP}.")
+@click.option("--judge-model", "judge_model_flag", default=None,
+              help="The model that writes paraphrase / tool_shaped_no_intent [default: as for toolgold judge].")
 @click.option("-n", "--n", "n", type=click.IntRange(min=1), default=None,
               help="At most this many new candidates, the transformations taking turns [default: every one that "
                    "applies].")
@@ -48,9 +61,9 @@ def _write(out: Path, proposal: Proposal) -> None:
 @click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
               help="Who proposes (a reviewer or admin); needed to write into the labeling queue.")
 @db_option
-def synthesize_cmd(transforms: tuple[Transform, ...], n: int | None, seed: int, split: Split | None,
-                   out: Path | None, gold_file: Path | None, show_skipped: bool, user: str | None,
-                   db: str | None) -> None:
+def synthesize_cmd(transforms: tuple[Transform, ...], judge_model_flag: str | None, n: int | None, seed: int,
+                   split: Split | None, out: Path | None, gold_file: Path | None, show_skipped: bool,
+                   user: str | None, db: str | None) -> None:
     """Propose adversarial cases made from approved gold: near-duplicate tools, missing information, toolkit
     growth, negative branches of ordered tasks, stale context. Each candidate enters the labeling queue as a
     draft (source: synthetic, with the transformation, parent case and seed); it becomes gold only when an
@@ -59,6 +72,9 @@ def synthesize_cmd(transforms: tuple[Transform, ...], n: int | None, seed: int, 
     if gold_file is not None and out is None:
         raise StoreError("--gold reads the parents from a file and needs -o FILE for the candidates; the labeling "
                          "queue takes its parents from the store's approved gold")
+    if out is not None and any(t in JUDGE_TRANSFORMS for t in chosen):
+        raise StoreError("paraphrase and tool_shaped_no_intent go into the labeling queue (each is asked of the "
+                         "model once, ever); drop -o to run them")
     if out is not None:
         if gold_file is not None:
             with gold_file.open("rb") as fh:  # toolgold JSON Lines may mix transcripts in: only gold counts
@@ -71,7 +87,8 @@ def synthesize_cmd(transforms: tuple[Transform, ...], n: int | None, seed: int, 
         summary = f"{len(proposal.candidates)} candidates written to {out}"
     else:
         store = Store(db)
-        done = synthesize(store, actor=user or "", transforms=chosen, n=n, seed=seed, split=split)
+        done = synthesize(store, actor=user or "", transforms=chosen, n=n, seed=seed, split=split,
+                          judge_model_flag=judge_model_flag)
         proposal, summary = done.proposal, done.summary
         if done.tags_added:
             summary += f"; tags {', '.join(done.tags_added)} added to the vocabulary as adversarial"

@@ -17,17 +17,21 @@ from scorer.synthesize.decoy import near_duplicate_tool
 from scorer.synthesize.growth import GROWTH_SIZES, ToolPool, toolkit_growth
 from scorer.synthesize.missing import missing_information
 from scorer.synthesize.model import (
+    ALL_TRANSFORMS,
     CANDIDATE_FORMAT,
+    JUDGE_TRANSFORMS,
     SYNTHETIC,
     TRANSFORM_DESCRIPTION,
     TRANSFORMS,
     Candidate,
+    Generation,
     NotApplicable,
     Synthesis,
     Transform,
     candidate_id,
 )
 from scorer.synthesize.negative import negative_branch
+from scorer.synthesize.rewrite import paraphrase, tool_shaped_no_intent
 from scorer.synthesize.stale import stale_context
 
 Maker = Callable[[GoldCase], Candidate]
@@ -119,7 +123,31 @@ def propose(cases: Iterable[GoldCase], *, transforms: Collection[Transform] = TR
     return Proposal(candidates=tuple(made), skipped=tuple(skipped), already_proposed=already)
 
 
-__all__ = ["CANDIDATE_FORMAT", "GROWTH_SIZES", "SYNTHETIC", "TRANSFORMS", "TRANSFORM_DESCRIPTION", "Candidate",
-           "NotApplicable", "Proposal", "Skipped", "Synthesis", "ToolPool", "Transform", "candidate_id",
-           "is_synthetic", "makers", "missing_information", "near_duplicate_tool", "negative_branch", "propose",
-           "stale_context", "toolkit_growth"]
+__all__ = [
+    "ALL_TRANSFORMS",
+    "CANDIDATE_FORMAT",
+    "GROWTH_SIZES",
+    "JUDGE_TRANSFORMS",
+    "SYNTHETIC",
+    "TRANSFORMS",
+    "TRANSFORM_DESCRIPTION",
+    "Candidate",
+    "Generation",
+    "NotApplicable",
+    "Proposal",
+    "Skipped",
+    "Synthesis",
+    "ToolPool",
+    "Transform",
+    "candidate_id",
+    "is_synthetic",
+    "makers",
+    "missing_information",
+    "near_duplicate_tool",
+    "negative_branch",
+    "paraphrase",
+    "propose",
+    "stale_context",
+    "tool_shaped_no_intent",
+    "toolkit_growth",
+]

@@ -8,7 +8,7 @@ from typing import Any
 
 from scorer.grounding import checked_keys, last_mention, scalar_texts, snake
 from scorer.model import GoldCase, Message, Provenance, Split
-from scorer.synthesize.model import SYNTHETIC, Candidate, Synthesis, Transform, candidate_id
+from scorer.synthesize.model import SYNTHETIC, Candidate, Generation, Synthesis, Transform, candidate_id
 
 HAPPY_PATH = "happy_path"
 """The tag the Gold set page counts as happy path."""
@@ -26,7 +26,7 @@ def words(name: str) -> list[str]:
 
 
 def derive(parent: GoldCase, transform: Transform, *, seed: int, change: str, variant: str = "",
-           split: Split | None = None, **updates: Any) -> Candidate:
+           split: Split | None = None, generation: Generation | None = None, **updates: Any) -> Candidate:
     """The candidate made of ``parent`` with ``updates``: validated again as a whole gold case, marked
     synthetic (provenance, tags) and waiting for an annotator (status ``draft``)."""
     case_id = candidate_id(parent.id, transform, variant)
@@ -41,7 +41,7 @@ def derive(parent: GoldCase, transform: Transform, *, seed: int, change: str, va
     case = GoldCase.model_validate(body)
     return Candidate(id=case_id, case=case,
                      synthesis=Synthesis(transform=transform, parent=parent.id, seed=seed, variant=variant,
-                                         change=change))
+                                         change=change, generation=generation))
 
 
 def user_grounded_values(case: GoldCase) -> list[tuple[str, str, str]]:

@@ -20,8 +20,12 @@ SYNTHETIC: Final = "synthetic"
 """``provenance.source`` of every candidate, and the tag that tells real cases from synthetic ones."""
 
 Transform = Literal["near_duplicate_tool", "missing_information", "toolkit_growth", "negative_branch",
-                    "stale_context"]
-TRANSFORMS: Final[tuple[Transform, ...]] = Transform.__args__  # type: ignore[attr-defined]
+                    "stale_context", "paraphrase", "tool_shaped_no_intent"]
+ALL_TRANSFORMS: Final[tuple[Transform, ...]] = Transform.__args__  # type: ignore[attr-defined]
+JUDGE_TRANSFORMS: Final[tuple[Transform, ...]] = ("paraphrase", "tool_shaped_no_intent")
+"""Written by the model behind the judge's gateway (only with a key, only when asked for)."""
+TRANSFORMS: Final[tuple[Transform, ...]] = tuple(t for t in ALL_TRANSFORMS if t not in JUDGE_TRANSFORMS)
+"""The deterministic ones: no API key, reproducible with a seed."""
 
 TRANSFORM_DESCRIPTION: Final[dict[Transform, str]] = {
     "near_duplicate_tool": "a decoy tool with a similar name and description beside the expected one; "
@@ -31,7 +35,22 @@ TRANSFORM_DESCRIPTION: Final[dict[Transform, str]] = {
     "toolkit_growth": "the same case with 5, 15 or 30 extra tools drawn from other sources",
     "negative_branch": "the check before an action comes back negative; the action is forbidden",
     "stale_context": "a later user turn switches the entity, so the expected argument changes to the new value",
+    "paraphrase": "the user's last turn in other words, same intent (written by the judge's model)",
+    "tool_shaped_no_intent": "the user's last turn rewritten to use a tool's words without asking for it "
+                             "(a sarcastic aside, a complaint about something else); expected no_call "
+                             "(written by the judge's model)",
 }
+
+
+class Generation(Frozen):
+    """What a model-written candidate cost and which prompt wrote it."""
+
+    model: str = Field(min_length=1)
+    prompt_version: str = Field(min_length=1)
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: float | None = None
+    """An estimate from list prices; None for a model family without a listed price."""
 
 
 class Synthesis(Frozen):
@@ -45,6 +64,8 @@ class Synthesis(Frozen):
     """Tells apart the candidates one transformation makes of one parent (``+5``, ``+15``, ``+30``)."""
     change: str = Field(min_length=1)
     """What the transformation changed, in a sentence for the annotator."""
+    generation: Generation | None = None
+    """For the model-written transformations: the model, prompt version and cost."""
 
 
 class Candidate(Frozen):
@@ -76,5 +97,5 @@ class NotApplicable(ToolgoldError):
     """A transformation cannot be applied to this case (the message says why, naming the case)."""
 
 
-__all__ = ["CANDIDATE_FORMAT", "SYNTHETIC", "TRANSFORMS", "TRANSFORM_DESCRIPTION", "Candidate", "NotApplicable",
-           "Synthesis", "Transform", "candidate_id"]
+__all__ = ["ALL_TRANSFORMS", "CANDIDATE_FORMAT", "JUDGE_TRANSFORMS", "SYNTHETIC", "TRANSFORMS", "TRANSFORM_DESCRIPTION",
+           "Candidate", "Generation", "NotApplicable", "Synthesis", "Transform", "candidate_id"]

@@ -15,12 +15,15 @@ from scorer.model import Call, GoldCase, Message, RunRecord
 from scorer.report import report_of
 from scorer.synthesize import (
     SYNTHETIC,
+    Generation,
     NotApplicable,
     ToolPool,
     missing_information,
     near_duplicate_tool,
     negative_branch,
+    paraphrase,
     stale_context,
+    tool_shaped_no_intent,
     toolkit_growth,
 )
 from scorer.synthesize.decoy import decoy_name
@@ -65,7 +68,8 @@ def test_a_decoy_sits_next_to_the_expected_tool_with_its_schema_and_the_expected
     assert_synthetic(case, parent, "near_duplicate_tool")
     assert candidate.synthesis.model_dump() == {
         "transform": "near_duplicate_tool", "parent": CREATE_EVENT, "seed": 7, "variant": "",
-        "change": f"added the decoy {decoy.name} next to CreateEvent; the expected call is unchanged"}
+        "change": f"added the decoy {decoy.name} next to CreateEvent; the expected call is unchanged",
+        "generation": None}
 
     assert score_case(case, expected_run(case)).status == "pass"
     confused = score_case(case, run_of(case, (decoy.name, parent.expected.calls[0].arguments)))
@@ -328,3 +332,51 @@ def test_a_happy_path_parent_makes_candidates_that_are_not_happy_path() -> None:
     happy = parent.model_copy(update={"tags": ("happy_path", *parent.tags)})
     for make in (near_duplicate_tool, missing_information, stale_context):
         assert make(happy, seed=0).case.tags == (*parent.tags, SYNTHETIC, make.__name__)
+
+
+# -- model-written (pure half) ----------------------------------------------------------------------------
+
+GENERATION = Generation(model="claude-test", prompt_version="synthesize-paraphrase/1")
+
+
+def test_a_written_paraphrase_keeps_the_expected_call_and_records_its_generation() -> None:
+    parent = demo(REGISTER)
+    said = parent.messages[-1].content or ""
+    candidate = paraphrase(parent, "Here you go: " + said, seed=0, generation=GENERATION)
+    assert candidate.case.expected == parent.expected and candidate.synthesis.generation == GENERATION
+    assert candidate.case.messages[-1].content == "Here you go: " + said
+    assert_synthetic(candidate.case, parent, "paraphrase")
+
+
+@pytest.mark.parametrize(("case_id", "text", "reason"), [
+    (REGISTER, "Make the account, please.", "the paraphrase dropped the email 'j.hester@gahoo.com' the expected "
+                                            "call needs"),
+    (REGISTER, "   ", "the model wrote an empty turn"),
+    ("tau-bench/airline/task-1", "x", "paraphrase is made from turn cases (this is a trajectory)"),
+])
+def test_a_paraphrase_is_refused_when_it_cannot_keep_the_intent(case_id: str, text: str, reason: str) -> None:
+    with pytest.raises(NotApplicable) as caught:
+        paraphrase(demo(case_id), text, seed=0, generation=GENERATION)
+    assert str(caught.value) == f"{case_id}: {reason}"
+
+
+def test_a_rewrite_needs_the_users_turn_right_before_the_decision() -> None:
+    parent = demo(WALK)
+    mid_task = parent.model_copy(update={"messages": parent.messages[:-1], "turn": 4})  # ends with a tool result
+    with pytest.raises(NotApplicable) as caught:
+        paraphrase(mid_task, "x", seed=0, generation=GENERATION)
+    assert str(caught.value) == (f"{WALK}: paraphrase rewrites the user's turn right before the decision, and "
+                                 "this case's context does not end with one")
+
+
+def test_tool_shaped_language_expects_no_call_and_an_agent_that_calls_is_unexpected() -> None:
+    parent = demo("bfcl/live_simple_0-0-0")
+    case = tool_shaped_no_intent(parent, "I could really use some user info right now, my day is a mess.", seed=0,
+                                 generation=GENERATION).case
+    assert case.expected.behavior == "no_call" and not case.arg_rules
+    call = parent.expected.calls[0]
+    assert [e.code for e in score_case(case, run_of(case, (call.name, call.arguments))).errors] == [
+        ErrorCode.UNEXPECTED_CALL]
+    bare = parent.model_copy(update={"tools": ()})
+    with pytest.raises(NotApplicable, match="no tools whose words the turn could borrow"):
+        tool_shaped_no_intent(bare, "x", seed=0, generation=GENERATION)

@@ -24,7 +24,7 @@ INVALID = {
     "candidate-case-not-synthetic.jsonl": "case.provenance.source must be 'synthetic'",
     "candidate-unknown-transform.jsonl":
         "synthesis.transform: Input should be 'near_duplicate_tool', 'missing_information', 'toolkit_growth', "
-        "'negative_branch' or 'stale_context'",
+        "'negative_branch', 'stale_context', 'paraphrase' or 'tool_shaped_no_intent'",
     "candidate-without-seed.jsonl": "synthesis.seed: Field required",
 }
 
