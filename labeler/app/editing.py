@@ -19,9 +19,9 @@ from dateutil import parser as dateparser
 from pydantic import ValidationError
 
 from labeler.app import context
+from labeler.candidates import proposed_label
 from labeler.labels import LabelBody, LabelIncomplete, TrajectoryBody, observed_as_calls
 from labeler.store import ConflictError, LabelRecord, StoreError, TrajectoryRecord, observed_calls
-from labeler.synthesis import proposed_label
 from scorer.formats import describe_validation_error
 from scorer.model import Call, Transcript
 

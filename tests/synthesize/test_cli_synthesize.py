@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from labeler.candidates import proposed_label
 from labeler.cli import cli
 from labeler.labels import gold_case_id
 from labeler.store import ImportItem, Store
-from labeler.synthesis import proposed_label, waiting
+from labeler.synthesis import waiting
 from scorer.api import score_case
 from scorer.codes import ErrorCode
 from scorer.formats import dumps_record
@@ -113,9 +114,8 @@ def test_o_writes_candidates_to_a_file_from_a_gold_file(tmp_path: Path, isolated
 
 @pytest.mark.parametrize(("args", "message"), [
     (("synthesize",), "error: proposing synthetic cases needs --user NAME (a reviewer or admin), or TOOLGOLD_USER"),
-    (("synthesize", "--user", "ann"), "error: ann is an annotator; only a reviewer or admin proposes synthetic cases"),
-    (("synthesize", "--user", "nobody"),
-     "error: 'nobody' is not an active user (toolgold users, or the Users & tags page)"),
+    (("synthesize", "--user", "ann"), "error: only a reviewer or admin can propose synthetic cases ('ann' is annotator)"),
+    (("synthesize", "--user", "nobody"), "error: 'nobody' is not an active user (an admin adds users on the Admin page)"),
     (("synthesize", "--user", "rita", "--gold", str(DEMO / "bfcl.jsonl")),
      "error: --gold reads the parents from a file and needs -o FILE for the candidates; the labeling queue takes "
      "its parents from the store's approved gold"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from labeler.history import RunMeta, score_and_save
-from labeler.store import Store
+from labeler.store import Store, score_and_save
+from labeler.store.history import RunMeta
 from scorer.model import RunRecord
 from scorer.synthesize import near_duplicate_tool, stale_context
 from tests.history.test_dashboard_pages import open_page

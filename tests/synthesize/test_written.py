@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from labeler.candidates import proposed_label
 from labeler.cli import cli
 from labeler.judge.prompts import data_block
 from labeler.store import Store
-from labeler.synthesis import proposed_label
 from labeler.synthesis_llm import PROMPT_VERSIONS
 from scorer.api import score_case
 from scorer.codes import ErrorCode
