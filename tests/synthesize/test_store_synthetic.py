@@ -67,3 +67,26 @@ def test_the_same_candidate_again_is_left_alone_and_other_content_under_its_id_i
     with pytest.raises(InvalidRecord, match="already in the store with different content"):
         people.propose_candidates([stale_context(demo(PARENT), seed=0), other_seed], actor="rita")
     assert people.synthetic_ids() == {first.id}  # the stale one was not written either
+
+
+def test_a_candidate_becomes_approved_gold_only_through_submit_and_review(people: Store) -> None:
+    from labeler.synthesis import synthesize
+
+    candidate = stale_context(demo(PARENT), seed=0)
+    people.propose_candidates([candidate], actor="rita")
+    assert people.count_gold(status="approved") == 1  # the parent only
+    transcript = people.get_transcript(candidate.id).transcript
+    body = proposed_label(transcript)
+    assert body is not None
+    people.submit_label(candidate.id, len(transcript.messages), "ann", body, version=0)
+    case_id = gold_case_id(candidate.id, len(transcript.messages))
+    assert people.get_gold(case_id).provenance.status == "submitted"
+    assert case_id in people.approvable_cases()
+    assert people.approve_cases([case_id], actor="rita") == 1
+    approved = people.get_gold(case_id)
+    assert (approved.provenance.status, approved.provenance.source, approved.provenance.reviewer) == (
+        "approved", "synthetic", "rita")
+    # approved synthetic gold is never a parent: only the real parent's other transformations are proposed
+    done = synthesize(people, actor="rita", transforms=["stale_context", "near_duplicate_tool"])
+    assert sorted(c.id for c in done.proposal.candidates) == [f"{PARENT}~near_duplicate_tool"]
+    assert done.proposal.already_proposed == 1
