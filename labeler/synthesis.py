@@ -70,6 +70,11 @@ def approved_gold(store: Store) -> Iterator[GoldCase]:
         yield GoldCase.model_validate_json(line)
 
 
+def _merged(first: Proposal, then: Proposal) -> Proposal:
+    return Proposal(candidates=(*first.candidates, *then.candidates), skipped=(*first.skipped, *then.skipped),
+                    already_proposed=first.already_proposed + then.already_proposed)
+
+
 def synthesize(store: Store, *, actor: str, transforms: Iterable[Transform] = TRANSFORMS, n: int | None = None,
                seed: int = 0, split: Split | None = None, judge_model_flag: str | None = None) -> Enqueued:
     """Propose up to ``n`` candidates from the store's approved gold and queue them (the store part of
@@ -90,17 +95,24 @@ def synthesize(store: Store, *, actor: str, transforms: Iterable[Transform] = TR
     parents = [case for case in approved if case.messages]
     exclude = store.synthetic_ids()
     ruled = [t for t in chosen if t in TRANSFORMS]
-    proposal = propose(parents, transforms=ruled, seed=seed, n=n, split=split, pool=ToolPool.of_cases(approved),
-                       exclude=exclude) if ruled else Proposal()
+    pool = ToolPool.of_cases(approved)
+    # The queue labels a candidate at one decision point, so a trajectory parent gives only its negative branch
+    # there ("no tool call" right after the negative check); its other candidates are for -o. The rare
+    # negative branches go first, so a small n does not crowd them out.
+    groups = [(parents, [t for t in ruled if t == "negative_branch"]),
+              ([c for c in parents if c.kind == "turn"], [t for t in ruled if t != "negative_branch"])]
+    proposal = Proposal()
+    for group, kinds in groups:
+        left = None if n is None else n - len(proposal.candidates)
+        if kinds and (left is None or left > 0):
+            proposal = _merged(proposal, propose(group, transforms=kinds, seed=seed, n=left, split=split, pool=pool,
+                                                 exclude=exclude))
     left = None if n is None else n - len(proposal.candidates)
     if gateway is not None and model is not None and (left is None or left > 0):
         from labeler.synthesis_llm import propose_written
 
-        written = propose_written(gateway, parents, written_kinds, model=model, seed=seed, n=left, split=split,
-                                  exclude=exclude)
-        proposal = Proposal(candidates=(*proposal.candidates, *written.candidates),
-                            skipped=(*proposal.skipped, *written.skipped),
-                            already_proposed=proposal.already_proposed + written.already_proposed)
+        proposal = _merged(proposal, propose_written(gateway, parents, written_kinds, model=model, seed=seed, n=left,
+                                                     split=split, exclude=exclude))
     done = Enqueued(proposal, added=store.propose_candidates(proposal.candidates, actor=actor),
                     without_context=len(approved) - len(parents))
     user = store.get_user(actor)

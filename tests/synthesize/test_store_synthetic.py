@@ -10,7 +10,7 @@ from labeler.labels import gold_case_id
 from labeler.store import ImportItem, PermissionDenied, Store
 from scorer.errors import InvalidRecord
 from scorer.synthesize import missing_information, near_duplicate_tool, stale_context
-from tests.synthesize.kit import demo
+from tests.synthesize.kit import demo, needs_data, tau2_retail
 
 PARENT = "tooltalk/AccountTools-Alarm-Calendar-AddAlarm-0/turn-4"  # two earlier decision points in its context
 
@@ -90,3 +90,23 @@ def test_a_candidate_becomes_approved_gold_only_through_submit_and_review(people
     done = synthesize(people, actor="rita", transforms=["stale_context", "near_duplicate_tool"])
     assert sorted(c.id for c in done.proposal.candidates) == [f"{PARENT}~near_duplicate_tool"]
     assert done.proposal.already_proposed == 1
+
+
+@needs_data
+def test_a_trajectory_parent_gives_the_queue_only_its_negative_branch(people: Store) -> None:
+    from labeler.synthesis import synthesize
+    from scorer.model import Message
+
+    task = tau2_retail()["tau2-bench/retail/task-0"]
+    talked = task.model_copy(update={"messages": (
+        Message(role="system", content="You are a retail support agent."),
+        Message(role="user", content="Hi, I'd like to exchange two items from order #W2378156."))})
+    people.import_items([ImportItem(talked, source="tau2-bench")])
+    done = synthesize(people, actor="rita")
+    mine = sorted(c.id for c in done.proposal.candidates if c.synthesis.parent == task.id)
+    assert mine == [f"{task.id}~negative_branch"]
+    transcript = people.get_transcript(mine[0]).transcript
+    assert transcript.messages[-1].content == "Error: get_order_details found no matching record"
+    label = proposed_label(transcript)
+    assert label is not None and label.decision == "no_call"
+    assert "exchange_delivered_order_items must not be called" in label.rationale
