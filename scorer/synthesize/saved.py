@@ -40,9 +40,17 @@ def read_candidates(lines: Iterable[str | bytes], source: str) -> Iterator[Candi
         yield parse_candidate(value, source=source, line=number)
 
 
+def candidate_json_schema() -> dict[str, Any]:
+    """The published JSON Schema of ``toolgold.candidate/1`` (``toolgold schema``)."""
+    schema = Candidate.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://toolgold.dev/schema/{CANDIDATE_FORMAT.replace('/', '-')}.json"
+    return schema
+
+
 def dumps_candidate(candidate: Candidate) -> str:
     """One canonical JSON line (without the newline)."""
     return dumps_record(candidate)
 
 
-__all__ = ["dumps_candidate", "parse_candidate", "read_candidates"]
+__all__ = ["candidate_json_schema", "dumps_candidate", "parse_candidate", "read_candidates"]

@@ -4,12 +4,15 @@ and invalid candidates are refused with exactly these messages."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from scorer.errors import InvalidRecord, UnknownFormat
 from scorer.synthesize.saved import dumps_candidate, read_candidates
+from tests.conftest import REPO
 from tests.golden.candidates.make_golden import golden_candidates
 
 HERE = Path(__file__).resolve().parent
@@ -52,3 +55,10 @@ def test_invalid_candidates_are_refused_with_the_exact_error(name: str) -> None:
         list(read_candidates(path.read_bytes().splitlines(), str(path)))
     assert str(caught.value) == f"{path}:1: {INVALID[name]}"
     assert isinstance(caught.value, UnknownFormat) == ("unknown format" in INVALID[name])
+
+
+def test_valid_candidates_validate_against_the_published_json_schema() -> None:
+    schema = json.loads((REPO / "docs" / "schema" / "candidate-v1.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for line in VALID.read_text(encoding="utf-8").splitlines():
+        assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(json.loads(line))] == []
