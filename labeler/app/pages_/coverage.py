@@ -80,8 +80,9 @@ def synthetic_section(missing: int | None) -> None:
         (st.success if result[0] == "ok" else st.error)(result[1])
     if user is not None and user.role in synthesis.PROPOSERS and missing is not None and missing > 0:
         with st.container(key="synthetic-propose"):
-            n = int(st.number_input("How many", min_value=1, max_value=max(1, missing), value=min(missing, 50),
-                                    step=1, key="synth-n"))
+            # Candidates already waiting will count once labeled: propose the rest (at most 50 at a time).
+            n = int(st.number_input("How many", min_value=1, max_value=max(1, missing),
+                                    value=max(1, min(missing - pending.waiting, 50)), step=1, key="synth-n"))
             st.multiselect("Transformations (none: all)", TRANSFORMS, key="synth-transforms")
             st.number_input("Seed", min_value=0, value=0, step=1, key="synth-seed")
             st.button(f"Propose {n} adversarial cases", key="synth-propose", on_click=propose, args=(user.name,),
