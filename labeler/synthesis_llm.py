@@ -20,7 +20,16 @@ from labeler.judge.pricing import estimate_cost
 from labeler.judge.prompts import DATA_CLOSE, DATA_OPEN, as_data
 from labeler.llm.anthropic_gateway import AnthropicGateway, LLMUnavailable
 from scorer.model import GoldCase, Split
-from scorer.synthesize import Candidate, Generation, NotApplicable, Proposal, Skipped, Transform, candidate_id
+from scorer.synthesize import (
+    Candidate,
+    Generation,
+    NotApplicable,
+    Proposal,
+    Skipped,
+    Transform,
+    candidate_id,
+    is_synthetic,
+)
 from scorer.synthesize.common import rng_for
 from scorer.synthesize.rewrite import paraphrase, rewrite_target, tool_shaped_no_intent
 
@@ -105,8 +114,6 @@ def propose_written(gateway: AnthropicGateway, parents: Iterable[GoldCase], tran
                     exclude: Collection[str] = ()) -> Proposal:
     """Up to ``n`` model-written candidates, one request per new (parent, transformation). A case the rewrite
     cannot apply to costs nothing; when the model cannot be reached, asking stops and says why."""
-    from scorer.synthesize import is_synthetic
-
     order = sorted((c for c in parents if c.provenance.status == "approved" and not is_synthetic(c)),
                    key=lambda c: c.id)
     rng_for(seed, "paraphrase", "parent order").shuffle(order)

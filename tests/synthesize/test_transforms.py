@@ -380,3 +380,13 @@ def test_tool_shaped_language_expects_no_call_and_an_agent_that_calls_is_unexpec
     bare = parent.model_copy(update={"tools": ()})
     with pytest.raises(NotApplicable, match="no tools whose words the turn could borrow"):
         tool_shaped_no_intent(bare, "x", seed=0, generation=GENERATION)
+
+
+def test_stale_context_finds_the_value_in_whichever_call_to_the_tool_has_it() -> None:
+    parent = demo(DELETE_REMINDER)
+    call = parent.expected.calls[0]
+    token_only = Call(name=call.name, arguments={"session_token": call.arguments["session_token"]})
+    both = parent.model_copy(update={"expected": parent.expected.model_copy(update={"calls": (token_only, call)})})
+    case = stale_context(both, seed=5).case
+    assert case.expected.calls[0] == token_only
+    assert case.expected.calls[1].arguments["reminder_id"] != call.arguments["reminder_id"]
