@@ -4,6 +4,8 @@ holds up on real traffic but confuses near-duplicate tools."""
 from __future__ import annotations
 
 from scorer.render.html import render_html
+from scorer.render.markdown import render_markdown
+from scorer.render.table import render_table
 from scorer.report import report_of
 from scorer.synthesize import near_duplicate_tool, stale_context
 from tests.synthesize.kit import demo, run_of
@@ -33,6 +35,12 @@ def test_an_agent_that_holds_up_on_real_cases_but_takes_the_decoy_shows_it_per_t
     assert transformation == {"near_duplicate_tool": (2, 0, 0), "stale_context": (2, 2, 2)}
     html = render_html(report)
     assert "<h2>Real vs synthetic</h2>" in html and "<h2>By transformation</h2>" in html
+    assert "### Real vs synthetic" in render_markdown(report)
+    assert "| synthetic: near_duplicate_tool | 2 | 0.0% (0/2) | 0.0% | — |" in render_markdown(report)
+    table = render_table(report)
+    assert [line.split()[:3] for line in table.splitlines() if line.startswith(("real ", "synthetic"))] == [
+        ["real", "2", "100.0%"], ["synthetic", "4", "50.0%"], ["synthetic:", "near_duplicate_tool", "2"],
+        ["synthetic:", "stale_context", "2"]]
 
 
 def test_a_report_of_real_cases_only_has_one_origin_row_and_no_transformations() -> None:
@@ -43,3 +51,5 @@ def test_a_report_of_real_cases_only_has_one_origin_row_and_no_transformations()
     report = report_of([[score_case(parent, run_of(parent, (call.name, call.arguments)))]])
     assert list(report.breakdowns["origin"]) == ["real"]
     assert report.breakdowns["transformation"] == {}
+    assert "Real vs synthetic" not in render_markdown(report) + render_html(report)
+    assert "synthetic" not in render_table(report)
