@@ -17,6 +17,7 @@ from scorer.judging import JudgeUsage
 from scorer.model import Frozen
 from scorer.results import CaseError, CaseResult
 from scorer.stats import pass_hat_k, wilson
+from scorer.synthesize.model import ALL_TRANSFORMS, SYNTHETIC
 
 REPORT_FORMAT: Final = "toolgold.report/1"
 MAX_FAILURE_EXAMPLES = 100
@@ -469,6 +470,8 @@ class ReportBuilder:
         for sig, n in self.signatures.items():
             keys = [("split", sig.split), ("toolkit_size", toolkit_bucket(sig.toolkit_size))]
             keys += [("tag", t) for t in sig.tags]
+            keys.append(("origin", SYNTHETIC if SYNTHETIC in sig.tags else "real"))
+            keys += [("transformation", t) for t in sig.tags if t in ALL_TRANSFORMS]
             keys += [("tool", t) for t in (set(sig.expected_tools) or {NO_CALL})]
             for key in keys:
                 row = rows.setdefault(key, [0] * 8)
@@ -478,7 +481,8 @@ class ReportBuilder:
                     if verdict is not None:
                         row[offset] += n
                         row[offset + 1] += n if verdict else 0
-        out: dict[str, dict[str, Group]] = {"tag": {}, "split": {}, "tool": {}, "toolkit_size": {}}
+        out: dict[str, dict[str, Group]] = {"tag": {}, "split": {}, "tool": {}, "toolkit_size": {}, "origin": {},
+                                            "transformation": {}}
         for (kind, name), row in sorted(rows.items()):
             out[kind][name] = Group(results=row[0], passed=rate(row[1], row[0]), selection=rate(row[3], row[2]),
                                     arguments=rate(row[5], row[4]), sequencing=rate(row[7], row[6]))

@@ -19,6 +19,7 @@ from dateutil import parser as dateparser
 from pydantic import ValidationError
 
 from labeler.app import context
+from labeler.candidates import proposed_label
 from labeler.labels import LabelBody, LabelIncomplete, TrajectoryBody, observed_as_calls
 from labeler.store import ConflictError, LabelRecord, StoreError, TrajectoryRecord, observed_calls
 from scorer.formats import describe_validation_error
@@ -90,7 +91,9 @@ def load(item: Item, tr: Transcript) -> Work:
                 reference_time=reference_time_of(tr))
         else:
             record = store.get_label(item.transcript_id, item.message_index, item.annotator)
-            fresh = LabelBody(reference_time=reference_time_of(tr))
+            # A synthetic candidate's last turn starts from the label it proposes (toolgold synthesize).
+            proposal = proposed_label(tr) if item.message_index == len(tr.messages) else None
+            fresh = proposal or LabelBody(reference_time=reference_time_of(tr))
         if record is None:
             st.session_state[key] = Work(fresh, 0, None)
         else:

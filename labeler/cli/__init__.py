@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "diff": "labeler.cli.gold:diff_cmd",
     "drift": "labeler.cli.gold:drift_cmd",
     "lint": "labeler.cli.gold:lint_cmd",
+    "synthesize": "labeler.cli.synthesize:synthesize_cmd",
 }
 
 

@@ -154,8 +154,10 @@ def schema_cmd(write_dir: Path | None) -> None:
     """Print (or write) the JSON Schemas of toolgold's formats (and of the score report)."""
     from scorer.render.report_json import report_json_schema
     from scorer.report import REPORT_FORMAT
+    from scorer.synthesize.model import CANDIDATE_FORMAT
+    from scorer.synthesize.saved import candidate_json_schema
 
-    schemas = {**json_schemas(), REPORT_FORMAT: report_json_schema()}
+    schemas = {**json_schemas(), REPORT_FORMAT: report_json_schema(), CANDIDATE_FORMAT: candidate_json_schema()}
     if write_dir is None:
         click.echo(json.dumps(schemas, indent=2, sort_keys=True))
         return

@@ -21,6 +21,7 @@ from labeler.store import judge as _judge
 from labeler.store import labels as _labels
 from labeler.store import review as _review
 from labeler.store import runs as _runs
+from labeler.store import synthetic as _synthetic
 from labeler.store import transcripts as _transcripts
 from labeler.store import users as _users
 from labeler.store import versions as _versions
@@ -70,6 +71,7 @@ from labeler.store.runs import (
     RunNotFound,
     score_and_save,
 )
+from labeler.store.synthetic import Proposed, SyntheticCandidates
 from labeler.store.transcripts import (
     Coverage,
     ImportItem,
@@ -98,6 +100,12 @@ class Store(Database):
     gold_cases = _transcripts.gold_cases
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
+
+    # -- synthetic candidates (toolgold synthesize)
+    require_proposer = _synthetic.require_proposer
+    propose_candidates = _synthetic.propose_candidates
+    synthetic_ids = _synthetic.synthetic_ids
+    synthetic_candidates = _synthetic.synthetic_candidates
     stats = _transcripts.stats
 
     # -- labels, leases and the annotator's queue
@@ -238,6 +246,7 @@ __all__ = [
     "PatternInfo",
     "PendingQuestion",
     "PermissionDenied",
+    "Proposed",
     "QueueFilter",
     "QueueItem",
     "RelabelItem",
@@ -252,6 +261,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredVerdict",
+    "SyntheticCandidates",
     "Tag",
     "TrajectoryRecord",
     "TranscriptDetail",

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, select
 
+from labeler.candidates import is_candidate
 from labeler.store import tables as t
 from labeler.store.common import audit
 from labeler.store.engine import CHUNK, Database, StoreError, now_iso
@@ -175,7 +176,7 @@ def _import_transcripts(conn: Connection, batch: Sequence[ImportItem], result: I
         rows.append({
             "external_id": tr.id, "source": _source_of(tr, item.source), "content_hash": digest,
             "title": _title(tr), "body": body, "n_messages": len(tr.messages),
-            "n_turns": len(tr.decision_points()),
+            "n_turns": len(labelable_points(tr)),
             "n_tool_calls": sum(len(m.tool_calls) for m in tr.messages),
             "started_at": _started_at(tr), "imported_at": now_iso(),
         })
@@ -449,9 +450,16 @@ def observed_calls(message: Message | None) -> list[dict[str, Any]]:
     return [{"name": c.function.name, "arguments": c.parsed_arguments()} for c in message.tool_calls]
 
 
+def labelable_points(tr: Transcript) -> tuple[int, ...]:
+    """The decision points that become turns to label: all of them, except in a synthetic candidate, whose
+    earlier ones are copies of its parent's (labeled there): only its last one, where the candidate is."""
+    points = tr.decision_points()
+    return points[-1:] if is_candidate(tr) else points
+
+
 def _turn_rows(pk: int, tr: Transcript) -> list[dict[str, Any]]:
     rows = []
-    for ordinal, index in enumerate(tr.decision_points()):
+    for ordinal, index in enumerate(labelable_points(tr)):
         message = tr.messages[index] if index < len(tr.messages) else None
         calls = observed_calls(message)
         behavior = "open" if message is None else ("call" if calls else "text")

@@ -80,6 +80,21 @@ def tool_rows(report: Report) -> list[tuple[str, str, str, str, str, str]]:
     return rows
 
 
+SYNTHETIC_HEADER = ("cases", "results", "pass rate", "selection", "arguments")
+
+
+def synthetic_rows(report: Report) -> list[tuple[str, str, str, str, str]]:
+    """Real vs synthetic, then each transformation: (group, results, pass rate, selection, arguments); empty
+    when no synthetic case was scored."""
+    origin = report.breakdowns.get("origin", {})
+    if "synthetic" not in origin:
+        return []
+    groups = [(name, g) for name, g in origin.items()]
+    groups += [(f"synthetic: {name}", g) for name, g in report.breakdowns.get("transformation", {}).items()]
+    return [(name, str(g.results), f"{percent(g.passed.value)} ({counts(g.passed)})", percent(g.selection.value),
+             percent(g.arguments.value)) for name, g in groups]
+
+
 def unscored_lines(report: Report) -> list[str]:
     u = report.unscored
     lines = []

@@ -92,9 +92,10 @@ def render_html(report: Report) -> str:
     if tools:
         parts.append("<h2>Per tool</h2>" + _table(("tool", "support", "precision", "recall", "F1", "pass rate"),
                                                    tools, numeric_from=1))
-    for kind, title in (("tag", "By tag"), ("split", "By split"), ("toolkit_size", "By toolkit size")):
+    for kind, title in (("tag", "By tag"), ("split", "By split"), ("toolkit_size", "By toolkit size"),
+                        ("origin", "Real vs synthetic"), ("transformation", "By transformation")):
         groups = report.breakdowns.get(kind, {})
-        if groups:
+        if groups and (kind != "origin" or "synthetic" in groups):  # a real-only gold set needs no such table
             parts.append(f"<h2>{title}</h2>" + _table(
                 (kind, "results", "pass rate", "selection", "arguments", "sequencing"),
                 [(name, g.results, f"{percent(g.passed.value)} ({counts(g.passed)})", percent(g.selection.value),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scorer.render.common import (
+    SYNTHETIC_HEADER,
     TOP_FAILURES,
     TOP_PATTERNS,
     cells,
@@ -12,6 +13,7 @@ from scorer.render.common import (
     gate_lines,
     headline_rows,
     judge_lines,
+    synthetic_rows,
     tool_rows,
     unscored_lines,
 )
@@ -51,6 +53,9 @@ def render_markdown(report: Report) -> str:
     if tools:
         out += ["", "### Per tool", ""]
         out += table(("tool", "support", "precision", "recall", "F1", "pass rate"), tools[:TOP_TOOLS])
+    synthetic = synthetic_rows(report)
+    if synthetic:
+        out += ["", "### Real vs synthetic", "", *table(SYNTHETIC_HEADER, synthetic)]
     if report.failure_patterns:
         out += ["", "### Failure patterns", ""]
         out += [f"1. {escape(p.sentence)}" for p in report.failure_patterns[:TOP_PATTERNS]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scorer.render.common import (
+    SYNTHETIC_HEADER,
     TOP_FAILURES,
     TOP_PATTERNS,
     cells,
@@ -12,6 +13,7 @@ from scorer.render.common import (
     gate_lines,
     headline_rows,
     judge_lines,
+    synthetic_rows,
     tool_rows,
     unscored_lines,
 )
@@ -40,6 +42,9 @@ def render_table(report: Report) -> str:
         out += ["", grid(("tool", "support", "precision", "recall", "F1", "pass rate"), tools[:TOP_TOOLS])]
         if len(tools) > TOP_TOOLS:
             out.append(f"(+{len(tools) - TOP_TOOLS} more tools in the JSON report)")
+    synthetic = synthetic_rows(report)
+    if synthetic:
+        out += ["", grid(SYNTHETIC_HEADER, synthetic)]
     if report.failure_patterns:
         out += ["", "Failure patterns:"]
         out += [f"  {p.sentence}" for p in report.failure_patterns[:TOP_PATTERNS]]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from labeler.app import context, render
+from labeler import synthesis
+from labeler.app import context, identity, render
+from labeler.store import StoreError
+from scorer.synthesize import TRANSFORMS
 
 TARGET_RATIO = 2.0
 BAR_COLOR = "#a86b00"  # the theme's primary colour
 STATUSES = {"": "All statuses", "submitted": "Submitted", "approved": "Approved"}
 BEHAVIORS = {"call": "Call", "no_call": "No tool call", "clarify": "Ask the user"}
+BROWSE = 200
 
 
 def counts_table(title: str, counts: dict[str, int], key: str, label: str) -> None:
@@ -49,6 +53,56 @@ with st.container(key="balance"):
         st.text(f"Below target: {missing} more adversarial cases needed for {cov.happy_path} happy-path cases "
                 f"(at least {TARGET_RATIO:g} : 1).")
 st.caption("A case is adversarial when it carries a tag the vocabulary marks adversarial (Users & tags page).")
+
+
+def propose(user: str) -> None:
+    """Run the synthesis (the button's callback: the result shows on the rerun)."""
+    try:
+        done = synthesis.synthesize(store, actor=user, transforms=st.session_state["synth-transforms"] or TRANSFORMS,
+                                    n=int(st.session_state["synth-n"]), seed=int(st.session_state["synth-seed"]))
+    except StoreError as exc:
+        st.session_state["synth-result"] = ("error", str(exc))
+        return
+    st.session_state["synth-result"] = ("ok", done.summary)
+
+
+def synthetic_section(missing: int | None) -> None:
+    """How many candidates wait; "propose N adversarial cases" for reviewers and admins below target."""
+    st.subheader("Synthetic adversarial cases")
+    pending = synthesis.waiting(store, limit=BROWSE)
+    with st.container(key="synthetic-waiting"):
+        kinds = ", ".join(f"{k} {n}" for k, n in pending.by_transform.items())
+        st.text(f"{pending.waiting} of {pending.candidates} synthetic candidates wait for labeling"
+                + (f" ({kinds})." if kinds else "."))
+    user = identity.current()
+    result = st.session_state.pop("synth-result", None)
+    if result is not None:
+        (st.success if result[0] == "ok" else st.error)(result[1])
+    if user is not None and user.role in synthesis.PROPOSERS and missing is not None and missing > 0:
+        with st.container(key="synthetic-propose"):
+            # Candidates already waiting will count once labeled: propose the rest (at most 50 at a time).
+            n = int(st.number_input("How many", min_value=1, max_value=max(1, missing),
+                                    value=max(1, min(missing - pending.waiting, 50)), step=1, key="synth-n"))
+            st.multiselect("Transformations (none: all)", TRANSFORMS, key="synth-transforms")
+            st.number_input("Seed", min_value=0, value=0, step=1, key="synth-seed")
+            st.button(f"Propose {n} adversarial cases", key="synth-propose", on_click=propose, args=(user.name,),
+                      type="primary")
+        st.caption("Made from approved gold by deterministic transformations; each candidate waits in the labeling "
+                   "queue as a draft and becomes gold only when an annotator submits it and review passes.")
+    if pending.proposed:
+        with st.expander(f"Browse the proposals ({pending.candidates})"), st.container(key="synthetic-proposals"):
+            shown = pending.proposed[:BROWSE]
+            st.table(pd.DataFrame({  # st.table reads Markdown: ids and text are escaped
+                "Candidate": [render.md_label(p.id) for p in shown],
+                "Transformation": [render.md_label(p.transform) for p in shown],
+                "Label": ["submitted" if p.labeled else "waiting" for p in shown],
+                "Starts with": [render.md_label(p.title) for p in shown],
+            }), hide_index=True)
+            if pending.candidates > BROWSE:
+                st.caption(f"The first {BROWSE}; the Transcripts page lists all (source: synthetic).")
+
+synthetic_section(None if ratio is None or ratio >= TARGET_RATIO
+                  else int(TARGET_RATIO * cov.happy_path) - cov.adversarial)
 
 left, middle, right = st.columns(3, gap="large")
 with left:

@@ -153,3 +153,10 @@ with left:
     breakdown(sizes, "toolkit_size", "Toolkit size", toolkit_order(sizes))
 with right:
     breakdown(store.run_groups(info.run_id, "tag"), "tag", "Tag")
+origins = store.run_groups(info.run_id, "origin")
+if any(g.name == "synthetic" for g in origins):  # only once synthetic cases are in the gold set
+    left, right = st.columns(2, gap="large")
+    with left:
+        breakdown(origins, "origin", "Real vs synthetic")
+    with right:
+        breakdown(store.run_groups(info.run_id, "transformation"), "transformation", "Transformation")
