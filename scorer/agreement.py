@@ -202,7 +202,8 @@ def label_ratings(labels: Mapping[str, GoldCase]) -> Ratings:
 
     Fields: ``decision`` (call / no_call / clarify); ``tool`` (the expected tools, among annotators who chose a
     call); ``arg:<tool>.<name>`` (among annotators who chose the same tools; a value an annotator left out is
-    ``(absent)``); and ``label``, the whole label, which agrees only when every other field does.
+    ``(absent)``); for trajectory cases also ``order``, ``after``, ``forbidden`` and, in strict order, ``steps``
+    (the tools in sequence); and ``label``, the whole label, which agrees only when every other field does.
     """
     ratings: Ratings = {"decision": {r: c.expected.behavior for r, c in labels.items()}}
     callers = {r: c for r, c in labels.items() if c.expected.behavior == "call"}
@@ -222,6 +223,16 @@ def label_ratings(labels: Mapping[str, GoldCase]) -> Ratings:
                         values[r] = (call.arguments.get(arg, _MISSING), callers[r].rule_for(call.name, arg),
                                      callers[r].reference_time)
                     ratings[f"arg:{key}.{arg}"] = _argument_categories(values)
+    trajectories = {r: c for r, c in labels.items() if c.kind == "trajectory"}
+    if trajectories:  # what a trajectory asks besides its calls: their order, dependencies, forbidden calls
+        ratings["order"] = {r: c.order or "strict" for r, c in trajectories.items()}
+        ratings["after"] = {r: canonical.dumps([d.model_dump() for d in c.after]) for r, c in trajectories.items()}
+        ratings["forbidden"] = {r: canonical.dumps(sorted(canonical.dumps(f.model_dump(exclude={"reason"}))
+                                                          for f in c.forbidden)) for r, c in trajectories.items()}
+        steps = {r: " → ".join(call.name for call in c.expected.calls) for r, c in trajectories.items()
+                 if c.expected.behavior == "call" and (c.order or "strict") == "strict"}
+        if steps:
+            ratings["steps"] = steps
     fields = sorted(ratings)
     ratings["label"] = {r: "|".join(f"{f}={ratings[f][r]}" for f in fields if r in ratings[f]) for r in labels}
     return ratings

@@ -49,6 +49,7 @@ from labeler.store.turn_review import (
     differs_from_import,
     note_label_against,
     standing_import,
+    sync_trajectory,
     sync_turn,
     withdraw_label_from,
 )
@@ -428,6 +429,7 @@ def save_trajectory_label(db: Database, transcript_id: str, annotator: str, body
         _renew_lease(conn, pk, annotator)
         if submit or (row is not None and row.status == "submitted"):
             _materialize_trajectory(conn, transcript, source, pk, annotator)
+            sync_trajectory(conn, pk, transcript_id, {transcript_id: (transcript, source)})
         return TrajectoryRecord(transcript_id, annotator, status, body, current + 1, stamp,
                                 stamp if submit else None)
 

@@ -16,7 +16,14 @@ from typing import Any, Final
 from pydantic import ValidationError
 from sqlalchemy import Connection, func, select, update
 
-from labeler.labels import LabelBody, LabelIncomplete, gold_case, gold_case_id, observed_as_calls
+from labeler.labels import (
+    LabelBody,
+    LabelIncomplete,
+    gold_case,
+    gold_case_id,
+    observed_as_calls,
+    trajectory_case_id,
+)
 from labeler.store import tables as t
 from labeler.store.common import (
     OVERLAP_KEY,
@@ -47,7 +54,10 @@ from labeler.store.turn_review import (
     lock_turn,
     review_item,
     submitted_cases,
+    submitted_trajectory_cases,
+    sync_trajectory,
     sync_turn,
+    trajectories_needing_sync,
     turns_needing_sync,
 )
 from scorer import canonical
@@ -155,6 +165,9 @@ def sync_review_queue(db: Database) -> int:
         for turn_pk, transcript_id, message_index in turns_needing_sync(conn):
             lock_turn(conn, turn_pk)
             sync_turn(conn, turn_pk, transcript_id, message_index, loaded)
+        for transcript_pk, transcript_id in trajectories_needing_sync(conn):
+            conn.execute(select(t.TranscriptRow.id).where(t.TranscriptRow.id == transcript_pk).with_for_update())
+            sync_trajectory(conn, transcript_pk, transcript_id, loaded)
         return conn.scalar(select(func.count()).select_from(t.ReviewItemRow)
                            .where(t.ReviewItemRow.status != "resolved")) or 0
 
@@ -220,6 +233,19 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
         if behavior != "open":
             candidates.append(_observed_candidate(conn, transcript_id, message_index, observed,
                                                   next(iter(cases.values()), live)))
+    trajectory = _trajectory_of(conn, item.ref) if turn is None else None
+    if trajectory is not None:
+        transcript_pk, transcript_id = trajectory
+        labels = submitted_trajectory_cases(conn, transcript_pk, transcript_id)
+        cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
+        for annotator, (case, unsure, found) in labels.items():
+            candidates.append(ReviewCandidate(f"label:{annotator}", annotator + (" (unsure)" if unsure else ""),
+                                              case, tuple(found), _agreeing(cases, annotator), unsure,
+                                              case.rationale if case else ""))
+        agreeing = majority(cases) if cases else ()
+        if agreeing:
+            preselected = f"label:{agreeing[0]}"
+            fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
     if live is not None and (turn is None or item.kind in STANDING_KINDS or not candidates):
         candidates.insert(0, ReviewCandidate("gold", f"Gold ({live_row.status})", live, (),
                                              live.provenance.annotators, False, live.rationale))
@@ -289,6 +315,15 @@ def _turn_of(conn: Connection, ref: str) -> tuple[int, str, int, list[dict[str, 
     if row is None:
         return None
     return row.id, transcript_id, int(index), json.loads(row.observed), row.observed_behavior
+
+
+def _trajectory_of(conn: Connection, ref: str) -> tuple[int, str] | None:
+    """The transcript a trajectory case id (``<transcript>#trajectory``) stands for."""
+    transcript_id, sep, rest = ref.rpartition("#trajectory")
+    if not sep or rest:
+        return None
+    pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+    return None if pk is None else (int(pk), transcript_id)
 
 
 def _item_row(conn: Connection, item_id: int, *, lock: bool = False) -> Any:
@@ -539,6 +574,15 @@ def agreement_labels(db: Database, *, actor: str) -> dict[str, dict[str, GoldCas
         for turn_pk, transcript_id, index in turns:
             labels = submitted_cases(conn, turn_pk, transcript_id, index, loaded)
             out[gold_case_id(transcript_id, index)] = {a: c for a, (c, _, _) in labels.items() if c is not None}
+        shared_trajectories = (select(t.TrajectoryLabelRow.transcript_id)
+                               .where(t.TrajectoryLabelRow.status == "submitted")
+                               .group_by(t.TrajectoryLabelRow.transcript_id).having(func.count() >= 2))
+        for pk, transcript_id in conn.execute(
+                select(t.TranscriptRow.id, t.TranscriptRow.external_id)
+                .where(t.TranscriptRow.id.in_(shared_trajectories))  # type: ignore[union-attr]
+                .order_by(t.TranscriptRow.external_id)).all():
+            labels = submitted_trajectory_cases(conn, pk, transcript_id, loaded)
+            out[trajectory_case_id(transcript_id)] = {a: c for a, (c, _, _) in labels.items() if c is not None}
         return out
 
 

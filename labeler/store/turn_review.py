@@ -18,7 +18,15 @@ from typing import Any, Final
 
 from sqlalchemy import Connection, Integer, String, cast, func, insert, select, update
 
-from labeler.labels import LabelBody, LabelIncomplete, gold_case, gold_case_id
+from labeler.labels import (
+    LabelBody,
+    LabelIncomplete,
+    TrajectoryBody,
+    gold_case,
+    gold_case_id,
+    trajectory_case,
+    trajectory_case_id,
+)
 from labeler.store import tables as t
 from labeler.store.common import audit, load_transcript
 from labeler.store.engine import now_iso, parse_iso
@@ -126,6 +134,72 @@ def submitted_cases(conn: Connection, turn_pk: int, transcript_id: str, message_
     return out
 
 
+def _wanted(labels: Mapping[str, tuple[GoldCase | None, bool, list[str]]]) -> dict[str, dict[str, Any]]:
+    """The items submitted labels of one case call for: ``kind -> payload``."""
+    wanted: dict[str, dict[str, Any]] = {}
+    cases = {a: c for a, (c, _, _) in labels.items() if c is not None}
+    fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
+    if fields:
+        wanted["disagreement"] = {"annotators": list(cases), "fields": list(fields)}
+    unsure = [annotator for annotator, (_, flagged, _) in labels.items() if flagged]
+    if unsure:
+        wanted["unsure"] = {"annotators": unsure}
+    return wanted
+
+
+# -- trajectory labels: one per transcript and annotator, reviewed like turn labels -----------------------
+
+def submitted_trajectory_cases(conn: Connection, transcript_pk: int, transcript_id: str,
+                               loaded: Loaded | None = None) -> dict[str, tuple[GoldCase | None, bool, list[str]]]:
+    """Each annotator's submitted trajectory label as a gold case (None when it no longer builds), its unsure
+    flag and what keeps it from building; in order of submission."""
+    rows = conn.execute(
+        select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
+        .where(t.TrajectoryLabelRow.transcript_id == transcript_pk, t.TrajectoryLabelRow.status == "submitted")
+        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()  # type: ignore[arg-type]
+    if not rows:
+        return {}
+    cache = loaded if loaded is not None else {}
+    if transcript_id not in cache:
+        cache[transcript_id] = load_transcript(conn, transcript_id)
+    transcript, source = cache[transcript_id]
+    out: dict[str, tuple[GoldCase | None, bool, list[str]]] = {}
+    for annotator, text, submitted_at in rows:
+        body = TrajectoryBody.model_validate_json(text)
+        try:
+            case: GoldCase | None = trajectory_case(body, transcript=transcript, annotators=(annotator,),
+                                                    labeled_at=parse_iso(submitted_at), source=source)
+            found: list[str] = []
+        except LabelIncomplete as exc:
+            case, found = None, exc.problems
+        out[annotator] = (case, body.unsure, found)
+    return out
+
+
+def sync_trajectory(conn: Connection, transcript_pk: int, transcript_id: str, loaded: Loaded | None = None) -> None:
+    """Open, update or withdraw the trajectory case's ``disagreement`` and ``unsure`` items from its
+    submitted trajectory labels. The caller holds the transcript's row."""
+    ref = trajectory_case_id(transcript_id)
+    status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == ref))
+    wanted = _wanted(submitted_trajectory_cases(conn, transcript_pk, transcript_id, loaded)) \
+        if status == "submitted" else {}
+    _reconcile(conn, ref, wanted)
+
+
+def trajectories_needing_sync(conn: Connection) -> list[tuple[int, str]]:
+    """``(transcript pk, transcript id)`` of every transcript whose trajectory case awaits a decision and has
+    submitted trajectory labels, or has a label-driven item open; in transcript order."""
+    undecided = select(t.GoldCaseRow.id).where(t.GoldCaseRow.status == "submitted", t.GoldCaseRow.kind == "trajectory")
+    ref = t.TranscriptRow.external_id + "#trajectory"
+    labeled = select(t.TrajectoryLabelRow.transcript_id).where(t.TrajectoryLabelRow.status == "submitted")
+    open_refs = select(t.ReviewItemRow.ref).where(t.ReviewItemRow.status != "resolved",
+                                                  t.ReviewItemRow.kind.in_(LABEL_KINDS))  # type: ignore[attr-defined]
+    rows = conn.execute(select(t.TranscriptRow.id, t.TranscriptRow.external_id).where(
+        (t.TranscriptRow.id.in_(labeled) & ref.in_(undecided)) | ref.in_(open_refs))  # type: ignore[union-attr]
+        .order_by(t.TranscriptRow.id)).all()
+    return [(int(pk), str(tid)) for pk, tid in rows]
+
+
 def _reasons(conn: Connection, turn_pk: int, transcript_id: str, message_index: int,
              loaded: Loaded) -> dict[str, dict[str, Any]]:
     """What a reviewer must decide about a turn whose gold awaits a decision: ``kind -> payload``."""
@@ -160,6 +234,11 @@ def sync_turn(conn: Connection, turn_pk: int, transcript_id: str, message_index:
     status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == ref))
     wanted = _reasons(conn, turn_pk, transcript_id, message_index,
                       loaded if loaded is not None else {}) if status == "submitted" else {}
+    _reconcile(conn, ref, wanted)
+
+
+def _reconcile(conn: Connection, ref: str, wanted: Mapping[str, Mapping[str, Any]]) -> None:
+    """Make the case's open label-driven items say exactly ``wanted`` (kind -> payload)."""
     for kind in LABEL_KINDS:
         open_row = _open_item(conn, kind, ref)
         if kind in wanted:
@@ -275,9 +354,37 @@ def contested_cases(conn: Connection, case_ids: Iterable[str] | None = None) -> 
             note(case_id, "flagged unsure by " + ", ".join(reasons["unsure"]["annotators"]))
         if "disagreement" in reasons:
             note(case_id, "its annotators disagree on " + ", ".join(reasons["disagreement"]["fields"]))
+    for transcript_pk, transcript_id in trajectories_needing_sync(conn):
+        case_id = trajectory_case_id(transcript_id)
+        if wanted is not None and case_id not in wanted:
+            continue
+        reasons = _wanted(submitted_trajectory_cases(conn, transcript_pk, transcript_id, loaded))
+        if "unsure" in reasons:
+            note(case_id, "flagged unsure by " + ", ".join(reasons["unsure"]["annotators"]))
+        if "disagreement" in reasons:
+            note(case_id, "its annotators disagree on " + ", ".join(reasons["disagreement"]["fields"]))
     return out
 
 
-__all__ = ["CHANGED_AFTER_APPROVAL", "DISPUTES_IMPORT", "LABEL_KINDS", "Loaded", "ReviewItem", "close_item", "contested_cases",
-           "differs_from_import", "enqueue", "lock_turn", "note_label_against", "review_item", "standing_import", "submitted_cases", "sync_turn",
-           "turns_needing_sync", "withdraw_label_from"]
+__all__ = [
+    "CHANGED_AFTER_APPROVAL",
+    "DISPUTES_IMPORT",
+    "LABEL_KINDS",
+    "Loaded",
+    "ReviewItem",
+    "close_item",
+    "contested_cases",
+    "differs_from_import",
+    "enqueue",
+    "lock_turn",
+    "note_label_against",
+    "review_item",
+    "standing_import",
+    "submitted_cases",
+    "submitted_trajectory_cases",
+    "sync_trajectory",
+    "sync_turn",
+    "trajectories_needing_sync",
+    "turns_needing_sync",
+    "withdraw_label_from",
+]
