@@ -21,12 +21,16 @@ REAL_FILES = {
     "bfcl/BFCL_v4_live_irrelevance.json": "bfcl",
     "tooltalk/data/easy/AddAlarm-easy.json": "tooltalk",
     "tooltalk/data/tooltalk/golden_conversation_2.json": "tooltalk",
+    "traces/otel-genai/openinference-genai/otel_genai_client_span_tool_calls.json": "otel",
+    "traces/otel-genai/openinference-genai/otel_genai_tool_execution_span.json": "otel",
+    "traces/openinference/openinference_client_span_tool_calls.json": "otel",
 }
 
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "anthropic", "openai"]
+    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "otel", "anthropic",
+                     "openai"]
 
 
 @pytest.mark.parametrize("relative", sorted(REAL_FILES))
