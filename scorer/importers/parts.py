@@ -58,7 +58,23 @@ class Turn:
     """Ends the current assistant message (the next assistant part starts a new one)."""
 
 
-Part = Text | Call | Result | Turn
+@dataclass(frozen=True)
+class Skipped:
+    """Something the source holds that is not part of the conversation (``reasoning``...): left out of the
+    messages and counted in ``metadata.skipped`` (see ``skipped_counts``), never dropped unseen."""
+
+    kind: str
+
+
+Part = Text | Call | Result | Turn | Skipped
+
+
+def skipped_counts(parts: Iterable[Part]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for part in parts:
+        if isinstance(part, Skipped):
+            counts[part.kind] = counts.get(part.kind, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def messages_from_parts(parts: Iterable[Part], where: str = "conversation") -> tuple[Message, ...]:
@@ -78,6 +94,8 @@ def messages_from_parts(parts: Iterable[Part], where: str = "conversation") -> t
         open_texts, open_calls = None, []
 
     for part in parts:
+        if isinstance(part, Skipped):
+            continue
         if isinstance(part, Turn):
             close()
         elif isinstance(part, Text) and part.role != "assistant":
@@ -123,4 +141,4 @@ def _pair_by_name(unanswered: list[tuple[str, str]], name: str | None) -> str | 
     return None
 
 
-__all__ = ["Call", "Part", "Result", "Text", "Turn", "messages_from_parts"]
+__all__ = ["Call", "Part", "Result", "Skipped", "Text", "Turn", "messages_from_parts", "skipped_counts"]

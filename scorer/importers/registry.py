@@ -10,6 +10,7 @@ from scorer.importers import (
     bfcl,
     native,
     openai_chat,
+    openai_responses,
     otel,
     seed,
     tau2_bench,
@@ -21,7 +22,7 @@ from scorer.importers.base import Importer
 # Most specific first: the whole-file formats sniff for their own keys; anthropic needs a marker
 # (tool_use, input_schema, system) before openai, which takes any {"messages": [...]} line.
 IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (
-    native, tau_bench, tau2_bench, tooltalk, bfcl, seed, otel, anthropic_messages, openai_chat,
+    native, tau_bench, tau2_bench, tooltalk, bfcl, seed, otel, openai_responses, anthropic_messages, openai_chat,
 ))
 
 
