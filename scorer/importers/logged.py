@@ -14,7 +14,7 @@ A provider module says how to read one request body and one response body into p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,26 +78,31 @@ def read_record(provider: Provider, value: Any) -> Body:
 
 
 def convert(path: Path, options: ImportOptions, provider: Provider) -> Iterator[Item]:
+    """Every conversation of the file and every bad record, in the order of their first line."""
     source = str(path)
     threads: list[Thread] = []
+    out: list[tuple[int, Item]] = []
     for located in each_record(path):
         if isinstance(located, InvalidRecord):
-            yield located
+            out.append((located.line or 0, located))
             continue
         line, value = located
         try:
             body = read_record(provider, value)
         except InvalidRecord as err:
-            yield err.located(source, line)
+            out.append((line, err.located(source, line)))
             continue
         _add(threads, body, line)
     for thread in threads:
         try:
-            yield Converted(_transcript(thread, f"{path.stem}:{thread.line}", provider, options), thread.line)
+            item: Item = Converted(_transcript(thread, f"{path.stem}:{thread.line}", provider, options), thread.line)
         except InvalidRecord as err:
-            yield err.located(source, thread.line)
+            item = err.located(source, thread.line)
         except ValidationError as exc:
-            yield InvalidRecord(describe_validation_error(exc), source=source, line=thread.line)
+            item = InvalidRecord(describe_validation_error(exc), source=source, line=thread.line)
+        out.append((thread.line, item))
+    out.sort(key=lambda entry: entry[0])
+    yield from (item for _, item in out)
 
 
 def _add(threads: list[Thread], body: Body, line: int) -> None:
@@ -126,7 +131,7 @@ def _continued(old: list[Part], new: list[Part]) -> list[Part] | None:
     answered = {p.id for p in new if isinstance(p, Result) and p.id}
     dropped = {p.id: p for p in old if isinstance(p, Result) and p.id and p.id not in answered}
     reduced = [p for p in old if not (isinstance(p, Result) and p.id in dropped)]
-    if new[:len(reduced)] != reduced:
+    if len(new) < len(reduced) or not all(_same(a, b) for a, b in zip(reduced, new, strict=False)):
         return None
     merged: list[Part] = []
     for part in new:
@@ -134,6 +139,14 @@ def _continued(old: list[Part], new: list[Part]) -> list[Part] | None:
         if isinstance(part, Call) and part.id in dropped:
             merged.append(dropped.pop(part.id))
     return merged
+
+
+def _same(old: Part, new: Part) -> bool:
+    """Equal parts; a call or result the provider sent without an id matches the same one replayed with
+    the id the client gave it (Gemini's function calls have none; clients add their own)."""
+    if isinstance(old, (Call, Result)) and type(old) is type(new) and (old.id is None or new.id is None):
+        return old == replace(new, id=old.id)
+    return old == new
 
 
 def _transcript(thread: Thread, default_id: str, provider: Provider, options: ImportOptions) -> Transcript:

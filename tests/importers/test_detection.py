@@ -29,7 +29,7 @@ REAL_FILES = {
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "otel", "openai-responses",
+    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "otel", "gemini", "openai-responses",
                      "anthropic", "openai"]
 
 
