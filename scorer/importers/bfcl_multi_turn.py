@@ -147,7 +147,7 @@ def records(record: dict[str, Any], category: str, answer: tuple[int, Any] | Non
         held_back -= missed.get(t, set())
         for k, raw in enumerate(need_list(turn, f"question[{t}]")):
             message = need_dict(raw, f"question[{t}][{k}]")
-            messages.append(Message(role=need_str(message.get("role"), f"question[{t}][{k}].role"),  # type: ignore[arg-type]
+            messages.append(Message(role=need_str(message.get("role"), f"question[{t}][{k}].role"),
                                     content=str(message.get("content", ""))))
         where = f"ground_truth[{t}] (answer at {answers_file}:{answer[0]})"
         calls = [parse_call(need_str(c, where), order, where) for c in need_list(ground_truth[t], where)]
