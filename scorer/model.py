@@ -73,13 +73,17 @@ class ToolSpec(Frozen):
     annotations: dict[str, Any] = Field(default_factory=dict)
     """MCP tool annotations as the server declared them (``readOnlyHint``, ``destructiveHint``...); hints
     for the annotator, never trusted for scoring."""
+    output_schema: dict[str, Any] | None = None
+    """MCP ``outputSchema``: the JSON Schema of the tool's structured result, when the server gives one."""
 
     @model_serializer(mode="wrap")
-    def _omit_empty_annotations(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # a tool without annotations serializes as it always did, so content hashes stay the same
+    def _omit_mcp_extras_when_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a tool without MCP extras serializes as it always did, so content hashes stay the same
         data: dict[str, Any] = handler(self)
         if not data.get("annotations"):
             data.pop("annotations", None)
+        if data.get("output_schema") is None:
+            data.pop("output_schema", None)
         return data
 
     @field_validator("parameters")

@@ -9,6 +9,7 @@ from scorer.importers import (
     anthropic_messages,
     bfcl,
     gemini,
+    mcp,
     native,
     openai_chat,
     openai_responses,
@@ -23,7 +24,7 @@ from scorer.importers.base import Importer
 # Most specific first: the whole-file formats sniff for their own keys; anthropic needs a marker
 # (tool_use, input_schema, system) before openai, which takes any {"messages": [...]} line.
 IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (
-    native, tau_bench, tau2_bench, tooltalk, bfcl, seed, otel, gemini, openai_responses, anthropic_messages, openai_chat,
+    native, tau_bench, tau2_bench, tooltalk, bfcl, seed, mcp, otel, gemini, openai_responses, anthropic_messages, openai_chat,
 ))
 
 

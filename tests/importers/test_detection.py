@@ -29,8 +29,8 @@ REAL_FILES = {
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "otel", "gemini", "openai-responses",
-                     "anthropic", "openai"]
+    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "mcp", "otel", "gemini",
+                     "openai-responses", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("relative", sorted(REAL_FILES))
