@@ -43,8 +43,8 @@ NAME = "openai-responses"
 DESCRIPTION = "OpenAI Responses API bodies (request, response or pairs) and Agents SDK run states"
 
 _MARKERS = re.compile(rb'"type"\s*:\s*"(function_call|function_call_output|mcp_call|mcp_list_tools|'
-                      rb'custom_tool_call|reasoning)"|"object"\s*:\s*"response"|"\$schemaVersion"'
-                      rb'|"generated_items"\s*:|"input"\s*:\s*\[')
+                      rb'custom_tool_call)"|"object"\s*:\s*"response"|"generated_items"\s*:')
+_REQUEST = re.compile(rb'^\s*\{\s*"(request|input|instructions|model)"\s*:')
 SKIPPED_ITEMS = frozenset({"reasoning", "mcp_approval_response", "item_reference", "web_search_call",
                            "file_search_call", "computer_call", "computer_call_output", "code_interpreter_call",
                            "image_generation_call", "local_shell_call", "local_shell_call_output",
@@ -55,7 +55,13 @@ ROLES = {"user": "user", "system": "system", "developer": "system", "assistant":
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    return bool(_MARKERS.search(head)) and b'"messages"' not in head[:4096] and b'"contents"' not in head[:4096]
+    if b'"messages"' in head[:4096] or b'"contents"' in head[:4096]:
+        return False
+    if _MARKERS.search(head):
+        return True
+    # a log of plain requests: the first record starts with a request's own keys and has an input list
+    first = head.lstrip(b"\xef\xbb\xbf \t\r\n[").split(b"\n", 1)[0]
+    return bool(_REQUEST.match(first)) and b'"input"' in first
 
 
 def items_parts(items: Any, where: str, tools: list[ToolSpec]) -> list[Part]:

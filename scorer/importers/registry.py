@@ -9,6 +9,7 @@ from scorer.importers import (
     anthropic_messages,
     bfcl,
     gemini,
+    inspect_ai,
     mcp,
     native,
     openai_chat,
@@ -24,7 +25,7 @@ from scorer.importers.base import Importer
 # Most specific first: the whole-file formats sniff for their own keys; anthropic needs a marker
 # (tool_use, input_schema, system) before openai, which takes any {"messages": [...]} line.
 IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (
-    native, tau_bench, tau2_bench, tooltalk, bfcl, seed, mcp, otel, gemini, openai_responses, anthropic_messages, openai_chat,
+    native, inspect_ai, tau_bench, tau2_bench, tooltalk, bfcl, seed, mcp, otel, gemini, openai_responses, anthropic_messages, openai_chat,
 ))
 
 

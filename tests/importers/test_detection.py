@@ -24,12 +24,16 @@ REAL_FILES = {
     "traces/otel-genai/openinference-genai/otel_genai_client_span_tool_calls.json": "otel",
     "traces/otel-genai/openinference-genai/otel_genai_tool_execution_span.json": "otel",
     "traces/openinference/openinference_client_span_tool_calls.json": "otel",
+    "traces/inspect-ai/2025-05-12T20-27-36-04-00_browser.json": "inspect-ai",
+    "traces/inspect-ai/log_message_deduplication.eval": "inspect-ai",
+    "traces/openai-responses/openai-agents-python/v1_13_pending_tool_approval.json": "openai-responses",
+    "bfcl/BFCL_v4_multi_turn_base.json": "bfcl",
 }
 
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "mcp", "otel", "gemini",
+    assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "mcp", "otel", "gemini",
                      "openai-responses", "anthropic", "openai"]
 
 
