@@ -28,13 +28,15 @@ REAL_FILES = {
     "traces/inspect-ai/log_message_deduplication.eval": "inspect-ai",
     "traces/openai-responses/openai-agents-python/v1_13_pending_tool_approval.json": "openai-responses",
     "bfcl/BFCL_v4_multi_turn_base.json": "bfcl",
+    "traces/adk-evalset/order_query.test.json": "adk",
+    "traces/adk-evalset/sample.session.json": "adk",
 }
 
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "mcp", "otel", "gemini",
-                     "openai-responses", "anthropic", "openai"]
+    assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "mcp", "otel",
+                     "adk", "gemini", "openai-responses", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("relative", sorted(REAL_FILES))
