@@ -57,6 +57,8 @@ ROLES = {"user": "user", "system": "system", "developer": "system", "assistant":
 def sniff(path: Path, head: bytes) -> bool:
     if b'"messages"' in head[:4096] or b'"contents"' in head[:4096]:
         return False
+    if b'"observations"' in head and b'"trace"' in head:  # a Langfuse export holds Responses objects
+        return False
     if _MARKERS.search(head):
         return True
     # a log of plain requests: the first record starts with a request's own keys and has an input list
@@ -148,7 +150,7 @@ def _output(output: Any) -> Any:
     return output
 
 
-def _tools(raw: Any) -> list[ToolSpec]:
+def response_tools(raw: Any) -> list[ToolSpec]:
     tools = []
     for i, entry in enumerate(need_list(raw or [], "tools")):
         entry = need_dict(entry, f"tools[{i}]")
@@ -163,7 +165,7 @@ def _tools(raw: Any) -> list[ToolSpec]:
 
 
 def read_request(body: dict[str, Any]) -> logged.Body:
-    tools = _tools(body.get("tools"))
+    tools = response_tools(body.get("tools"))
     parts: list[Part] = []
     if isinstance(body.get("instructions"), str) and body["instructions"]:
         parts.append(Text(role="system", text=body["instructions"]))
@@ -175,7 +177,7 @@ def read_request(body: dict[str, Any]) -> logged.Body:
 def read_response(body: dict[str, Any]) -> logged.Body:
     tools: list[ToolSpec] = []
     parts = items_parts(body.get("output", []), "output", tools)
-    return logged.Body(parts=parts, tools=tools + _tools(body.get("tools")),
+    return logged.Body(parts=parts, tools=tools + response_tools(body.get("tools")),
                        model=body.get("model") if isinstance(body.get("model"), str) else None)
 
 

@@ -45,6 +45,8 @@ PART_TYPES = "text, tool_call, tool_call_response, server_tool_call, server_tool
 
 
 def sniff(path: Path, head: bytes) -> bool:
+    if b'"observations"' in head and b'"trace"' in head:  # a Langfuse export quotes span attributes
+        return False
     return bool(_MARKERS.search(head))
 
 
@@ -247,8 +249,9 @@ def openai_message(message: dict[str, Any], where: str, role: Any) -> Msg:
     """An OpenAI-shaped message (the older per-message events, ``gen_ai.prompt.N`` attributes)."""
     role = _role(role, where)
     content = message.get("content")
-    if isinstance(content, list):
-        content = "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    if isinstance(content, list) and all(isinstance(p, str) or (isinstance(p, dict) and "type" in p)
+                                         for p in content):  # content parts; any other list is a JSON value
+        content = "\n".join(p if isinstance(p, str) else str(p.get("text", f"[{p['type']}]")) for p in content)
     parts: list[Part] = []
     if role == "tool":
         parts.append(Result(content="" if content is None else content,
@@ -393,45 +396,69 @@ def order_spans(spans: list[Span]) -> list[Span]:
     return sorted(spans, key=lambda s: (s.start, depth(s), s.position))
 
 
-def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[ToolSpec, ...] | None) -> Transcript:
-    skipped: dict[str, int] = {}
-    contents = [(span, read_span(span, skipped)) for span in order_spans(spans)]
-    chat_calls = {p.id for _, c in contents for _, ps in c.inputs + c.outputs for p in ps
-                  if isinstance(p, Call) and p.id}
-    chat_results = {p.id for _, c in contents for _, ps in c.inputs + c.outputs for p in ps
-                    if isinstance(p, Result) and p.id}
-    history: list[Msg] = []
-    tools: dict[str, ToolSpec] = {}
-    models: list[str] = []
-    for _, content in contents:
+@dataclass
+class History:
+    """A conversation merged from observations that each repeat the history before them."""
+
+    messages: list[Msg] = field(default_factory=list)
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
+
+
+def merge(contents: list[SpanContent]) -> History:
+    """The one conversation that spans (or any observations) in time order describe.
+
+    A chat span's input repeats the history: what the conversation already holds is skipped (when a
+    span's history diverges, only messages not seen yet are added). An ``execute_tool`` span adds its
+    call and result when no chat span shows them: by call id, or -- for a tool span without one -- when
+    no chat span calls a tool of that name."""
+    chat = [p for c in contents for _, ps in c.inputs + c.outputs for p in ps]
+    chat_calls = {p.id for p in chat if isinstance(p, Call) and p.id}
+    chat_names = {p.name for p in chat if isinstance(p, Call)}
+    chat_results = {p.id for p in chat if isinstance(p, Result) and p.id}
+    history = History()
+    for content in contents:
         for spec in content.tools:
-            tools.setdefault(spec.name, spec)
-        if content.model and content.model not in models:
-            models.append(content.model)
+            history.tools.setdefault(spec.name, spec)
+        if content.model and content.model not in history.models:
+            history.models.append(content.model)
         if content.execution is not None:
             call, result = content.execution
+            if call.id is None and call.name in chat_names:
+                continue
             if call.id is None or call.id not in chat_calls:
-                history += [("assistant", (call,)), ("tool", (result,))]
+                history.messages += [("assistant", (call,)), ("tool", (result,))]
             elif call.id not in chat_results:
-                history.append(("tool", (result,)))
+                history.messages.append(("tool", (result,)))
             continue
         incoming = content.system + content.inputs
-        if content.system and history and history[0][0] == "system":
+        if content.system and history.messages and history.messages[0][0] == "system":
             incoming = content.inputs
+        known = history.messages
         common = 0
-        while common < min(len(history), len(incoming)) and history[common] == incoming[common]:
+        while common < min(len(known), len(incoming)) and known[common] == incoming[common]:
             common += 1
-        diverged = common < len(history)
+        diverged = common < len(known)
         for message in incoming[common:] + content.outputs:
-            if not (diverged and message in history):
-                history.append(message)
-    if not history:
+            if not (diverged and message in known):
+                known.append(message)
+    return history
+
+
+def history_parts(history: History) -> list[Part]:
+    parts: list[Part] = []
+    for _, message_parts in history.messages:
+        parts += [*message_parts, Turn()]
+    return parts
+
+
+def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[ToolSpec, ...] | None) -> Transcript:
+    skipped: dict[str, int] = {}
+    history = merge([read_span(span, skipped) for span in order_spans(spans)])
+    if not history.messages:
         raise InvalidRecord("no GenAI messages or tool executions in this trace: expected gen_ai.input.messages / "
                             "gen_ai.output.messages, gen_ai.*.message events, execute_tool spans or "
                             "OpenInference llm.input_messages")
-    parts: list[Part] = []
-    for _, message_parts in history:
-        parts += [*message_parts, Turn()]
     first = spans[0]
     metadata: dict[str, Any] = {"source": "otel"}
     if first.trace_id:
@@ -439,12 +466,12 @@ def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[T
     services = sorted({s.service for s in spans if s.service})
     if services:
         metadata["service"] = services[0] if len(services) == 1 else services
-    if models:
-        metadata["model"] = models[0]
+    if history.models:
+        metadata["model"] = history.models[0]
     if skipped:
         metadata["skipped"] = dict(sorted(skipped.items()))
-    return Transcript(id=conversation_id, messages=messages_from_parts(parts), metadata=metadata,
-                      tools=tuple(tools.values()) or default_tools or ())
+    return Transcript(id=conversation_id, messages=messages_from_parts(history_parts(history)), metadata=metadata,
+                      tools=tuple(history.tools.values()) or default_tools or ())
 
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:

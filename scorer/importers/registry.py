@@ -11,6 +11,7 @@ from scorer.importers import (
     bfcl,
     gemini,
     inspect_ai,
+    langfuse,
     mcp,
     native,
     openai_chat,
@@ -26,7 +27,7 @@ from scorer.importers.base import Importer
 # Most specific first: the whole-file formats sniff for their own keys; anthropic needs a marker
 # (tool_use, input_schema, system) before openai, which takes any {"messages": [...]} line.
 IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (
-    native, inspect_ai, tau_bench, tau2_bench, tooltalk, bfcl, seed, mcp, otel, adk, gemini, openai_responses, anthropic_messages, openai_chat,
+    native, inspect_ai, tau_bench, tau2_bench, tooltalk, bfcl, seed, langfuse, mcp, otel, adk, gemini, openai_responses, anthropic_messages, openai_chat,
 ))
 
 

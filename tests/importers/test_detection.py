@@ -30,13 +30,15 @@ REAL_FILES = {
     "bfcl/BFCL_v4_multi_turn_base.json": "bfcl",
     "traces/adk-evalset/order_query.test.json": "adk",
     "traces/adk-evalset/sample.session.json": "adk",
+    "traces/langfuse/openai-agents-2025-09-30.json": "langfuse",
+    "traces/langfuse/langgraph-2025-08-22.json": "langfuse",
 }
 
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "mcp", "otel",
-                     "adk", "gemini", "openai-responses", "anthropic", "openai"]
+    assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "langfuse", "mcp",
+                     "otel", "adk", "gemini", "openai-responses", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("relative", sorted(REAL_FILES))
