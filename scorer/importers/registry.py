@@ -21,13 +21,14 @@ from scorer.importers import (
     tau2_bench,
     tau_bench,
     tooltalk,
+    vercel_ai,
 )
 from scorer.importers.base import Importer
 
 # Most specific first: the whole-file formats sniff for their own keys; anthropic needs a marker
 # (tool_use, input_schema, system) before openai, which takes any {"messages": [...]} line.
 IMPORTERS: tuple[Importer, ...] = cast(tuple[Importer, ...], (
-    native, inspect_ai, tau_bench, tau2_bench, tooltalk, bfcl, seed, langfuse, mcp, otel, adk, gemini, openai_responses, anthropic_messages, openai_chat,
+    native, inspect_ai, tau_bench, tau2_bench, tooltalk, bfcl, seed, langfuse, mcp, otel, adk, vercel_ai, gemini, openai_responses, anthropic_messages, openai_chat,
 ))
 
 

@@ -32,13 +32,15 @@ REAL_FILES = {
     "traces/adk-evalset/sample.session.json": "adk",
     "traces/langfuse/openai-agents-2025-09-30.json": "langfuse",
     "traces/langfuse/langgraph-2025-08-22.json": "langfuse",
+    "traces/vercel-ai-sdk/react-agent-tool-calling.json": "vercel-ai",
+    "traces/vercel-ai-sdk/langgraph-hitl-request-1.json": "vercel-ai",
 }
 
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
     assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "langfuse", "mcp",
-                     "otel", "adk", "gemini", "openai-responses", "anthropic", "openai"]
+                     "otel", "adk", "vercel-ai", "gemini", "openai-responses", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("relative", sorted(REAL_FILES))
