@@ -66,3 +66,15 @@ def test_line_formats_are_told_apart_by_their_first_line(tmp_path: Path, first_l
 def test_a_system_key_nested_in_metadata_does_not_make_an_openai_line_anthropic(tmp_path: Path) -> None:
     line = json.dumps({"messages": [{"role": "system", "content": "s"}], "metadata": {"system": "crm"}})
     assert detect(write_lines(tmp_path / "x.jsonl", [line])).NAME == "openai"
+
+
+def test_every_format_is_documented_with_how_to_import_it() -> None:
+    from tests.conftest import REPO
+
+    docs = (REPO / "docs" / "importers.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Importing from your stack", 1)[1].split("\n## ", 1)[0]
+    for importer in IMPORTERS:
+        assert f"| `{importer.NAME}` |" in docs, importer.NAME
+        assert f"`{importer.NAME}`" in readme, importer.NAME
+    assert len([row for row in table.splitlines() if row.startswith("| ") and "how to import" not in row]) >= 12
