@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "lint": "labeler.cli.gold:lint_cmd",
     "synthesize": "labeler.cli.synthesize:synthesize_cmd",
     "serve": "labeler.cli.serve:serve_cmd",
+    "sample": "labeler.cli.sample:sample_cmd",
 }
 
 
