@@ -1,5 +1,5 @@
 """Golden files pin what each importer makes of a small input: ``tests/golden/importers/<case>/`` holds
-one input file and ``expected.jsonl``, the records it converts into (canonical JSON, byte for byte) and,
+one input file (companion files, such as BFCL's ``possible_answer/``, in subfolders) and ``expected.jsonl``, the records it converts into (canonical JSON, byte for byte) and,
 for records that must be rejected, ``ERROR <file>:<line>: <message>`` lines. Detection is part of it:
 the input is read without ``--from``.
 
@@ -21,11 +21,11 @@ CASES = Path(__file__).resolve().parent / "importers"
 
 
 def rendered(case: Path) -> str:
-    source, = (p for p in case.iterdir() if p.name != "expected.jsonl")
+    source, = (p for p in case.iterdir() if p.is_file() and p.name != "expected.jsonl")  # companions in subfolders
     lines = []
     for item in importers.convert(source):
         if isinstance(item, InvalidRecord):
-            lines.append("ERROR " + str(item).replace(str(source), source.name))
+            lines.append("ERROR " + str(item).replace(f"{case}/", ""))  # paths relative to the case
         else:
             lines.append(dumps_record(item.record))
     return f"detected: {importers.detect(source).NAME}\n" + "".join(line + "\n" for line in lines)
