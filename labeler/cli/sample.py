@@ -77,10 +77,13 @@ def sample_cmd(files: tuple[Path, ...], size: int, seed: int, output: Path, fmt:
     sampler = StratifiedSampler(size, seed, worth)
     sampler.offer_all(_transcripts(files, fmt))
     chosen = sampler.sample()
+    # second pass: only the chosen conversations are ever held, however large the input
+    wanted = {ordinal for _, ordinal in chosen}
+    kept = {n: t for n, t in enumerate(_transcripts(files, fmt), start=1) if n in wanted}
     tmp = output.with_name(output.name + ".part")
     with tmp.open("w", encoding="utf-8") as fh:
-        for _, transcript in chosen:
-            fh.write(dumps_record(transcript) + "\n")
+        for _, ordinal in chosen:
+            fh.write(dumps_record(kept[ordinal]) + "\n")
     tmp.replace(output)
     for (source, tool), n in sampler.strata.items():
         picked = sum(1 for s, _ in chosen if s == (source, tool))

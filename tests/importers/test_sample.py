@@ -35,7 +35,7 @@ def test_every_stratum_gets_its_share_and_the_seed_fixes_the_sample() -> None:
     for seed in (7, 7, 8):
         sampler = StratifiedSampler(30, seed)
         sampler.offer_all(population)
-        picks.append([t.id for _, t in sampler.sample()])
+        picks.append([population[n - 1].id for _, n in sampler.sample()])
     assert picks[0] == picks[1] and picks[0] != picks[2]
     sampler = StratifiedSampler(30, 7)
     sampler.offer_all(population)
@@ -51,7 +51,7 @@ def test_weights_favour_what_the_caller_asks_for() -> None:
     favoured = {f"conv-{i}" for i in range(0, 500, 100)}
     sampler = StratifiedSampler(5, 1, lambda t: 1e6 if t.id in favoured else 1.0)
     sampler.offer_all(population)
-    assert {t.id for _, t in sampler.sample()} == favoured
+    assert {population[n - 1].id for _, n in sampler.sample()} == favoured
     assert stratum_of(population[0]) == ("logs", "search")
 
 
