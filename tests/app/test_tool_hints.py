@@ -75,3 +75,17 @@ def test_the_trajectory_panel_marks_tools_and_proposes_the_forbidden_ones(annota
     submit.click().run()
     gold = annotated.get_gold("gh-1#trajectory")
     assert [(f.name, f.reason) for f in gold.forbidden] == [("delete_file", FORBID_REASON)]
+
+
+def test_the_turn_panel_marks_each_tool_with_its_hint(annotated: Store, app: AppTest) -> None:
+    app.query_params["user"] = "ann"
+    app.query_params["t"] = "gh-1"
+    app.query_params["turn"] = "1"
+    app.run()
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    [same] = [b for b in app.button if b.key and b.key.startswith("decide-same-w")]
+    same.click().run()
+    [tool] = [s for s in app.selectbox if s.label == "Tool (call 1)"]
+    assert tool.value == "get_file_contents"
+    assert tool.options == ["get_file_contents (read-only)", "delete_file (destructive)", "add_issue_reaction"]
