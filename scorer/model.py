@@ -16,7 +16,15 @@ from functools import lru_cache
 from typing import Any, Final, Literal
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 TRANSCRIPT_FORMAT: Final = "toolgold.transcript/1"
 GOLD_FORMAT: Final = "toolgold.gold/1"
@@ -62,6 +70,21 @@ class ToolSpec(Frozen):
     name: str = Field(min_length=1)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    """MCP tool annotations as the server declared them (``readOnlyHint``, ``destructiveHint``...); hints
+    for the annotator, never trusted for scoring."""
+    output_schema: dict[str, Any] | None = None
+    """MCP ``outputSchema``: the JSON Schema of the tool's structured result, when the server gives one."""
+
+    @model_serializer(mode="wrap")
+    def _omit_mcp_extras_when_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a tool without MCP extras serializes as it always did, so content hashes stay the same
+        data: dict[str, Any] = handler(self)
+        if not data.get("annotations"):
+            data.pop("annotations", None)
+        if data.get("output_schema") is None:
+            data.pop("output_schema", None)
+        return data
 
     @field_validator("parameters")
     @classmethod

@@ -16,6 +16,7 @@ import streamlit as st
 from labeler.app import editing, render
 from labeler.app.editing import Item, Work
 from labeler.labels import RuleDraft, argument_errors, same_as_observed, suggest_match
+from labeler.tool_hints import hint
 from scorer.model import MATCH_KINDS, Call, ToolSpec
 
 MATCH_LABELS = {
@@ -261,7 +262,9 @@ def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], obse
         tool_key = editing.widget_key(item, work, f"tool{n}")
         st.selectbox(f"Tool (call {n + 1})", names if call.name in tools else [call.name, *names],
                      index=names.index(call.name) if call.name in tools else 0, key=tool_key,
-                     on_change=_on_tool, args=(item, work, n, tool_key, observed, tools))
+                     on_change=_on_tool, args=(item, work, n, tool_key, observed, tools),
+                     format_func=lambda name: f"{name} ({hint(tools[name])})" if name in tools and hint(tools[name])
+                     else name)
         with st.container(horizontal=True, vertical_alignment="center"):
             raw = st.toggle("Edit as JSON", key=editing.widget_key(item, work, f"rawmode{n}"))
             if len(work.body.calls) > 1:

@@ -20,6 +20,7 @@ from labeler.labels import (
     trajectory_problems,
 )
 from labeler.store import observed_calls
+from labeler.tool_hints import hint, is_destructive, is_read_only, proposed_forbidden
 from scorer.model import Call, Dependency, ForbiddenCall, ToolSpec, Transcript
 
 
@@ -115,6 +116,12 @@ def _on_forbidden(item: Item, work: Work, key: str) -> None:
                                                for name in chosen))
 
 
+def _forbid_destructive(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
+    body = _body(work)
+    editing.change(item, work, regenerate=True, forbidden=proposed_forbidden(
+        list(tools.values()), (c.name for c in body.calls), body.forbidden))
+
+
 def _on_plain(item: Item, work: Work, field: str, key: str) -> None:
     editing.change(item, work, **{field: st.session_state[key]})
 
@@ -127,6 +134,29 @@ def _submit(item: Item, work: Work) -> None:
 # -- rendering -----------------------------------------------------------------------------------------
 
 
+def _tool_hints(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
+    """The MCP annotations of the offered tools, and a one-click proposal of the forbidden list."""
+    reads = [name for name, t in tools.items() if is_read_only(t)]
+    destroys = [name for name, t in tools.items() if is_destructive(t)]
+    if not reads and not destroys:
+        return
+    with st.container(key="tool-hints"):
+        if reads:
+            st.text(f"Read-only (MCP readOnlyHint): {', '.join(reads)}")
+        if destroys:
+            st.text(f"May destroy data (MCP destructiveHint): {', '.join(destroys)}")
+        if proposed_forbidden(list(tools.values()), (c.name for c in _body(work).calls), _body(work).forbidden) \
+                != _body(work).forbidden:
+            st.button("Forbid the destructive tools no step uses", key=f"forbid-destructive-{item.key}",
+                      icon=":material/block:", type="tertiary", on_click=_forbid_destructive,
+                      args=(item, work, tools))
+
+
+def _with_hint(name: str, tools: dict[str, ToolSpec]) -> str:
+    marked = hint(tools[name]) if name in tools else ""
+    return f"{name} ({marked})" if marked else name
+
+
 def _step(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
     body = _body(work)
     call = body.calls[n]
@@ -136,7 +166,8 @@ def _step(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
         key = editing.widget_key(item, work, f"step{n}:tool")
         names = list(tools) if call.name in tools else [call.name, *tools]
         top[1].selectbox("Tool", names, index=names.index(call.name), key=key, on_change=_on_tool,
-                         args=(item, work, n, key), label_visibility="collapsed")
+                         args=(item, work, n, key), label_visibility="collapsed",
+                         format_func=lambda name: _with_hint(name, tools))
         with top[2], st.container(horizontal=True, gap="small"):
             if n > 0:
                 st.button("", icon=":material/arrow_upward:", key=editing.widget_key(item, work, f"step{n}:up"),
@@ -187,6 +218,7 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
             key = editing.widget_key(item, work, "forbidden")
             st.multiselect("Forbidden calls (must not happen)", list(tools), default=[f.name for f in body.forbidden],
                            key=key, on_change=_on_forbidden, args=(item, work, key), placeholder="none")
+            _tool_hints(item, work, tools)
         panel.details(item, work)
         panel.status_line(work)
         blocking = work.problems or (trajectory_problems(body, tr.tools) if work.status else [])

@@ -35,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "drift": "labeler.cli.gold:drift_cmd",
     "lint": "labeler.cli.gold:lint_cmd",
     "synthesize": "labeler.cli.synthesize:synthesize_cmd",
+    "serve": "labeler.cli.serve:serve_cmd",
+    "sample": "labeler.cli.sample:sample_cmd",
 }
 
 

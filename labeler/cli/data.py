@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 from tqdm import tqdm
 
 from labeler.store import ImportItem, Store
 from scorer import importers
 from scorer.errors import InvalidRecord
-from scorer.formats import json_schemas
+from scorer.formats import describe_validation_error, json_schemas
 from scorer.importers import Converted, ImportOptions
+from scorer.importers.tools_file import tools_from_json
 from scorer.model import ToolSpec
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
@@ -32,22 +34,19 @@ def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
 
 
 def load_tools(path: Path) -> tuple[ToolSpec, ...]:
-    """Tool schemas from a JSON file: a list of ``{name, description, parameters}`` or OpenAI
-    ``{"type": "function", "function": {...}}`` entries."""
+    """Tool schemas from a JSON file: an array of OpenAI, plain, Anthropic or MCP tool entries, an MCP
+    ``tools/list`` result (bare or as its JSON-RPC response), or one MCP tool (see
+    ``scorer.importers.tools_file``)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidRecord(f"cannot read tool schemas: {exc}", source=str(path)) from None
-    if not isinstance(raw, list):
-        raise InvalidRecord("expected a JSON array of tool schemas", source=str(path))
-    tools = []
-    for i, entry in enumerate(raw):
-        spec = entry.get("function", entry) if isinstance(entry, dict) else entry
-        try:
-            tools.append(ToolSpec.model_validate(spec))
-        except Exception as exc:
-            raise InvalidRecord(f"tool {i}: {exc}", source=str(path)) from None
-    return tuple(tools)
+    try:
+        return tools_from_json(raw)
+    except InvalidRecord as err:
+        raise err.located(str(path), None) from None
+    except ValidationError as exc:
+        raise InvalidRecord(describe_validation_error(exc), source=str(path)) from None
 
 
 def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import InvalidRecord
+from scorer.importers import logged
 from scorer.importers.base import ImportOptions, Item
 from scorer.importers.common import (
     dumps_arguments,
@@ -42,12 +43,15 @@ from scorer.importers.common import (
     unique_call_ids,
 )
 from scorer.importers.jsondoc import JsonDocument, starts_with
+from scorer.importers.parts import Call, Part, Result, Skipped, Text, Turn
+from scorer.importers.records import each_record
 from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec, Transcript
 
 NAME = "anthropic"
 DESCRIPTION = "Anthropic Messages conversations (JSON Lines or a JSON array)"
 
 _MARKERS = re.compile(rb'"type"\s*:\s*"(tool_use|tool_result)"|"input_schema"\s*:|"system"\s*:')
+_RESPONSE = re.compile(rb'"type"\s*:\s*"message"\s*,\s*"role"\s*:\s*"assistant"|"stop_reason"\s*:')
 SKIPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 
@@ -56,7 +60,8 @@ def sniff(path: Path, head: bytes) -> bool:
     if body.startswith(b"["):
         return b'"messages"' in body and bool(_MARKERS.search(body))
     first_line = body.split(b"\n", 1)[0]
-    if not (first_line.startswith(b"{") and b'"messages"' in first_line):
+    response_line = first_line.startswith(b"{") and bool(_RESPONSE.search(first_line))
+    if not (first_line.startswith(b"{") and (b'"messages"' in first_line or response_line)):
         return False
     try:
         record = json.loads(first_line)
@@ -66,7 +71,15 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def _looks_anthropic(record: dict[str, Any]) -> bool:
-    """A top-level ``system``, a tool with ``input_schema`` or a tool_use / tool_result block."""
+    """A top-level ``system``, a tool with ``input_schema`` or a tool_use / tool_result block (in the
+    request of a logged pair too), or a Messages API response body."""
+    response = record.get("response")
+    if isinstance(response, dict) and response.get("type") == "message":
+        return True
+    if isinstance(record.get("request"), dict):
+        record = record["request"]
+    if record.get("type") == "message" and record.get("role") == "assistant":
+        return True
     if "system" in record:
         return True
     tools = record.get("tools")
@@ -81,6 +94,9 @@ def _looks_anthropic(record: dict[str, Any]) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    if _is_api_log(path):
+        yield from logged.convert(path, options, PROVIDER)
+        return
     if starts_with(path, b"["):
         try:
             doc = JsonDocument.read(path)
@@ -178,3 +194,77 @@ def _result_content(value: Any, where: str) -> str:
     if isinstance(value, (dict, int, float, bool)):
         return result_text(value)
     raise InvalidRecord(f"{where}.content should be a string or a list of blocks, got {json_type(value)}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Logged API traffic: request/response pairs and response bodies (see ``logged``)
+# --------------------------------------------------------------------------------------------------
+
+
+def _is_api_log(path: Path) -> bool:
+    for located in each_record(path):
+        if isinstance(located, tuple) and isinstance(located[1], dict):
+            value = located[1]
+            return "request" in value or "response" in value or value.get("type") == "message"
+        return False
+    return False
+
+
+def request_parts(body: dict[str, Any]) -> list[Part]:
+    parts: list[Part] = []
+    if body.get("system"):
+        parts.append(Text(role="system", text=_joined_text(body["system"], "system")))
+    for index, entry in enumerate(need_list(body.get("messages", []), "messages")):
+        parts += _message_parts(need_dict(entry, f"messages[{index}]"), f"messages[{index}]")
+    return parts
+
+
+def _message_parts(entry: dict[str, Any], where: str) -> list[Part]:
+    role = entry.get("role")
+    if role not in ("user", "assistant"):
+        raise InvalidRecord(f"{where}.role should be 'user' or 'assistant', got {role!r}")
+    content = entry.get("content")
+    if isinstance(content, str):
+        return [Text(role=role, text=content), *([Turn()] if role == "assistant" else [])]
+    parts: list[Part] = []
+    texts: list[str] = []
+    for k, raw in enumerate(need_list(content, f"{where}.content")):
+        block_where = f"{where}.content[{k}]"
+        block = need_dict(raw, block_where)
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "image":
+            texts.append("[image]")
+        elif kind in SKIPPED_BLOCKS:
+            parts.append(Skipped(str(kind)))
+        elif kind == "tool_use" and role == "assistant":
+            parts.append(Call(name=need_str(block.get("name"), f"{block_where}.name"),
+                              arguments=block.get("input", {}), id=need_str(block.get("id"), f"{block_where}.id")))
+        elif kind == "tool_result" and role == "user":
+            parts.append(Result(content=_result_content(block.get("content", ""), block_where),
+                                id=need_str(block.get("tool_use_id"), f"{block_where}.tool_use_id"),
+                                is_error=block.get("is_error") is True))
+        else:
+            raise InvalidRecord(f"{block_where}: a {kind!r} block is not expected in a {role} message")
+    text = [Text(role=role, text="\n".join(texts))] if texts else []
+    if role == "assistant":
+        return [*text, *parts, Turn()]
+    return [*parts, *text]
+
+
+def read_request(body: dict[str, Any]) -> logged.Body:
+    return logged.Body(parts=request_parts(body), tools=list(tool_specs(body.get("tools"))),
+                       model=body.get("model") if isinstance(body.get("model"), str) else None)
+
+
+def read_response(body: dict[str, Any]) -> logged.Body:
+    return logged.Body(parts=_message_parts({"role": "assistant", "content": body.get("content", [])}, "content"),
+                       model=body.get("model") if isinstance(body.get("model"), str) else None)
+
+
+PROVIDER = logged.Provider(
+    source="anthropic", is_request=lambda b: "messages" in b, read_request=read_request,
+    is_response=lambda b: b.get("type") == "message", read_response=read_response,
+    expected="Messages API request ({\"messages\": [...]}), response ({\"type\": \"message\", \"content\": "
+             "[...]}) or {\"request\", \"response\"} pair")

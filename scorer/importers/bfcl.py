@@ -7,9 +7,9 @@ A question file ``BFCL_v4_<category>.json`` is JSON Lines despite its name: ``{"
 
 - Each question becomes a transcript ``bfcl/<id>`` (messages from ``question[0]``, tools from
   ``function``; metadata ``source: bfcl``, ``category`` and ``awaiting_reply: true``) and a turn gold case ``bfcl/<id>`` at the
-  decision point after the last message (``turn = len(messages)``). A question with several turns
-  (BFCL's multi-turn categories, whose gold is checked by executing the calls) is refused with a clear
-  error. An older-style ``question`` given as a string or a flat message list is read as one turn.
+  decision point after the last message (``turn = len(messages)``). The multi-turn categories
+  (``multi_turn_*``) are read by ``bfcl_multi_turn``. An older-style ``question`` given as a string or
+  a flat message list is read as one turn.
 - Tool schemas: BFCL's pseudo-types are mapped to JSON Schema (``bfcl_schema``).
 - Answers: see ``bfcl_answers`` (first value expected, the list as ``accept`` with ``one_of``, ``""`` ->
   ``optional``, dict patterns expanded, per-call differences in parallel answers as alternatives).
@@ -33,6 +33,7 @@ from typing import Any
 
 from scorer.errors import InvalidRecord
 from scorer.formats import iter_json_lines_tolerant
+from scorer.importers import bfcl_multi_turn
 from scorer.importers.base import ImportOptions, Item
 from scorer.importers.bfcl_answers import GoldAnswer, gold_answer
 from scorer.importers.bfcl_schema import json_schema
@@ -54,7 +55,7 @@ def sniff(path: Path, head: bytes) -> bool:
     first_line = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
     if not first_line.startswith(b"{"):
         return False
-    question = b'"question"' in first_line and b'"function"' in first_line
+    question = b'"question"' in first_line and (b'"function"' in first_line or b'"involved_classes"' in first_line)
     return question or (b'"ground_truth"' in first_line and b'"id"' in first_line)
 
 
@@ -70,6 +71,7 @@ def answer_path(path: Path) -> Path:
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
     answers: dict[str, tuple[int, Any]] | None = None
+    docs = bfcl_multi_turn.FunctionDocs(path)
     with path.open("rb") as fh:
         for line, value in iter_json_lines_tolerant(fh, source):
             if isinstance(value, InvalidRecord):
@@ -88,6 +90,10 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
                 answers = {}
                 yield from _read_answers(path, answers)
             answer = (answers or {}).get(record_id) if needs_answer else None
+            if bfcl_multi_turn.is_multi_turn(value, category):
+                yield from guard(source, line, bfcl_multi_turn.records, value, category, answer, answer_path(path),
+                                 docs, options)
+                continue
             yield from guard(source, line, _records, value, category, answer, needs_answer, options,
                              answer_path(path))
 

@@ -29,25 +29,90 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import InvalidRecord
+from scorer.importers import logged
 from scorer.importers.base import ImportOptions, Item
-from scorer.importers.common import each_json_line, guard, metadata_of, need_dict, openai_messages, tool_specs
+from scorer.importers.common import (
+    each_json_line,
+    guard,
+    metadata_of,
+    need_dict,
+    need_list,
+    openai_messages,
+    tool_specs,
+)
+from scorer.importers.parts import Call, Part, Result, Text, Turn
+from scorer.importers.records import each_record
 from scorer.model import ToolSpec, Transcript
 
 NAME = "openai"
 DESCRIPTION = "OpenAI chat JSON Lines ({messages, tools} per line)"
 
 _MESSAGES = re.compile(rb'^\s*\{.*"messages"\s*:\s*\[', re.DOTALL)
+_LOGGED = re.compile(rb'^\s*\[?\s*\{.*("object"\s*:\s*"chat\.completion"|"choices"\s*:\s*\[)', re.DOTALL)
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    first_line = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-    return bool(_MESSAGES.match(first_line))
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    first_line = body.split(b"\n", 1)[0]
+    return bool(_MESSAGES.match(first_line) or _LOGGED.match(first_line)
+                or (body.startswith(b"[") and b'"messages"' in body and b'"role"' in body))
 
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
+    if is_api_log(path):
+        yield from logged.convert(path, options, PROVIDER)
+        return
     source = str(path)
     yield from each_json_line(path, lambda line, value: guard(
         source, line, transcript, value, f"{path.stem}:{line}", options.tools))
+
+
+def is_api_log(path: Path) -> bool:
+    """Whether the file holds logged API traffic (request/response pairs, response bodies, or a JSON
+    array of bodies) rather than one conversation per line."""
+    first = next(iter(each_record(path, split_arrays=False)), None)
+    if not isinstance(first, tuple):
+        return False
+    value = first[1]
+    if isinstance(value, list):
+        return True
+    return isinstance(value, dict) and ("request" in value or "response" in value or "choices" in value)
+
+
+def chat_parts(raw: Any, what: str = "messages") -> list[Part]:
+    """OpenAI chat messages as parts (legacy ``function_call`` and ``role: function`` included)."""
+    parts: list[Part] = []
+    for message in openai_messages(raw, what):
+        if message.role == "tool":
+            parts.append(Result(content=message.content or "", id=message.tool_call_id))
+        elif message.role == "assistant":
+            if message.content:
+                parts.append(Text(role="assistant", text=message.content))
+            parts += [Call(name=c.function.name, arguments=c.function.arguments, id=c.id) for c in message.tool_calls]
+            parts.append(Turn())
+        else:
+            parts.append(Text(role=message.role, text=message.content or ""))
+    return parts
+
+
+def read_request(body: dict[str, Any]) -> logged.Body:
+    tools = [*tool_specs(body.get("tools")), *tool_specs(body.get("functions"), "functions")]
+    return logged.Body(parts=chat_parts(body.get("messages", [])), tools=tools,
+                       model=body.get("model") if isinstance(body.get("model"), str) else None)
+
+
+def read_response(body: dict[str, Any]) -> logged.Body:
+    choices = need_list(body.get("choices"), "choices")
+    parts = chat_parts([need_dict(need_dict(choices[0], "choices[0]").get("message"), "choices[0].message")],
+                       "choices[0].message") if choices else []
+    return logged.Body(parts=parts, model=body.get("model") if isinstance(body.get("model"), str) else None)
+
+
+PROVIDER = logged.Provider(
+    source="openai", is_request=lambda b: "messages" in b, read_request=read_request,
+    is_response=lambda b: "choices" in b, read_response=read_response,
+    expected="chat completion request ({\"messages\": [...]}), response ({\"choices\": [...]}) or "
+             "{\"request\", \"response\"} pair")
 
 
 def transcript(value: Any, default_id: str, default_tools: tuple[ToolSpec, ...] | None = None) -> Transcript:

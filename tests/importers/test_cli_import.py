@@ -137,6 +137,106 @@ def expected_stats(files: list[Path]) -> dict[str, int]:
             "tool_schemas": len({canonical.dumps(tool.model_dump()) for t in transcripts.values() for tool in t.tools})}
 
 
+TRACES = REAL / "traces"
+
+
+def _copies(tmp: Path, *relative: str) -> list[Path]:
+    out = []
+    for rel in relative:
+        target = tmp / "traces" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(TRACES / rel, target)
+        out.append(target)
+    return out
+
+
+def otel_good(tmp: Path) -> list[Path]:
+    return _copies(tmp, "otel-genai/openinference-genai/otel_genai_client_span_tool_calls.json",
+                   "openinference/openinference_client_span_tool_calls.json")
+
+
+def otel_bad(tmp: Path) -> tuple[Path, int]:
+    span = {"traceId": "ab" * 16, "spanId": "01", "name": "chat", "attributes": [
+        {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(
+            [{"role": "user", "parts": [{"type": "hologram"}]}])}}]}
+    good = json.loads(json.dumps(span).replace("ab" * 16, "cd" * 16).replace("hologram", "text"))
+    batch = lambda s: {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [s]}]}]}  # noqa: E731
+    return chat_lines(tmp, "spans.jsonl", [batch(good), batch(span)]), 2
+
+
+def responses_good(tmp: Path) -> list[Path]:
+    return _copies(tmp, "openai-responses/openai-agents-python/v1_13_pending_tool_approval.json")
+
+
+def responses_bad(tmp: Path) -> tuple[Path, int]:
+    return chat_lines(tmp, "responses.jsonl", [{"input": [{"role": "user", "content": "hi"}]},
+                                               {"input": [{"type": "telepathy"}]}]), 2
+
+
+def gemini_bad(tmp: Path) -> tuple[Path, int]:
+    return chat_lines(tmp, "bad-gemini.jsonl", [{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+                                            {"contents": [{"role": "user", "parts": [{"hologram": 1}]}]}]), 2
+
+
+def gemini_good(tmp: Path) -> list[Path]:
+    return [chat_lines(tmp, "gemini.jsonl", [{"contents": [
+        {"role": "user", "parts": [{"text": "Capital of France?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "get_capital", "args": {"country": "France"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "get_capital", "response": {"output": "Paris"}}}]}]}])]
+
+
+def inspect_good(tmp: Path) -> list[Path]:
+    return _copies(tmp, "inspect-ai/log_message_deduplication.eval")
+
+
+def inspect_bad(tmp: Path) -> tuple[Path, int]:
+    return _copies(tmp, "inspect-ai/log_tool_call_error.json")[0], 87
+
+
+def langfuse_good(tmp: Path) -> list[Path]:
+    return _copies(tmp, "langfuse/openai-agents-2025-09-30.json", "langfuse/langgraph-2025-08-22.json")
+
+
+def langfuse_bad(tmp: Path) -> tuple[Path, int]:
+    export = json.loads((TRACES / "langfuse/openai-agents-2025-09-30.json").read_text())
+    return chat_lines(tmp, "exports.jsonl", [export, {**export, "observations": "none"}]), 2
+
+
+def vercel_good(tmp: Path) -> list[Path]:
+    return _copies(tmp, "vercel-ai-sdk/react-agent-tool-calling.json", "vercel-ai-sdk/langgraph-hitl-request-1.json")
+
+
+def vercel_bad(tmp: Path) -> tuple[Path, int]:
+    return write_lines(tmp / "messages.jsonl", [
+        json.dumps([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]),
+        json.dumps([{"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c", "toolName": "t",
+                                                       "input": {}}, {"type": "telepathy"}]}])]), 2
+
+
+def adk_good(tmp: Path) -> list[Path]:
+    return _copies(tmp, "adk-evalset/order_query.test.json", "adk-evalset/sample.session.json")
+
+
+def adk_bad(tmp: Path) -> tuple[Path, int]:
+    raw = json.loads((TRACES / "adk-evalset/order_query.test.json").read_text())
+    raw["eval_cases"][0]["conversation"][0]["intermediate_data"]["tool_uses"][0]["name"] = None
+    src = tmp / "bad.test.json"
+    src.write_text(json.dumps(raw))
+    return src, 1
+
+
+def mcp_good(tmp: Path) -> list[Path]:
+    request, response = _copies(tmp, "mcp/modelcontextprotocol/call-tool-request.json",
+                                "mcp/modelcontextprotocol/call-tool-result-response.json")
+    return [write_lines(tmp / "session.jsonl", [json.dumps(json.loads(request.read_text())),
+                                                json.dumps(json.loads(response.read_text()))])]
+
+
+def mcp_bad(tmp: Path) -> tuple[Path, int]:
+    response = json.loads((TRACES / "mcp/modelcontextprotocol/call-tool-result-response.json").read_text())
+    return write_lines(tmp / "orphan.jsonl", [json.dumps(response)]), 1
+
+
 @dataclass(frozen=True)
 class Format:
     name: str
@@ -162,6 +262,23 @@ FORMATS = [
            "function[0] should be an object, got a number"),
     Format("tooltalk", tooltalk_good, tooltalk_bad, {"transcripts": 3, "turns": 6, "gold_cases": 6, "tool_schemas": 28},
            "conversation[1].role should be 'user' or 'assistant', got 'robot'"),
+    Format("otel", otel_good, otel_bad, {"transcripts": 2, "turns": 4, "gold_cases": 0, "tool_schemas": 0},
+           "gen_ai.input.messages[0].parts[0]: a 'hologram' part"),
+    Format("openai-responses", responses_good, responses_bad,
+           {"transcripts": 1, "turns": 1, "gold_cases": 0, "tool_schemas": 0},
+           "input[0]: an item of type 'telepathy'"),
+    Format("gemini", gemini_good, gemini_bad, {"transcripts": 1, "turns": 1, "gold_cases": 0, "tool_schemas": 0},
+           "contents[0].parts[0] has hologram"),
+    Format("inspect-ai", inspect_good, inspect_bad, {"transcripts": 1, "turns": 6, "gold_cases": 0, "tool_schemas": 2},
+           "messages: a tool result answers 'bash_1'"),
+    Format("langfuse", langfuse_good, langfuse_bad, {"transcripts": 2, "turns": 4, "gold_cases": 0, "tool_schemas": 2},
+           "observations should be an array"),
+    Format("vercel-ai", vercel_good, vercel_bad, {"transcripts": 2, "turns": 3, "gold_cases": 0, "tool_schemas": 0},
+           "messages[0].content[1]: a 'telepathy' part"),
+    Format("adk", adk_good, adk_bad, {"transcripts": 2, "turns": 17, "gold_cases": 4, "tool_schemas": 0},
+           "conversation[0].intermediate_data.tool_uses[0].name should be a non-empty string"),
+    Format("mcp", mcp_good, mcp_bad, {"transcripts": 1, "turns": 1, "gold_cases": 0, "tool_schemas": 0},
+           "a response to request 'call-tool-example'"),
 ]
 
 

@@ -21,12 +21,26 @@ REAL_FILES = {
     "bfcl/BFCL_v4_live_irrelevance.json": "bfcl",
     "tooltalk/data/easy/AddAlarm-easy.json": "tooltalk",
     "tooltalk/data/tooltalk/golden_conversation_2.json": "tooltalk",
+    "traces/otel-genai/openinference-genai/otel_genai_client_span_tool_calls.json": "otel",
+    "traces/otel-genai/openinference-genai/otel_genai_tool_execution_span.json": "otel",
+    "traces/openinference/openinference_client_span_tool_calls.json": "otel",
+    "traces/inspect-ai/2025-05-12T20-27-36-04-00_browser.json": "inspect-ai",
+    "traces/inspect-ai/log_message_deduplication.eval": "inspect-ai",
+    "traces/openai-responses/openai-agents-python/v1_13_pending_tool_approval.json": "openai-responses",
+    "bfcl/BFCL_v4_multi_turn_base.json": "bfcl",
+    "traces/adk-evalset/order_query.test.json": "adk",
+    "traces/adk-evalset/sample.session.json": "adk",
+    "traces/langfuse/openai-agents-2025-09-30.json": "langfuse",
+    "traces/langfuse/langgraph-2025-08-22.json": "langfuse",
+    "traces/vercel-ai-sdk/react-agent-tool-calling.json": "vercel-ai",
+    "traces/vercel-ai-sdk/langgraph-hitl-request-1.json": "vercel-ai",
 }
 
 
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
-    assert names == ["toolgold", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "anthropic", "openai"]
+    assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "langfuse", "mcp",
+                     "otel", "adk", "vercel-ai", "gemini", "openai-responses", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("relative", sorted(REAL_FILES))
@@ -52,3 +66,15 @@ def test_line_formats_are_told_apart_by_their_first_line(tmp_path: Path, first_l
 def test_a_system_key_nested_in_metadata_does_not_make_an_openai_line_anthropic(tmp_path: Path) -> None:
     line = json.dumps({"messages": [{"role": "system", "content": "s"}], "metadata": {"system": "crm"}})
     assert detect(write_lines(tmp_path / "x.jsonl", [line])).NAME == "openai"
+
+
+def test_every_format_is_documented_with_how_to_import_it() -> None:
+    from tests.conftest import REPO
+
+    docs = (REPO / "docs" / "importers.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Importing from your stack", 1)[1].split("\n## ", 1)[0]
+    for importer in IMPORTERS:
+        assert f"| `{importer.NAME}` |" in docs, importer.NAME
+        assert f"`{importer.NAME}`" in readme, importer.NAME
+    assert len([row for row in table.splitlines() if row.startswith("| ") and "how to import" not in row]) >= 12

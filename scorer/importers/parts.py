@@ -1,0 +1,144 @@
+"""The one adapter every message-shaped format goes through: a flat sequence of *parts* in, toolgold
+(OpenAI-shaped) messages out.
+
+A format module only has to say what each source item is -- text said by someone, a tool call, a tool
+result, or something skipped -- and this module does the rest the same way for all of them:
+
+- consecutive assistant parts (text and calls) form **one** assistant message, so parallel calls stay
+  parallel; ``Turn()`` ends an assistant message explicitly (two model responses in a row);
+- a call without an id gets ``call_<n>`` (n counts calls from 0);
+- a result without an id answers the oldest unanswered call of its name (or, without a name, the oldest
+  unanswered call): Gemini and ADK pair calls and responses by order and name;
+- a result with ``is_error`` is prefixed ``Error: `` so the failure stays visible;
+- arguments given as objects become the compact JSON string OpenAI sends; a string stays byte for byte;
+- repeated call ids are renamed ``<id>~2``... (``common.unique_call_ids``);
+- a result that answers no earlier call is an error naming its id, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scorer.errors import InvalidRecord
+from scorer.importers.common import dumps_arguments, result_text, unique_call_ids
+from scorer.model import FunctionCall, Message, ToolCallRef
+
+
+@dataclass(frozen=True)
+class Text:
+    """Something said: a system prompt, a user message, or assistant text."""
+
+    role: Literal["system", "user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call the assistant made; ``arguments`` is a JSON string (kept as is) or a JSON value."""
+
+    name: str
+    arguments: Any = None
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a tool returned; ``content`` is text (kept as is) or a JSON value (stored as JSON)."""
+
+    content: Any
+    id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Ends the current assistant message (the next assistant part starts a new one)."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something the source holds that is not part of the conversation (``reasoning``...): left out of the
+    messages and counted in ``metadata.skipped`` (see ``skipped_counts``), never dropped unseen."""
+
+    kind: str
+
+
+Part = Text | Call | Result | Turn | Skipped
+
+
+def skipped_counts(parts: Iterable[Part]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for part in parts:
+        if isinstance(part, Skipped):
+            counts[part.kind] = counts.get(part.kind, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def messages_from_parts(parts: Iterable[Part], where: str = "conversation") -> tuple[Message, ...]:
+    """The toolgold messages for ``parts`` (see the module docstring for the rules)."""
+    messages: list[Message] = []
+    open_texts: list[str] | None = None  # the assistant message being built
+    open_calls: list[ToolCallRef] = []
+    unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
+    answered: set[str] = set()
+    calls_made = 0
+
+    def close() -> None:
+        nonlocal open_texts, open_calls
+        if open_texts is not None:
+            content = "\n".join(open_texts) if open_texts else None
+            messages.append(Message(role="assistant", content=content, tool_calls=tuple(open_calls)))
+        open_texts, open_calls = None, []
+
+    for part in parts:
+        if isinstance(part, Skipped):
+            continue
+        if isinstance(part, Turn):
+            close()
+        elif isinstance(part, Text) and part.role != "assistant":
+            close()
+            messages.append(Message(role=part.role, content=part.text))
+        elif isinstance(part, (Text, Call)):
+            if open_texts is None:
+                open_texts = []
+            if isinstance(part, Text):
+                open_texts.append(part.text)
+                continue
+            if not part.name:
+                raise InvalidRecord(f"{where}: a tool call without a name")
+            call_id = part.id or f"call_{calls_made}"
+            calls_made += 1
+            open_calls.append(ToolCallRef(id=call_id, function=FunctionCall(
+                name=part.name, arguments=dumps_arguments({} if part.arguments is None else part.arguments))))
+            unanswered.append((call_id, part.name))
+        else:
+            close()
+            answers = part.id or _pair_by_name(unanswered, part.name)
+            if answers is None or not (any(cid == answers for cid, _ in unanswered) or answers in answered):
+                if answers is None:
+                    named = f" of {part.name!r}" if part.name else ""
+                    raise InvalidRecord(f"{where}: a tool result{named} without an id, and no unanswered "
+                                        "call of that name before it")
+                raise InvalidRecord(f"{where}: a tool result answers {answers!r}, "
+                                    "which no earlier assistant message called")
+            unanswered = [(cid, tool) for cid, tool in unanswered if cid != answers]
+            answered.add(answers)
+            text = result_text(part.content)
+            if part.is_error and not text.startswith("Error"):
+                text = f"Error: {text}"
+            messages.append(Message(role="tool", tool_call_id=answers, content=text))
+    close()
+    return unique_call_ids(messages)
+
+
+def _pair_by_name(unanswered: list[tuple[str, str]], name: str | None) -> str | None:
+    for call_id, tool in unanswered:
+        if name is None or tool == name:
+            return call_id
+    return None
+
+
+__all__ = ["Call", "Part", "Result", "Skipped", "Text", "Turn", "messages_from_parts", "skipped_counts"]
