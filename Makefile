@@ -43,7 +43,7 @@ run: deps
 lint: test-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy scorer
+	$(VENV)/bin/mypy scorer labeler
 
 pytest: test-deps
 	$(VENV)/bin/pytest

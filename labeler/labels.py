@@ -299,9 +299,9 @@ def trajectory_problems(body: TrajectoryBody, tools: tuple[ToolSpec, ...]) -> li
         bad = [i for i in (dep.step, *dep.requires) if i >= len(body.calls)]
         if bad:
             found.append(f"step {dep.step} depends on step {bad[0]}, which does not exist")
-    for call in body.forbidden:
-        if call.name not in by_name:
-            found.append(f"forbidden call {call.name!r} is not among the tools offered")
+    for forbidden in body.forbidden:
+        if forbidden.name not in by_name:
+            found.append(f"forbidden call {forbidden.name!r} is not among the tools offered")
     for tool, rules in body.arg_rules.items():
         for arg, draft in rules.items():
             try:

@@ -67,7 +67,7 @@ class CachedJudge:
         if hit is None:
             return ArgumentVerdict(verdict="needs_review", reason=WAITING)
         verdict, reason = hit
-        return ArgumentVerdict(verdict=verdict, reason=reason)  # type: ignore[arg-type]
+        return ArgumentVerdict(verdict=verdict, reason=reason)
 
 
 class CollectingJudge(CachedJudge):

@@ -5,6 +5,7 @@ The aggregates stay independent of each other; what needs several of them at onc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from sqlalchemy import Connection, insert, select
@@ -94,14 +95,14 @@ def adjudicate(db: Database, item_id: int, decision: str, *, actor: str, note: s
         new_version = None
         if decision in ("accept_alternative", "fix_gold"):
             new_version = _derive_for(conn, item, decision, actor=actor, note=note, fixed=fixed, verdict=verdict)
-        record = {"review_item_id": item_id, "verdict_key": verdict.key, "kind": verdict.kind,
-                  "model": verdict.model, "prompt_version": verdict.prompt_version,
-                  "judge_verdict": verdict.verdict, "reviewer_verdict": said, "decision": decision,
-                  "reviewer": actor, "note": note, "new_version": new_version, "created_at": now_iso()}
-        conn.execute(insert(t.JudgeAdjudicationRow).values(**record))
+        record = Adjudication(review_item_id=item_id, verdict_key=verdict.key, kind=verdict.kind,
+                              model=verdict.model, prompt_version=verdict.prompt_version,
+                              judge_verdict=verdict.verdict, reviewer_verdict=str(said), decision=decision,
+                              reviewer=actor, note=note, new_version=new_version, created_at=now_iso())
+        conn.execute(insert(t.JudgeAdjudicationRow).values(**dataclasses.asdict(record)))
         extra = {"reviewer_verdict": said} | ({"new_version": new_version} if new_version else {})
         close_item(conn, item_id, actor=actor, decision=decision, comment=note or None, extra=extra)
-    return Adjudication(**record)
+    return record
 
 
 def _derive_for(conn: Connection, item: AdjudicationItem, decision: str, *, actor: str, note: str,

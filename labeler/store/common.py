@@ -91,9 +91,9 @@ def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str
         raise StoreError(f"no transcript with id {external_id!r}")
     tools = [json.loads(b) for b in conn.scalars(
         select(t.ToolSchemaRow.body)
-        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)  # type: ignore[arg-type]
+        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
         .where(t.TranscriptToolRow.transcript_id == row.id)
-        .order_by(t.TranscriptToolRow.position))]  # type: ignore[arg-type]
+        .order_by(t.TranscriptToolRow.position))]
     return Transcript.model_validate({**json.loads(row.body), "tools": tools}), str(row.source)
 
 
@@ -158,8 +158,8 @@ def stamp(body: str, version: str) -> str:
 
 def put_setting(conn: Connection, key: str, value: Any, actor: str) -> None:
     """Set one setting: an upsert, so two writers at once both succeed (the later one wins)."""
-    upsert(conn, t.ReviewSettingRow.__table__, {"key": key, "value": canonical.dumps(value),  # type: ignore[attr-defined]
-                                                "updated_at": now_iso(), "updated_by": actor}, key=("key",))
+    upsert(conn, t.ReviewSettingRow, {"key": key, "value": canonical.dumps(value),
+                                      "updated_at": now_iso(), "updated_by": actor}, key=("key",))
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def read_overlap(conn: Connection) -> Overlap:
 
 def in_sample(overlap: Overlap) -> ColumnElement[bool]:
     """SQL: the turn (``turns.id``) is in the overlap sample."""
-    return (t.TurnRow.id * OVERLAP_SPREAD) % 10_000 < overlap.threshold  # type: ignore[operator, no-any-return]
+    return (t.TurnRow.id * OVERLAP_SPREAD) % 10_000 < overlap.threshold
 
 
 def overlap_pending(annotator: str | None, overlap: Overlap) -> ColumnElement[bool]:

@@ -60,8 +60,8 @@ def current_tools(db: Database, source: str) -> list[ToolSpec]:
 def _current_tools(conn: Connection, source: str) -> list[ToolSpec]:
     rows = conn.execute(
         select(t.ToolSchemaRow.name, t.ToolSchemaRow.hash, func.max(t.TranscriptRow.id))
-        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)  # type: ignore[arg-type]
-        .join(t.TranscriptRow, t.TranscriptRow.id == t.TranscriptToolRow.transcript_id)  # type: ignore[arg-type]
+        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TranscriptToolRow.transcript_id)
         .where(t.TranscriptRow.source == source)
         .group_by(t.ToolSchemaRow.name, t.ToolSchemaRow.hash)).all()
     newest: dict[str, tuple[int, str]] = {}
@@ -69,7 +69,7 @@ def _current_tools(conn: Connection, source: str) -> list[ToolSpec]:
         if name not in newest or last > newest[name][0]:
             newest[name] = (last, digest)
     bodies = dict(conn.execute(select(t.ToolSchemaRow.hash, t.ToolSchemaRow.body).where(
-        t.ToolSchemaRow.hash.in_([d for _, d in newest.values()]))).all())  # type: ignore[attr-defined]
+        t.ToolSchemaRow.hash.in_([d for _, d in newest.values()]))).all())
     return [ToolSpec.model_validate_json(bodies[newest[name][1]]) for name in sorted(newest)]
 
 
@@ -95,9 +95,10 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
             if tools is not None:
                 current, added = list(tools), True
             elif case.tools:
-                if case_source not in per_source:
-                    per_source[case_source] = _current_tools(conn, case_source or "")
-                newest = {x.name: x for x in per_source[case_source]}
+                source_key = case_source or ""
+                if source_key not in per_source:
+                    per_source[source_key] = _current_tools(conn, source_key)
+                newest = {x.name: x for x in per_source[source_key]}
                 current, added = [newest.get(x.name, x) for x in case.tools], False
             else:
                 continue
@@ -140,7 +141,7 @@ def _flag_drift(conn: Connection, case_id: str, drift: StaleCase | None, current
 
 def relabel_queue(db: Database, *, actor: str, include_closed: bool = False) -> list[RelabelItem]:
     """Gold cases flagged for re-labeling because their tools changed (reviewers and admins)."""
-    q = select(t.RelabelItemRow).order_by(t.RelabelItemRow.id)  # type: ignore[arg-type]
+    q = select(t.RelabelItemRow).order_by(t.RelabelItemRow.id)
     if not include_closed:
         q = q.where(t.RelabelItemRow.status == "open")
     with db.read() as conn:

@@ -14,7 +14,7 @@ an advisory lock so several servers starting on one fresh database apply them on
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,11 +24,10 @@ from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
 from alembic.runtime.migration import MigrationContext, MigrationInfo
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, Table, event, func, select, text
+from sqlalchemy import Connection, Engine, create_engine, event, select, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import SQLModel, create_engine
 
-from labeler.store import tables  # noqa: F401  (registers every table with SQLModel.metadata)
+from labeler.store.tables import Base
 from scorer.errors import ToolgoldError
 
 DEFAULT_DB = "data/toolgold.db"
@@ -36,7 +35,7 @@ BUSY_TIMEOUT_MS = 10_000
 CHUNK = 500
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x746F6F6C676F6C64  # "toolgold": the PostgreSQL advisory lock key migrations run under
-METADATA = SQLModel.metadata
+METADATA = Base.metadata
 
 
 class StoreError(ToolgoldError):
@@ -91,7 +90,7 @@ def upgrade(conn: Connection, destination: str = "head") -> list[str]:
     def steps(revision: Any, _context: MigrationContext) -> Any:
         return script._upgrade_revs(destination, revision)
 
-    def note(*, step: MigrationInfo, **_: Any) -> None:
+    def note(ctx: MigrationContext, step: MigrationInfo, heads: Collection[Any], run_args: Mapping[str, Any]) -> None:
         applied.extend(step.up_revision_ids)
 
     with EnvironmentContext(Config(), script, fn=steps, destination_rev=destination) as env:
@@ -108,14 +107,14 @@ def current_revision(conn: Connection) -> str | None:
 # -- backend differences ----------------------------------------------------------------------------
 
 
-def insert_missing(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+def insert_missing(conn: Connection, table: type[Base], rows: Sequence[dict[str, Any]]) -> None:
     """Insert rows whose primary key is not there yet (a concurrent writer's row wins, quietly)."""
     if rows:
         dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
         conn.execute(dialect_insert(table).on_conflict_do_nothing(), list(rows))
 
 
-def upsert(conn: Connection, table: Table, row: dict[str, Any], *, key: Sequence[str]) -> None:
+def upsert(conn: Connection, table: type[Base], row: dict[str, Any], *, key: Sequence[str]) -> None:
     """Insert the row, or update the one with the same ``key`` columns (atomic on both backends)."""
     dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
     stmt = dialect_insert(table).values(**row)
@@ -200,9 +199,6 @@ class Database:
                 out[table.name] = sorted((tuple(r) for r in rows), key=repr)
         return out
 
-    def row_count(self, table: Table) -> int:
-        with self.read() as conn:
-            return conn.scalar(select(func.count()).select_from(table)) or 0
 
 
 __all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "StoreError", "current_revision",

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from labeler.store import tables as t
 from labeler.store.common import PermissionDenied, audit, require_user
@@ -222,16 +222,16 @@ def remember_judge_questions(db: Database, questions: Sequence[NewQuestion]) -> 
                                 "problem": NOT_ASKED, "created_at": stamp, "updated_at": stamp}
                         for q in batch}
             known = set(conn.scalars(select(t.JudgeVerdictRow.key).where(
-                t.JudgeVerdictRow.key.in_(list(verdicts)))))  # type: ignore[attr-defined]
+                t.JudgeVerdictRow.key.in_(list(verdicts)))))
             added += len(verdicts.keys() - known)
-            insert_missing(conn, t.JudgeVerdictRow.__table__,  # type: ignore[attr-defined]
+            insert_missing(conn, t.JudgeVerdictRow,
                             [v for k, v in verdicts.items() if k not in known])
             uses = {(q.key, q.ref_hash): {"verdict_key": q.key, "ref_hash": q.ref_hash, "kind": q.kind,
                                           "case_id": str(q.refs.get("case_id", "")),
                                           "refs": canonical.dumps(dict(q.refs)), "queue_state": "waiting",
                                           "created_at": stamp}
                     for q in batch}
-            insert_missing(conn, t.JudgeUseRow.__table__, list(uses.values()))  # type: ignore[attr-defined]
+            insert_missing(conn, t.JudgeUseRow, list(uses.values()))
     return added
 
 
@@ -242,7 +242,7 @@ def judge_answers(db: Database, model: str) -> dict[str, tuple[str, str]]:
                 t.JudgeVerdictRow.problem)
          .where(t.JudgeVerdictRow.status == "answered", t.JudgeVerdictRow.model == model))
     with db.read() as conn:
-        return {k: (v, (r if v != "needs_review" else p) or "") for k, v, r, p in conn.execute(q)}
+        return {k: (v or "", (r if v != "needs_review" else p) or "") for k, v, r, p in conn.execute(q)}
 
 
 def judge_verdict(db: Database, key: str) -> StoredVerdict:
@@ -260,7 +260,7 @@ def judge_verdicts(db: Database, keys: Iterable[str]) -> dict[str, StoredVerdict
     with db.read() as conn:
         for start in range(0, len(wanted), CHUNK):
             for row in conn.execute(select(t.JudgeVerdictRow).where(
-                    t.JudgeVerdictRow.key.in_(wanted[start:start + CHUNK]))):  # type: ignore[attr-defined]
+                    t.JudgeVerdictRow.key.in_(wanted[start:start + CHUNK]))):
                 out[row.key] = _verdict(row)
     return out
 
@@ -315,7 +315,7 @@ def note_judge_skipped(db: Database, keys: Iterable[str], reason: str) -> None:
     with db.write() as conn:
         for start in range(0, len(wanted), CHUNK):
             conn.execute(update(t.JudgeVerdictRow).where(
-                t.JudgeVerdictRow.key.in_(wanted[start:start + CHUNK]),  # type: ignore[attr-defined]
+                t.JudgeVerdictRow.key.in_(wanted[start:start + CHUNK]),
                 t.JudgeVerdictRow.status == "pending").values(problem=reason, updated_at=now_iso()))
 
 
@@ -324,17 +324,17 @@ def judge_status(db: Database) -> JudgeStatus:
         pending = dict(conn.execute(select(t.JudgeVerdictRow.model, func.count())
                                     .where(t.JudgeVerdictRow.status == "pending")
                                     .group_by(t.JudgeVerdictRow.model)).all())
-        answered = dict(conn.execute(select(t.JudgeVerdictRow.verdict, func.count())
-                                     .where(t.JudgeVerdictRow.status == "answered")
-                                     .group_by(t.JudgeVerdictRow.verdict)).all())
+        answered = {verdict or "": n for verdict, n in conn.execute(
+            select(t.JudgeVerdictRow.verdict, func.count()).where(t.JudgeVerdictRow.status == "answered")
+            .group_by(t.JudgeVerdictRow.verdict))}
         tokens = conn.execute(select(func.coalesce(func.sum(t.JudgeVerdictRow.input_tokens), 0),
                                      func.coalesce(func.sum(t.JudgeVerdictRow.output_tokens), 0),
                                      func.coalesce(func.sum(t.JudgeVerdictRow.cost_usd), 0.0))).one()
         problems = conn.execute(select(t.JudgeVerdictRow.key, t.JudgeVerdictRow.problem)
                                 .where(t.JudgeVerdictRow.status == "pending", t.JudgeVerdictRow.attempts > 0)
-                                .order_by(t.JudgeVerdictRow.updated_at.desc()).limit(5)).all()  # type: ignore[attr-defined]
+                                .order_by(t.JudgeVerdictRow.updated_at.desc()).limit(5)).all()
     return JudgeStatus(pending=pending, answered=answered, input_tokens=int(tokens[0]),
-                       output_tokens=int(tokens[1]), cost_usd=float(tokens[2]),
+                       output_tokens=int(tokens[1]), cost_usd=float(tokens[2] or 0.0),
                        last_problems=tuple((k, p or "") for k, p in problems))
 
 # -- the hand-off to the reviewers' queue -----------------------------------------------------------
@@ -343,8 +343,8 @@ def judge_uses_to_queue(db: Database) -> list[tuple[JudgeUse, StoredVerdict]]:
     """Answered questions whose uses wait for a queue decision: new ones, and ones whose gold case was not
     in the store last time (it may have been imported since)."""
     q = (select(t.JudgeUseRow)
-         .join(t.JudgeVerdictRow, t.JudgeVerdictRow.key == t.JudgeUseRow.verdict_key)  # type: ignore[arg-type]
-         .where(t.JudgeUseRow.queue_state.in_(["waiting", "no_case"]),  # type: ignore[attr-defined]
+         .join(t.JudgeVerdictRow, t.JudgeVerdictRow.key == t.JudgeUseRow.verdict_key)
+         .where(t.JudgeUseRow.queue_state.in_(["waiting", "no_case"]),
                 t.JudgeVerdictRow.status == "answered")
          .order_by(t.JudgeUseRow.created_at, t.JudgeUseRow.verdict_key, t.JudgeUseRow.ref_hash))
     with db.read() as conn:
@@ -381,9 +381,9 @@ def version_with(db: Database, case_id: str) -> str | None:
     with db.read() as conn:
         return conn.scalar(
             select(t.GoldVersionRow.id)
-            .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.version_id == t.GoldVersionRow.id)  # type: ignore[arg-type]
+            .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.version_id == t.GoldVersionRow.id)
             .where(t.GoldVersionCaseRow.case_id == case_id)
-            .order_by(t.GoldVersionRow.created_at.desc(), t.GoldVersionRow.number.desc()).limit(1))  # type: ignore[attr-defined]
+            .order_by(t.GoldVersionRow.created_at.desc(), t.GoldVersionRow.number.desc()).limit(1))
 
 
 def judge_adjudications(db: Database) -> list[Adjudication]:
@@ -412,8 +412,7 @@ def set_judge_model_setting(db: Database, model: str | None, *, actor: str) -> N
         if require_user(conn, actor) != "admin":
             raise PermissionDenied(f"only an admin can change the judge model ({actor!r} is not)")
         before = conn.scalar(select(t.ReviewSettingRow.value).where(t.ReviewSettingRow.key == MODEL_SETTING))
-        conn.execute(t.ReviewSettingRow.__table__.delete().where(  # type: ignore[attr-defined]
-            t.ReviewSettingRow.key == MODEL_SETTING))
+        conn.execute(delete(t.ReviewSettingRow).where(t.ReviewSettingRow.key == MODEL_SETTING))
         if model is not None:
             conn.execute(insert(t.ReviewSettingRow).values(key=MODEL_SETTING, value=canonical.dumps(model),
                                                            updated_at=now_iso(), updated_by=actor))

@@ -171,7 +171,7 @@ def _turn_keys(conn: Connection, transcript_id: str, message_index: int, *,
     """The turn's and its transcript's keys. ``lock`` takes the turn row for the transaction, so saves
     of one turn queue up on PostgreSQL (SQLite's BEGIN IMMEDIATE already serializes writers)."""
     q = (select(t.TurnRow.id, t.TurnRow.transcript_id)
-         .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+         .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)
          .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == message_index))
     row = conn.execute(q.with_for_update(of=t.TurnRow) if lock else q).first()
     if row is None:
@@ -201,7 +201,7 @@ def labels_for_turn(db: Database, transcript_id: str, message_index: int) -> lis
     with db.read() as conn:
         turn_pk, _ = _turn_keys(conn, transcript_id, message_index)
         rows = conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn_pk)
-                            .order_by(t.LabelRow.id)).all()  # type: ignore[arg-type]
+                            .order_by(t.LabelRow.id)).all()
     return [_label_record(transcript_id, message_index, r) for r in rows]
 
 
@@ -333,7 +333,7 @@ def _materialize_gold(conn: Connection, transcript: Transcript, source: str, mes
     rows = conn.execute(
         select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
         .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
-        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
+        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()
     if not rows:
         if existing is not None:
             withdraw_gold(conn, case_id, actor=actor, note="its only submitted label was reopened")
@@ -445,7 +445,7 @@ def _materialize_trajectory(conn: Connection, transcript: Transcript, source: st
     rows = conn.execute(
         select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
         .where(t.TrajectoryLabelRow.transcript_id == pk, t.TrajectoryLabelRow.status == "submitted")
-        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()  # type: ignore[arg-type]
+        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()
     if not rows:
         if existing is not None:
             withdraw_gold(conn, case_id, actor=actor, note="its only submitted label was reopened")
@@ -472,7 +472,7 @@ def turn_states(db: Database, transcript_id: str, annotator: str | None = None) 
         turns = conn.execute(
             select(t.TurnRow.id, t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
                    t.TurnRow.observed)
-            .where(t.TurnRow.transcript_id == pk).order_by(t.TurnRow.ordinal)).all()  # type: ignore[arg-type]
+            .where(t.TurnRow.transcript_id == pk).order_by(t.TurnRow.ordinal)).all()
         mine = dict(conn.execute(
             select(t.LabelRow.turn_id, t.LabelRow.status)
             .where(t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator)).all()) if annotator else {}
@@ -486,21 +486,21 @@ def turn_states(db: Database, transcript_id: str, annotator: str | None = None) 
 
 def _queue_query(db: Database, annotator: str, f: QueueFilter) -> Any:
     tr = t.TranscriptRow
-    q = select(tr.id, tr.external_id, tr.source, tr.title, tr.n_turns).order_by(tr.id)  # type: ignore[arg-type]
+    q = select(tr.id, tr.external_id, tr.source, tr.title, tr.n_turns).order_by(tr.id)
     if f.source:
         q = q.where(tr.source == f.source)
     if f.search:
         like = f"%{f.search}%"
-        q = q.where(tr.external_id.like(like) | tr.title.like(like))  # type: ignore[attr-defined]
+        q = q.where(tr.external_id.like(like) | tr.title.like(like))
     if f.tool:
-        q = q.where(tr.id.in_(  # type: ignore[union-attr]
+        q = q.where(tr.id.in_(
             select(t.TranscriptToolRow.transcript_id)
-            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)  # type: ignore[arg-type]
+            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)
             .where(t.ToolSchemaRow.name == f.tool)))
     if f.tag:
-        q = q.where(tr.external_id.in_(  # type: ignore[attr-defined]
+        q = q.where(tr.external_id.in_(
             select(t.GoldCaseRow.conversation_id)
-            .join(t.GoldCaseTagRow, t.GoldCaseTagRow.case_id == t.GoldCaseRow.id)  # type: ignore[arg-type]
+            .join(t.GoldCaseTagRow, t.GoldCaseTagRow.case_id == t.GoldCaseRow.id)
             .where(t.GoldCaseTagRow.tag == f.tag)))
     if f.status == "unlabeled":
         gold_at_turn = (select(t.GoldCaseRow.id)
@@ -527,16 +527,16 @@ def queue(db: Database, annotator: str, f: QueueFilter = QueueFilter(), *, limit
         ext = [r.external_id for r in rows]
         done = dict(conn.execute(
             select(t.GoldCaseRow.conversation_id, func.count(func.distinct(t.GoldCaseRow.turn)))
-            .where(t.GoldCaseRow.conversation_id.in_(ext), t.GoldCaseRow.kind == "turn")  # type: ignore[union-attr]
+            .where(t.GoldCaseRow.conversation_id.in_(ext), t.GoldCaseRow.kind == "turn")
             .group_by(t.GoldCaseRow.conversation_id)).all())
         drafts = dict(conn.execute(
             select(t.LabelRow.transcript_id, func.count())
-            .where(t.LabelRow.transcript_id.in_(pks), t.LabelRow.annotator == annotator,  # type: ignore[attr-defined]
+            .where(t.LabelRow.transcript_id.in_(pks), t.LabelRow.annotator == annotator,
                    t.LabelRow.status == "draft")
             .group_by(t.LabelRow.transcript_id)).all())
         leases = dict(conn.execute(
             select(t.LeaseRow.transcript_id, t.LeaseRow.holder)
-            .where(t.LeaseRow.transcript_id.in_(pks), t.LeaseRow.expires_at > stamp)).all())  # type: ignore[attr-defined]
+            .where(t.LeaseRow.transcript_id.in_(pks), t.LeaseRow.expires_at > stamp)).all())
     return [QueueItem(r.external_id, r.source, r.title, r.n_turns, min(done.get(r.external_id, 0), r.n_turns),
                       drafts.get(r.id, 0), leases.get(r.id)) for r in rows]
 
@@ -554,12 +554,12 @@ def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status
         conn.execute(delete(t.LeaseRow).where(t.LeaseRow.expires_at <= stamp))
         others = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder != annotator)
         mine = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder == annotator)
-        q = _queue_query(db, annotator, f).where(t.TranscriptRow.id.not_in(others))  # type: ignore[union-attr]
+        q = _queue_query(db, annotator, f).where(t.TranscriptRow.id.not_in(others))
         if skip:
             q = q.where(t.TranscriptRow.external_id != skip)
         # PostgreSQL: a candidate another claimer is taking right now is skipped, not waited for.
         q = q.with_for_update(of=t.TranscriptRow, skip_locked=True)
-        row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()  # type: ignore[union-attr]
+        row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()
                or conn.execute(q.limit(1)).first())
         if row is None:
             return None
@@ -594,7 +594,7 @@ def lease(db: Database, transcript_id: str, *, now: datetime | None = None) -> L
     with db.read() as conn:
         row = conn.execute(
             select(t.LeaseRow.holder, t.LeaseRow.expires_at)
-            .join(t.TranscriptRow, t.TranscriptRow.id == t.LeaseRow.transcript_id)  # type: ignore[arg-type]
+            .join(t.TranscriptRow, t.TranscriptRow.id == t.LeaseRow.transcript_id)
             .where(t.TranscriptRow.external_id == transcript_id, t.LeaseRow.expires_at > stamp)).first()
     return Lease(transcript_id, row.holder, row.expires_at) if row else None
 

@@ -176,11 +176,11 @@ def review_queue(db: Database, *, actor: str, kinds: Sequence[str] | None = None
                  include_resolved: bool = False, limit: int = 500) -> list[ReviewItem]:
     """Items awaiting a decision (escalated ones first), for reviewers and admins."""
     q = select(t.ReviewItemRow).order_by(
-        (t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id).limit(limit)  # type: ignore[arg-type]
+        (t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id).limit(limit)
     if not include_resolved:
         q = q.where(t.ReviewItemRow.status != "resolved")
     if kinds:
-        q = q.where(t.ReviewItemRow.kind.in_(list(kinds)))  # type: ignore[attr-defined]
+        q = q.where(t.ReviewItemRow.kind.in_(list(kinds)))
     with db.read() as conn:
         require_role(conn, actor, REVIEWER_ROLES, "see the review queue")
         return [review_item(r) for r in conn.execute(q)]
@@ -247,7 +247,7 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
             preselected = f"label:{agreeing[0]}"
             fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
     if live is not None and (turn is None or item.kind in STANDING_KINDS or not candidates):
-        candidates.insert(0, ReviewCandidate("gold", f"Gold ({live_row.status})", live, (),
+        candidates.insert(0, ReviewCandidate("gold", f"Gold ({live_row.status if live_row else ''})", live, (),
                                              live.provenance.annotators, False, live.rationale))
     base = live or (_frozen_case(conn, item) if item.kind == "judge_mismatch" else None)
     if item.kind == "judge_mismatch" and base is not None:
@@ -274,7 +274,7 @@ def _agreeing(cases: Mapping[str, GoldCase], annotator: str) -> tuple[str, ...]:
 def _observed_candidate(conn: Connection, transcript_id: str, message_index: int,
                         observed: list[dict[str, Any]], like: GoldCase | None) -> ReviewCandidate:
     """What the agent did, as a gold case (tags and reference time from ``like``)."""
-    transcript, source = load_transcript(conn, transcript_id)  # type: ignore[attr-defined]
+    transcript, source = load_transcript(conn, transcript_id)
     body = LabelBody(decision="same" if observed else "no_call", calls=observed_as_calls(observed),
                      tags=like.tags if like else (), reference_time=like.reference_time if like else None,
                      split=like.split if like else "regression")
@@ -293,7 +293,7 @@ def _frozen_case(conn: Connection, item: ReviewItem) -> GoldCase | None:
         return None
     body = conn.scalar(
         select(t.GoldBlobRow.body)
-        .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)  # type: ignore[arg-type]
+        .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)
         .where(t.GoldVersionCaseRow.version_id == version, t.GoldVersionCaseRow.case_id == item.ref))
     return GoldCase.model_validate_json(stamp(body, version)) if body else None
 
@@ -310,7 +310,7 @@ def _turn_of(conn: Connection, ref: str) -> tuple[int, str, int, list[dict[str, 
         transcript_id, index = named.conversation_id, str(named.turn)
     row = conn.execute(
         select(t.TurnRow.id, t.TurnRow.observed, t.TurnRow.observed_behavior)
-        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)
         .where(t.TranscriptRow.external_id == transcript_id, t.TurnRow.message_index == int(index))).first()
     if row is None:
         return None
@@ -407,7 +407,7 @@ def _close_label_items(conn: Connection, row: Any, actor: str, comment: str) -> 
     for other in conn.scalars(select(t.ReviewItemRow.id).where(
             t.ReviewItemRow.ref == row.ref, t.ReviewItemRow.id != row.id,
             t.ReviewItemRow.status != "resolved",
-            t.ReviewItemRow.kind.in_([*LABEL_KINDS, CHANGED_AFTER_APPROVAL, DISPUTES_IMPORT]))):  # type: ignore[attr-defined]
+            t.ReviewItemRow.kind.in_([*LABEL_KINDS, CHANGED_AFTER_APPROVAL, DISPUTES_IMPORT]))):
         close_item(conn, other, actor=actor, decision="settled", comment=comment)
 
 
@@ -430,13 +430,14 @@ def _requeue(conn: Connection, ref: str, *, actor: str, comment: str) -> list[st
     turn = _turn_of(conn, ref)
     labels = conn.execute(select(t.LabelRow).where(t.LabelRow.turn_id == turn[0],
                                                    t.LabelRow.status == "submitted")
-                          .order_by(t.LabelRow.id)).all() if turn else []  # type: ignore[arg-type]
+                          .order_by(t.LabelRow.id)).all() if turn else []
+    transcript_id, message_index = (turn[1], turn[2]) if turn else ("", 0)
     stamped = now_iso()
     for label in labels:
         conn.execute(update(t.LabelRow).where(t.LabelRow.id == label.id).values(
             status="draft", version=label.version + 1, updated_at=stamped, submitted_at=None))
         audit(conn, actor=actor, action="label.requeue", entity="label",
-              entity_id=label_key(turn[1], turn[2], label.annotator),  # type: ignore[index]
+              entity_id=label_key(transcript_id, message_index, label.annotator),
               before={"status": "submitted", "version": label.version},
               after={"status": "draft", "version": label.version + 1}, note=comment)
     live = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status)
@@ -549,7 +550,7 @@ def _waiting_for_overlap(conn: Connection, overlap: Overlap) -> set[str]:
               .group_by(t.LabelRow.turn_id).subquery())
     rows = conn.execute(
         select(t.TranscriptRow.external_id, t.TurnRow.message_index)
-        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)
         .outerjoin(counts, counts.c.turn_id == t.TurnRow.id)
         .where(in_sample(overlap), func.coalesce(counts.c.n, 0) < overlap.annotators)).all()
     return {gold_case_id(tid, index) for tid, index in rows}
@@ -566,8 +567,8 @@ def agreement_labels(db: Database, *, actor: str) -> dict[str, dict[str, GoldCas
                   .group_by(t.LabelRow.turn_id).having(func.count() >= 2))
         turns = conn.execute(
             select(t.TurnRow.id, t.TranscriptRow.external_id, t.TurnRow.message_index)
-            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
-            .where(t.TurnRow.id.in_(shared))  # type: ignore[union-attr]
+            .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)
+            .where(t.TurnRow.id.in_(shared))
             .order_by(t.TranscriptRow.external_id, t.TurnRow.message_index)).all()
         loaded: dict[str, Any] = {}
         out = {}
@@ -591,7 +592,7 @@ def review_item_for(db: Database, ref: str) -> ReviewItem | None:
     with db.read() as conn:
         row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.ref == ref,
                                                          t.ReviewItemRow.status != "resolved")
-                           .order_by((t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id)  # type: ignore[arg-type]
+                           .order_by((t.ReviewItemRow.status != "escalated"), t.ReviewItemRow.id)
                            .limit(1)).first()
     return review_item(row) if row else None
 
@@ -600,7 +601,7 @@ def returned_to(db: Database, annotator: str, *, limit: int = 50) -> list[Review
     """Items a reviewer rejected and sent back to this annotator, newest first."""
     with db.read() as conn:
         rows = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.decision == "reject")
-                            .order_by(t.ReviewItemRow.id.desc()).limit(limit * 10)).all()  # type: ignore[union-attr]
+                            .order_by(t.ReviewItemRow.id.desc()).limit(limit * 10)).all()
     items = [review_item(r) for r in rows]
     return [i for i in items if annotator in i.payload.get("requeued", ())][:limit]
 

@@ -275,7 +275,7 @@ def save_run(db: Database, report: Report, meta: RunMeta, gold: GoldFingerprint,
                 raise GoldVersionConflict(
                     f"gold version {version!r} was saved before with other content (digest {other[:12]}, "
                     f"this gold {gold.digest[:12]}); name this gold set's version differently")
-            pk = conn.execute(insert(t.RunRow).returning(t.RunRow.id), [row]).scalar_one()  # type: ignore[arg-type]
+            pk = conn.execute(insert(t.RunRow).returning(t.RunRow.id), [row]).scalar_one()
             _save_aggregates(conn, pk, report)
             saved = _save_outcomes(conn, pk, outcomes)
             if saved != totals.results:
@@ -344,7 +344,7 @@ def _save_outcomes(conn: Connection, pk: int, outcomes: Iterable[CaseOutcome]) -
                     "code": e.code.value, "pattern": pattern_of(e)[1], "tool": e.tool, "arg": e.arg}
         if golds:
             known = set(conn.scalars(select(t.RunGoldCaseRow.digest).where(
-                t.RunGoldCaseRow.digest.in_(list(golds)))))  # type: ignore[attr-defined]
+                t.RunGoldCaseRow.digest.in_(list(golds)))))
             fresh = [g for digest, g in golds.items() if digest not in known]
             if fresh:
                 conn.execute(insert(t.RunGoldCaseRow), fresh)
@@ -361,10 +361,10 @@ def delete_run(db: Database, run_id: str) -> None:
         pk = _run_pk(conn, run_id)
         for table in (t.RunCaseErrorRow, t.RunCaseToolRow, t.RunCaseRow, t.RunPatternRow, t.RunConfusionRow,
                       t.RunGroupRow, t.RunMetricRow):
-            conn.execute(delete(table).where(table.run_pk == pk))  # type: ignore[attr-defined]
-        conn.execute(delete(t.RunRow).where(t.RunRow.id == pk))  # type: ignore[arg-type]
-        still_used = select(t.RunCaseRow.gold_digest).where(t.RunCaseRow.gold_digest.is_not(None))  # type: ignore[union-attr]
-        conn.execute(delete(t.RunGoldCaseRow).where(t.RunGoldCaseRow.digest.not_in(still_used)))  # type: ignore[attr-defined]
+            conn.execute(delete(table).where(table.run_pk == pk))
+        conn.execute(delete(t.RunRow).where(t.RunRow.id == pk))
+        still_used = select(t.RunCaseRow.gold_digest).where(t.RunCaseRow.gold_digest.is_not(None))
+        conn.execute(delete(t.RunGoldCaseRow).where(t.RunGoldCaseRow.digest.not_in(still_used)))
 
 # -- runs -------------------------------------------------------------------------------------
 
@@ -386,12 +386,12 @@ def _infos(conn: Connection, where: Any = None, *, newest_first: bool = False,
     if where is not None:
         q = q.where(where)
     if newest_first:
-        q = q.order_by(t.RunRow.created_at.desc(), t.RunRow.id.desc())  # type: ignore[attr-defined, union-attr]
+        q = q.order_by(t.RunRow.created_at.desc(), t.RunRow.id.desc())
     else:
-        q = q.order_by(t.RunRow.created_at, t.RunRow.id)  # type: ignore[arg-type]
+        q = q.order_by(t.RunRow.created_at, t.RunRow.id)
     if limit is not None:
         q = q.limit(limit)
-    return [RunInfo(*row) for row in conn.execute(q)]
+    return [RunInfo(**row._asdict()) for row in conn.execute(q)]
 
 
 def get_run(db: Database, run_id: str) -> RunInfo:
@@ -458,7 +458,7 @@ def history(db: Database, gold_version: str | None = None, *, run_ids: Sequence[
     ``run_ids``, which must share one gold version."""
     with db.read() as conn:
         if run_ids is not None:
-            runs = _infos(conn, t.RunRow.run_id.in_(list(run_ids)))  # type: ignore[attr-defined]
+            runs = _infos(conn, t.RunRow.run_id.in_(list(run_ids)))
             missing = sorted(set(run_ids) - {r.run_id for r in runs})
             if missing:
                 raise RunNotFound(f"no saved run with id {missing[0]!r}")
@@ -472,13 +472,13 @@ def history(db: Database, gold_version: str | None = None, *, run_ids: Sequence[
             runs = _infos(conn, t.RunRow.gold_version == gold_version, newest_first=True, limit=limit)
             runs.reverse()
         pks = list(conn.scalars(select(t.RunRow.id).where(
-            t.RunRow.run_id.in_([r.run_id for r in runs]))))  # type: ignore[attr-defined]
+            t.RunRow.run_id.in_([r.run_id for r in runs]))))
         metrics = [MetricPoint(*row) for row in conn.execute(
             select(t.RunRow.run_id, t.RunMetricRow.metric, t.RunMetricRow.value, t.RunMetricRow.count,
                    t.RunMetricRow.total)
-            .join(t.RunRow, t.RunRow.id == t.RunMetricRow.run_pk)  # type: ignore[arg-type]
-            .where(t.RunMetricRow.run_pk.in_(pks)))]  # type: ignore[attr-defined]
-        groups = _groups(conn, t.RunGroupRow.run_pk.in_(pks))  # type: ignore[attr-defined]
+            .join(t.RunRow, t.RunRow.id == t.RunMetricRow.run_pk)
+            .where(t.RunMetricRow.run_pk.in_(pks)))]
+        groups = _groups(conn, t.RunGroupRow.run_pk.in_(pks))
     others = tuple(g for g in gold_versions(db) if g.gold_version != gold_version)
     return History(gold_version=gold_version or "", runs=tuple(runs), metrics=tuple(metrics),
                    groups=tuple(groups), other_versions=others)
@@ -488,7 +488,7 @@ def _groups(conn: Connection, where: Any) -> list[GroupPoint]:
     g = t.RunGroupRow
     q = (select(t.RunRow.run_id, g.kind, g.name, g.results, g.passed, g.selection_ok, g.selection_n,
                 g.arguments_ok, g.arguments_n, g.sequencing_ok, g.sequencing_n)
-         .join(t.RunRow, t.RunRow.id == g.run_pk).where(where))  # type: ignore[arg-type]
+         .join(t.RunRow, t.RunRow.id == g.run_pk).where(where))
     out = []
     for run_id, kind, name, results, passed, so, sn, ao, an, qo, qn in conn.execute(q):
         out.append(GroupPoint(run_id=run_id, kind=kind, name=name, results=results, passed=passed,
@@ -565,16 +565,15 @@ def case_detail(db: Database, run_id: str, case_id: str, trial: int = 0) -> Case
     with db.read() as conn:
         pk = _run_pk(conn, run_id)
         row = conn.execute(select(*_SUMMARY, c.result, c.actual, t.RunGoldCaseRow.body)
-                           .outerjoin(t.RunGoldCaseRow, t.RunGoldCaseRow.digest == c.gold_digest)  # type: ignore[arg-type]
+                           .outerjoin(t.RunGoldCaseRow, t.RunGoldCaseRow.digest == c.gold_digest)
                            .where(c.run_pk == pk, c.case_id == case_id, c.trial == trial)).first()
     if row is None:
         raise RunHistoryError(f"run {run_id!r} has no result for case {case_id!r} trial {trial}")
-    result, actual, gold = row[-3:]
     return CaseDetail(
         run_id=run_id, summary=_summary(row[:-3]),
-        result=CaseResult.model_validate_json(result) if result else None,
-        gold=parse_record(parse_json_text(gold), expect=GoldCase) if gold else None,
-        actual=parse_record(parse_json_text(actual), expect=RunRecord) if actual else None)
+        result=CaseResult.model_validate_json(row.result) if row.result else None,
+        gold=parse_record(parse_json_text(row.body), expect=GoldCase) if row.body else None,
+        actual=parse_record(parse_json_text(row.actual), expect=RunRecord) if row.actual else None)
 
 # -- comparing two runs -----------------------------------------------------------------------
 
@@ -582,7 +581,7 @@ def diff_runs(db: Database, before: str, after: str, *, limit: int = DIFF_LIST_L
     """Pair the results of two runs on the same gold version by (case id, trial): fixed, broken and
     still failing cases, and the exact McNemar test on the discordant pairs."""
     with db.read() as conn:
-        found = {r.run_id: r for r in _infos(conn, t.RunRow.run_id.in_([before, after]))}  # type: ignore[attr-defined]
+        found = {r.run_id: r for r in _infos(conn, t.RunRow.run_id.in_([before, after]))}
         for run_id in (before, after):
             if run_id not in found:
                 raise RunNotFound(f"no saved run with id {run_id!r} (toolgold runs list shows the saved runs)")
@@ -590,7 +589,7 @@ def diff_runs(db: Database, before: str, after: str, *, limit: int = DIFF_LIST_L
         if a_info.gold_version != b_info.gold_version:
             raise GoldVersionMismatch([(before, a_info.gold_version), (after, b_info.gold_version)])
         a_pk, b_pk = _run_pk(conn, before), _run_pk(conn, after)
-        a, b = t.RunCaseRow.__table__.alias("a"), t.RunCaseRow.__table__.alias("b")  # type: ignore[attr-defined]
+        a, b = t.RunCaseRow.__table__.alias("a"), t.RunCaseRow.__table__.alias("b")
         paired = and_(a.c.case_id == b.c.case_id, a.c.trial == b.c.trial)
         a_pass, b_pass = a.c.status == "pass", b.c.status == "pass"
         counts = conn.execute(
@@ -605,7 +604,7 @@ def diff_runs(db: Database, before: str, after: str, *, limit: int = DIFF_LIST_L
             .select_from(a.join(b, paired))
             .where(a.c.run_pk == a_pk, b.c.run_pk == b_pk, ~and_(a_pass, b_pass))).all()
         sizes = dict(conn.execute(select(t.RunCaseRow.run_pk, func.count()).where(
-            t.RunCaseRow.run_pk.in_([a_pk, b_pk])).group_by(t.RunCaseRow.run_pk)).all())  # type: ignore[attr-defined]
+            t.RunCaseRow.run_pk.in_([a_pk, b_pk])).group_by(t.RunCaseRow.run_pk)).all())
     lists: dict[str, list[DiffCase]] = {"fixed": [], "broken": [], "still": []}
     for case_id, trial, was, now, was_codes, now_codes in changed:
         item = DiffCase(case_id, trial, was, now, _json_list(was_codes), _json_list(now_codes))

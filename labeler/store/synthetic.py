@@ -83,7 +83,7 @@ def synthetic_candidates(db: Database, *, limit: int = 200) -> SyntheticCandidat
     labeled = exists(select(t.GoldCaseRow.id).where(and_(
         t.GoldCaseRow.conversation_id == tr.external_id, t.GoldCaseRow.kind == "turn",
         t.GoldCaseRow.turn == tr.n_messages)))
-    q = select(tr.external_id, tr.title, labeled).where(tr.source == SYNTHETIC).order_by(tr.id)  # type: ignore[arg-type]
+    q = select(tr.external_id, tr.title, labeled).where(tr.source == SYNTHETIC).order_by(tr.id)
     with db.read() as conn:
         rows = conn.execute(q).all()
     kinds: Counter[str] = Counter()

@@ -148,16 +148,16 @@ def _import_transcripts(conn: Connection, batch: Sequence[ImportItem], result: I
     for item in batch:
         tr = item.record
         assert isinstance(tr, Transcript)
-        body = to_json(tr)
-        tools = [_tool_canonical(tool) for tool in body.pop("tools")]
-        text = canonical.dumps(body)
+        record = to_json(tr)
+        tools = [_tool_canonical(tool) for tool in record.pop("tools")]
+        text = canonical.dumps(record)
         # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
         digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
         prepared.append((item, tr, text, tools, digest))
     ids = [p[1].id for p in prepared]
     existing = dict(conn.execute(
         select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash)
-        .where(t.TranscriptRow.external_id.in_(ids))  # type: ignore[attr-defined]
+        .where(t.TranscriptRow.external_id.in_(ids))
     ).all())
     seen_in_batch: dict[str, str] = {}
     rows, tool_links, new = [], [], []
@@ -183,7 +183,7 @@ def _import_transcripts(conn: Connection, batch: Sequence[ImportItem], result: I
     if not rows:
         return
     id_of = {ext: pk for pk, ext in conn.execute(
-        insert(t.TranscriptRow).returning(t.TranscriptRow.id, t.TranscriptRow.external_id),  # type: ignore[arg-type]
+        insert(t.TranscriptRow).returning(t.TranscriptRow.id, t.TranscriptRow.external_id),
         rows)}
     _ensure_tool_schemas(conn, [tool for _, tools in new for tool in tools])
     turn_rows = []
@@ -217,7 +217,7 @@ def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) ->
     if not by_hash:
         return
     known = set(conn.scalars(select(t.ToolSchemaRow.hash).where(
-        t.ToolSchemaRow.hash.in_(list(by_hash)))))  # type: ignore[attr-defined]
+        t.ToolSchemaRow.hash.in_(list(by_hash)))))
     fresh = [{"hash": h, "name": name, "body": text, "first_seen": now_iso()}
              for h, (name, text) in by_hash.items() if h not in known]
     if fresh:
@@ -229,7 +229,7 @@ def _import_gold(conn: Connection, batch: Sequence[ImportItem], result: ImportRe
     ids = [i.record.id for i in batch]
     existing = dict(conn.execute(
         select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash)
-        .where(t.GoldCaseRow.id.in_(ids))  # type: ignore[attr-defined]
+        .where(t.GoldCaseRow.id.in_(ids))
     ).all())
     seen: dict[str, str] = {}
     rows, tag_rows = [], []
@@ -276,12 +276,12 @@ def list_transcripts(db: Database, *, source: str | None = None, search: str | N
         t.TranscriptRow.external_id, t.TranscriptRow.source, t.TranscriptRow.title,
         t.TranscriptRow.n_messages, t.TranscriptRow.n_turns, t.TranscriptRow.n_tool_calls,
         gold_count, t.TranscriptRow.started_at,
-    ).order_by(t.TranscriptRow.id).limit(limit).offset(offset)  # type: ignore[arg-type]
+    ).order_by(t.TranscriptRow.id).limit(limit).offset(offset)
     if source:
         q = q.where(t.TranscriptRow.source == source)
     if search:
         like = f"%{search}%"
-        q = q.where(t.TranscriptRow.external_id.like(like) | t.TranscriptRow.title.like(like))  # type: ignore[attr-defined]
+        q = q.where(t.TranscriptRow.external_id.like(like) | t.TranscriptRow.title.like(like))
     with db.read() as conn:
         return [TranscriptSummary(*row) for row in conn.execute(q)]
 
@@ -304,17 +304,17 @@ def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
         pk = row.id
         tools = [ToolSpec.model_validate_json(b) for b in conn.scalars(
             select(t.ToolSchemaRow.body)
-            .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)  # type: ignore[arg-type]
+            .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
             .where(t.TranscriptToolRow.transcript_id == pk)
-            .order_by(t.TranscriptToolRow.position))]  # type: ignore[arg-type]
+            .order_by(t.TranscriptToolRow.position))]
         turns = conn.execute(
             select(t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
                    t.TurnRow.n_calls)
-            .where(t.TurnRow.transcript_id == pk).order_by(t.TurnRow.ordinal)).all()  # type: ignore[arg-type]
+            .where(t.TurnRow.transcript_id == pk).order_by(t.TurnRow.ordinal)).all()
         gold = conn.execute(
             select(t.GoldCaseRow.turn, t.GoldCaseRow.id)
             .where(t.GoldCaseRow.conversation_id == external_id)
-            .order_by(t.GoldCaseRow.id)).all()  # type: ignore[arg-type]
+            .order_by(t.GoldCaseRow.id)).all()
     body = json.loads(row.body)
     transcript = Transcript.model_validate({**body, "tools": [to_json(x) for x in tools]})
     by_turn: dict[int | None, list[str]] = {}
@@ -328,13 +328,13 @@ def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
 # -- gold cases -------------------------------------------------------------------------------
 
 def _gold_query(split: str | None, status: str | None, tag: str | None) -> Any:
-    q = select(t.GoldCaseRow.body).order_by(t.GoldCaseRow.id)  # type: ignore[arg-type]
+    q = select(t.GoldCaseRow.body).order_by(t.GoldCaseRow.id)
     if split:
         q = q.where(t.GoldCaseRow.split == split)
     if status:
         q = q.where(t.GoldCaseRow.status == status)
     if tag:
-        q = q.where(t.GoldCaseRow.id.in_(  # type: ignore[attr-defined]
+        q = q.where(t.GoldCaseRow.id.in_(
             select(t.GoldCaseTagRow.case_id).where(t.GoldCaseTagRow.tag == tag)))
     return q
 
@@ -383,21 +383,21 @@ def coverage(db: Database, *, status: str | None = None) -> Coverage:
     cases = select(t.GoldCaseRow.id).where(t.GoldCaseRow.kind == "turn")
     if status:
         cases = cases.where(t.GoldCaseRow.status == status)
-    in_cases = t.GoldCaseTagRow.case_id.in_(cases)  # type: ignore[attr-defined]
+    in_cases = t.GoldCaseTagRow.case_id.in_(cases)
     adversarial_tags = select(t.TagRow.tag).where(t.TagRow.adversarial == True)  # noqa: E712
     with db.read() as conn:
         by_behavior = dict(conn.execute(
-            select(t.GoldCaseRow.behavior, func.count()).where(t.GoldCaseRow.id.in_(cases))  # type: ignore[attr-defined]
+            select(t.GoldCaseRow.behavior, func.count()).where(t.GoldCaseRow.id.in_(cases))
             .group_by(t.GoldCaseRow.behavior)).all())
         by_tag = dict(conn.execute(select(t.GoldCaseTagRow.tag, func.count()).where(in_cases)
                                    .group_by(t.GoldCaseTagRow.tag)).all())
         happy = conn.scalar(select(func.count(func.distinct(t.GoldCaseTagRow.case_id)))
                             .where(in_cases, t.GoldCaseTagRow.tag == "happy_path")) or 0
         adversarial = conn.scalar(select(func.count(func.distinct(t.GoldCaseTagRow.case_id)))
-                                  .where(in_cases, t.GoldCaseTagRow.tag.in_(adversarial_tags))) or 0  # type: ignore[attr-defined]
+                                  .where(in_cases, t.GoldCaseTagRow.tag.in_(adversarial_tags))) or 0
         by_tool: dict[str, int] = {}
         bodies = conn.execution_options(yield_per=2000).execute(
-            select(t.GoldCaseRow.body).where(t.GoldCaseRow.id.in_(cases), t.GoldCaseRow.behavior == "call"))  # type: ignore[attr-defined]
+            select(t.GoldCaseRow.body).where(t.GoldCaseRow.id.in_(cases), t.GoldCaseRow.behavior == "call"))
         for (body,) in bodies:
             for name in {c["name"] for c in json.loads(body)["expected"]["calls"]}:
                 by_tool[name] = by_tool.get(name, 0) + 1

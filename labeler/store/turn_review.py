@@ -29,7 +29,7 @@ from labeler.labels import (
 )
 from labeler.store import tables as t
 from labeler.store.common import audit, load_transcript
-from labeler.store.engine import now_iso, parse_iso
+from labeler.store.engine import StoreError, now_iso, parse_iso
 from scorer import canonical
 from scorer.agreement import disagreeing_fields, label_ratings
 from scorer.model import GoldCase, Transcript
@@ -77,7 +77,7 @@ def enqueue(conn: Connection, kind: str, ref: str, payload: str, actor: str) -> 
         return review_item(row)
     values = {"kind": kind, "ref": ref, "status": "open", "payload": payload, "created_at": now_iso(),
               "created_by": actor}
-    new_id = conn.execute(insert(t.ReviewItemRow).values(**values).returning(t.ReviewItemRow.id)).scalar_one()  # type: ignore[arg-type]
+    new_id = conn.execute(insert(t.ReviewItemRow).values(**values).returning(t.ReviewItemRow.id)).scalar_one()
     audit(conn, actor=actor, action="review.enqueue", entity="review_item", entity_id=ref,
           after={"item": new_id, "kind": kind, "payload": json.loads(payload)})
     return ReviewItem(new_id, kind, ref, "open", json.loads(payload), values["created_at"], actor)
@@ -86,6 +86,8 @@ def enqueue(conn: Connection, kind: str, ref: str, payload: str, actor: str) -> 
 def close_item(conn: Connection, item_id: int, *, actor: str, decision: str, comment: str | None,
                extra: Mapping[str, Any] | None = None) -> None:
     row = conn.execute(select(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)).first()
+    if row is None:
+        raise StoreError(f"no review item {item_id}")
     stamped = now_iso()
     values: dict[str, Any] = {"status": "resolved", "decided_at": stamped, "decided_by": actor,
                               "decision": decision, "comment": comment}
@@ -101,7 +103,7 @@ def close_item(conn: Connection, item_id: int, *, actor: str, decision: str, com
 def _open_item(conn: Connection, kind: str, ref: str) -> Any:
     return conn.execute(select(t.ReviewItemRow).where(
         t.ReviewItemRow.kind == kind, t.ReviewItemRow.ref == ref,
-        t.ReviewItemRow.status != "resolved").order_by(t.ReviewItemRow.id)).first()  # type: ignore[arg-type]
+        t.ReviewItemRow.status != "resolved").order_by(t.ReviewItemRow.id)).first()
 
 
 # -- the labels of one turn -----------------------------------------------------------------------------
@@ -111,9 +113,9 @@ def submitted_cases(conn: Connection, turn_pk: int, transcript_id: str, message_
     """Each annotator's submitted label of a turn as a gold case (None when it no longer builds), whether
     it is flagged unsure, and what keeps it from building; in order of submission."""
     rows = conn.execute(
-        select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
+        select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at, t.LabelRow.updated_at)
         .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
-        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
+        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()
     if not rows:
         return {}
     cache = loaded if loaded is not None else {}
@@ -121,12 +123,12 @@ def submitted_cases(conn: Connection, turn_pk: int, transcript_id: str, message_
         cache[transcript_id] = load_transcript(conn, transcript_id)
     transcript, source = cache[transcript_id]
     out: dict[str, tuple[GoldCase | None, bool, list[str]]] = {}
-    for annotator, text, submitted_at in rows:
+    for annotator, text, submitted_at, updated_at in rows:
         body = LabelBody.model_validate_json(text)
         try:
             case: GoldCase | None = gold_case(
                 body, transcript=transcript, message_index=message_index, annotators=(annotator,),
-                labeled_at=parse_iso(submitted_at), source=source)
+                labeled_at=parse_iso(submitted_at or updated_at), source=source)  # a submitted label has both
             found: list[str] = []
         except LabelIncomplete as exc:
             case, found = None, exc.problems
@@ -206,7 +208,7 @@ def _reasons(conn: Connection, turn_pk: int, transcript_id: str, message_index: 
     submitted = conn.execute(
         select(t.LabelRow.annotator, t.LabelRow.unsure)
         .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
-        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()  # type: ignore[arg-type]
+        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()
     wanted: dict[str, dict[str, Any]] = {}
     if len(submitted) >= 2:  # only then is there anything to compare (and a transcript worth parsing)
         labels = submitted_cases(conn, turn_pk, transcript_id, message_index, loaded)
@@ -319,11 +321,11 @@ def turns_needing_sync(conn: Connection) -> list[tuple[int, str, int]]:
     labeled = (select(t.LabelRow.turn_id).where(t.LabelRow.status == "submitted").group_by(t.LabelRow.turn_id)
                .having((func.count() >= 2) | (func.max(cast(t.LabelRow.unsure, Integer)) == 1)))
     open_refs = select(t.ReviewItemRow.ref).where(t.ReviewItemRow.status != "resolved",
-                                                  t.ReviewItemRow.kind.in_(LABEL_KINDS))  # type: ignore[attr-defined]
+                                                  t.ReviewItemRow.kind.in_(LABEL_KINDS))
     rows = conn.execute(
         select(t.TurnRow.id, t.TranscriptRow.external_id, t.TurnRow.message_index)
-        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)  # type: ignore[arg-type]
-        .where(((t.TurnRow.id.in_(labeled)) & ref.in_(undecided)) | ref.in_(open_refs))  # type: ignore[union-attr]
+        .join(t.TranscriptRow, t.TranscriptRow.id == t.TurnRow.transcript_id)
+        .where(((t.TurnRow.id.in_(labeled)) & ref.in_(undecided)) | ref.in_(open_refs))
         .order_by(t.TurnRow.id)).all()
     return [(int(pk), str(tid), int(index)) for pk, tid, index in rows]
 

@@ -58,11 +58,12 @@ def set_user(db: Database, name: str, *, role: str | None = None, active: bool |
             raise StoreError(f"no user named {name!r}")
         if name == actor and (role not in (None, "admin") or active is False):
             raise PermissionDenied("an admin cannot demote or disable themselves (ask another admin)")
-        after = {"role": role or row.role, "active": row.active if active is None else active}
+        new_role, new_active = role or row.role, row.active if active is None else active
+        after = {"role": new_role, "active": new_active}
         conn.execute(update(t.UserRow).where(t.UserRow.name == name).values(**after))
         audit(conn, actor=actor, action="user.change", entity="user", entity_id=name,
               before={"role": row.role, "active": row.active}, after=after)
-    return User(name, after["role"], after["active"])
+    return User(name, new_role, new_active)
 
 
 def users(db: Database, *, include_inactive: bool = False) -> list[User]:
@@ -111,7 +112,7 @@ def remove_tag(db: Database, tag: str, *, actor: str) -> None:
 
 
 def audit_events(db: Database, entity_id: str | None = None) -> list[dict[str, Any]]:
-    q = select(t.AuditRow).order_by(t.AuditRow.id)  # type: ignore[arg-type]
+    q = select(t.AuditRow).order_by(t.AuditRow.id)
     if entity_id is not None:
         q = q.where(t.AuditRow.entity_id == entity_id)
     with db.read() as conn:

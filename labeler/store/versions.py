@@ -108,7 +108,7 @@ def _refuse_conflicting(conn: Connection, split: str, approved: Sequence[Any]) -
     per_turn = conn.execute(
         select(t.GoldCaseRow.conversation_id, t.GoldCaseRow.turn, func.count())
         .where(t.GoldCaseRow.split == split, t.GoldCaseRow.kind == "turn", t.GoldCaseRow.status != "rejected",
-               t.GoldCaseRow.conversation_id.is_not(None), t.GoldCaseRow.turn.is_not(None))  # type: ignore[union-attr]
+               t.GoldCaseRow.conversation_id.is_not(None), t.GoldCaseRow.turn.is_not(None))
         .group_by(t.GoldCaseRow.conversation_id, t.GoldCaseRow.turn).having(func.count() > 1)).all()
     found = []
     for conversation, turn, _ in per_turn:
@@ -150,7 +150,7 @@ def derive_version_in(conn: Connection, parent_version_id: str, changed: Sequenc
         raise StoreError("derive_version got the same case id twice")
     base = _version_hashes(conn, parent.id)
     bodies = dict(conn.execute(select(t.GoldBlobRow.hash, t.GoldBlobRow.body).where(
-        t.GoldBlobRow.hash.in_([base[i] for i in ids if i in base]))).all())  # type: ignore[attr-defined]
+        t.GoldBlobRow.hash.in_([base[i] for i in ids if i in base]))).all())
     blobs: dict[str, tuple[str, str | None]] = {k: (h, None) for k, h in base.items()}
     for case in changed:
         blobs[case.id] = blob(dumps_record(case))
@@ -187,7 +187,7 @@ def _write_version(conn: Connection, split: str, blobs: Mapping[str, tuple[str, 
     vid = version_id(split, number)
     order = sorted(blobs)  # code point order, the same on every backend
     known = {h: b for h, b in conn.execute(select(t.GoldBlobRow.hash, t.GoldBlobRow.body).where(
-        t.GoldBlobRow.hash.in_({h for h, _ in blobs.values()}))).all()}  # type: ignore[attr-defined]
+        t.GoldBlobRow.hash.in_({h for h, _ in blobs.values()}))).all()}
     fresh = {h: b for h, b in blobs.values() if h not in known and b is not None}
     for start in range(0, len(fresh), CHUNK):
         conn.execute(insert(t.GoldBlobRow), [{"hash": h, "body": b}
@@ -197,7 +197,8 @@ def _write_version(conn: Connection, split: str, blobs: Mapping[str, tuple[str, 
         h, body = blobs[case_id]
         digest.update((stamp(body if body is not None else known[h], vid) + "\n").encode("utf-8"))
     stamped_at = now_iso()
-    row = {"id": vid, "split": split, "number": number, "parent_id": parent, "content_hash": digest.hexdigest(),
+    content_hash = digest.hexdigest()
+    row = {"id": vid, "split": split, "number": number, "parent_id": parent, "content_hash": content_hash,
            "n_cases": len(order), "created_at": stamped_at, "created_by": actor, "note": note,
            "provenance": canonical.dumps(dict(provenance))}
     conn.execute(insert(t.GoldVersionRow).values(**row))
@@ -206,15 +207,15 @@ def _write_version(conn: Connection, split: str, blobs: Mapping[str, tuple[str, 
     for start in range(0, len(links), CHUNK):
         conn.execute(insert(t.GoldVersionCaseRow), links[start:start + CHUNK])
     audit(conn, actor=actor, action="version.create", entity="gold_version", entity_id=vid,
-          after={"split": split, "parent": parent, "content_hash": row["content_hash"],
+          after={"split": split, "parent": parent, "content_hash": content_hash,
                  "n_cases": len(order), "provenance": dict(provenance)}, note=note or None)
-    return GoldVersion(vid, split, number, parent, row["content_hash"], len(order), stamped_at, actor, note,
+    return GoldVersion(vid, split, number, parent, content_hash, len(order), stamped_at, actor, note,
                        dict(provenance))
 
 
 def _latest_version(conn: Connection, split: str) -> GoldVersion | None:
     row = conn.execute(select(t.GoldVersionRow).where(t.GoldVersionRow.split == split)
-                       .order_by(t.GoldVersionRow.number.desc()).limit(1)).first()  # type: ignore[attr-defined]
+                       .order_by(t.GoldVersionRow.number.desc()).limit(1)).first()
     return _version(row) if row else None
 
 
@@ -232,7 +233,7 @@ def _version_hashes(conn: Connection, vid: str) -> dict[str, str]:
 
 def list_versions(db: Database, split: str | None = None) -> list[GoldVersion]:
     """Every version, newest first within each split."""
-    q = select(t.GoldVersionRow).order_by(t.GoldVersionRow.split, t.GoldVersionRow.number.desc())  # type: ignore[attr-defined]
+    q = select(t.GoldVersionRow).order_by(t.GoldVersionRow.split, t.GoldVersionRow.number.desc())
     if split:
         q = q.where(t.GoldVersionRow.split == split)
     with db.read() as conn:
@@ -258,7 +259,7 @@ def iter_version_lines(db: Database, vid: str, *, actor: str, batch: int = 2000)
         require_role(conn, actor, REVIEWER_ROLES, "export a frozen gold version")
         expected = _version_row(conn, vid).content_hash
     q = (select(t.GoldBlobRow.body)
-         .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)  # type: ignore[arg-type]
+         .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)
          .where(t.GoldVersionCaseRow.version_id == vid).order_by(t.GoldVersionCaseRow.position))
     digest = hashlib.sha256()
     with db.engine.connect() as conn:
@@ -283,7 +284,7 @@ def version_case(db: Database, vid: str, case_id: str, *, actor: str) -> GoldCas
         _version_row(conn, vid)
         body = conn.scalar(
             select(t.GoldBlobRow.body)
-            .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)  # type: ignore[arg-type]
+            .join(t.GoldVersionCaseRow, t.GoldVersionCaseRow.blob_hash == t.GoldBlobRow.hash)
             .where(t.GoldVersionCaseRow.version_id == vid, t.GoldVersionCaseRow.case_id == case_id))
     if body is None:
         raise StoreError(f"{vid} has no case {case_id!r}")
