@@ -14,6 +14,7 @@ an advisory lock so several servers starting on one fresh database apply them on
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -132,6 +133,7 @@ class Database:
         self.url = database_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         self.engine = self._create_engine()
+        self._in_transaction = threading.local()
         self.migrate()
 
     def _create_engine(self) -> Engine:
@@ -162,13 +164,27 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """One write transaction (SQLite: the write lock is taken at BEGIN)."""
-        with self.engine.connect().execution_options(toolgold_write=True) as conn, conn.begin():
+        with self._one_at_a_time(), self.engine.connect().execution_options(toolgold_write=True) as conn, \
+                conn.begin():
             yield conn
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn, conn.begin():
+        with self._one_at_a_time(), self.engine.connect() as conn, conn.begin():
             yield conn
+
+    @contextmanager
+    def _one_at_a_time(self) -> Iterator[None]:
+        """Refuse a transaction opened inside another on the same thread: it would hold two pool connections
+        at once, and enough threads doing that at the same moment exhaust the pool and wait on each other."""
+        if getattr(self._in_transaction, "open", False):
+            raise StoreError("a store transaction was opened inside another on the same thread (it would hold "
+                             "two connections at once); pass the open connection down instead")
+        self._in_transaction.open = True
+        try:
+            yield
+        finally:
+            self._in_transaction.open = False
 
     def migrate(self) -> list[str]:
         """Bring the schema to the newest revision in one transaction; return the revisions applied now.

@@ -31,7 +31,6 @@ from labeler.labels import (
 from labeler.store import tables as t
 from labeler.store.common import (
     REVIEWER_ROLES,
-    Overlap,
     PermissionDenied,
     audit,
     label_key,
@@ -484,7 +483,7 @@ def turn_states(db: Database, transcript_id: str, annotator: str | None = None) 
 
 # -- queue and leases
 
-def _queue_query(db: Database, annotator: str, f: QueueFilter) -> Any:
+def _queue_query(conn: Connection, annotator: str, f: QueueFilter) -> Any:
     tr = t.TranscriptRow
     q = select(tr.id, tr.external_id, tr.source, tr.title, tr.n_turns).order_by(tr.id)
     if f.source:
@@ -509,7 +508,7 @@ def _queue_query(db: Database, annotator: str, f: QueueFilter) -> Any:
                         .correlate_except(t.GoldCaseRow))  # both outer queries, not only the nearest
         q = q.where(exists(select(t.TurnRow.id).where(
             t.TurnRow.transcript_id == tr.id,
-            ~exists(gold_at_turn) | overlap_pending(annotator, _overlap_setting(db)))))  # overlap: N annotators per turn
+            ~exists(gold_at_turn) | overlap_pending(annotator, read_overlap(conn)))))  # overlap: N annotators per turn
     elif f.status in ("draft", "submitted"):
         q = q.where(exists(select(t.LabelRow.id).where(
             t.LabelRow.transcript_id == tr.id, t.LabelRow.annotator == annotator, t.LabelRow.status == f.status)))
@@ -522,7 +521,7 @@ def queue(db: Database, annotator: str, f: QueueFilter = QueueFilter(), *, limit
     """Transcripts matching ``f`` with this annotator's progress and who holds them."""
     stamp = now_iso()
     with db.read() as conn:
-        rows = conn.execute(_queue_query(db, annotator, f).limit(limit)).all()
+        rows = conn.execute(_queue_query(conn, annotator, f).limit(limit)).all()
         pks = [r.id for r in rows]
         ext = [r.external_id for r in rows]
         done = dict(conn.execute(
@@ -554,7 +553,7 @@ def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status
         conn.execute(delete(t.LeaseRow).where(t.LeaseRow.expires_at <= stamp))
         others = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder != annotator)
         mine = select(t.LeaseRow.transcript_id).where(t.LeaseRow.holder == annotator)
-        q = _queue_query(db, annotator, f).where(t.TranscriptRow.id.not_in(others))
+        q = _queue_query(conn, annotator, f).where(t.TranscriptRow.id.not_in(others))
         if skip:
             q = q.where(t.TranscriptRow.external_id != skip)
         # PostgreSQL: a candidate another claimer is taking right now is skipped, not waited for.
@@ -616,12 +615,6 @@ def _label_state(row: Any) -> dict[str, Any] | None:
     if row is None:
         return None
     return {"status": row.status, "version": row.version, "body": json.loads(row.body)}
-
-
-def _overlap_setting(db: Database) -> Overlap:
-    """The overlap setting, read in a transaction of its own."""
-    with db.read() as conn:
-        return read_overlap(conn)
 
 
 def _overlap_pending_turns(conn: Connection, transcript_pk: int, annotator: str | None) -> set[int]:
