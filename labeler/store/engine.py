@@ -36,6 +36,7 @@ BUSY_TIMEOUT_MS = 10_000
 CHUNK = 500
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x746F6F6C676F6C64  # "toolgold": the PostgreSQL advisory lock key migrations run under
+IMPORT_LOCK = MIGRATION_LOCK + 1  # the one imports run under
 METADATA = Base.metadata
 
 
@@ -108,11 +109,24 @@ def current_revision(conn: Connection) -> str | None:
 # -- backend differences ----------------------------------------------------------------------------
 
 
+def dialect_insert(conn: Connection, table: type[Base]) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT with the backend's ON CONFLICT clauses (both SQLite and PostgreSQL have them)."""
+    return sqlite.insert(table) if conn.dialect.name == "sqlite" else postgresql.insert(table)
+
+
 def insert_missing(conn: Connection, table: type[Base], rows: Sequence[dict[str, Any]]) -> None:
     """Insert rows whose primary key is not there yet (a concurrent writer's row wins, quietly)."""
     if rows:
         dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
         conn.execute(dialect_insert(table).on_conflict_do_nothing(), list(rows))
+
+
+def one_at_a_time(conn: Connection, key: int) -> None:
+    """Make transactions that take ``key`` run one after another. PostgreSQL: an advisory lock held to the
+    end of the transaction (a second one waits, then sees what the first committed). SQLite: nothing to do,
+    BEGIN IMMEDIATE already serializes writers."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
 def upsert(conn: Connection, table: type[Base], row: dict[str, Any], *, key: Sequence[str]) -> None:
@@ -192,8 +206,7 @@ class Database:
         PostgreSQL: the transaction first takes an advisory lock, so a second server starting at the same
         moment waits, then finds the schema current. SQLite: BEGIN IMMEDIATE serializes the same way."""
         with self.write() as conn:
-            if not self.is_sqlite:
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            one_at_a_time(conn, MIGRATION_LOCK)
             return upgrade(conn)
 
     def schema_version(self) -> str:
@@ -218,4 +231,5 @@ class Database:
 
 
 __all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "StoreError", "current_revision",
-           "database_url", "head_revision", "insert_missing", "iso", "now_iso", "parse_iso", "upgrade", "upsert"]
+           "database_url", "dialect_insert", "head_revision", "insert_missing", "iso", "now_iso", "one_at_a_time", "parse_iso", "upgrade",
+           "upsert"]

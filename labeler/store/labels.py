@@ -41,7 +41,7 @@ from labeler.store.common import (
     require_user,
     withdraw_gold,
 )
-from labeler.store.engine import Database, StoreError, iso, now_iso, parse_iso
+from labeler.store.engine import Database, StoreError, dialect_insert, iso, now_iso, parse_iso
 from labeler.store.turn_review import (
     CHANGED_AFTER_APPROVAL,
     DISPUTES_IMPORT,
@@ -558,14 +558,30 @@ def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status
             q = q.where(t.TranscriptRow.external_id != skip)
         # PostgreSQL: a candidate another claimer is taking right now is skipped, not waited for.
         q = q.with_for_update(of=t.TranscriptRow, skip_locked=True)
-        row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()
-               or conn.execute(q.limit(1)).first())
-        if row is None:
-            return None
-        conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
-        conn.execute(insert(t.LeaseRow).values(transcript_id=row.id, holder=annotator, claimed_at=stamp,
-                                               expires_at=until))
-        return str(row.external_id)
+        taken: list[int] = []
+        while True:
+            # A claimer that committed after this statement's snapshot was taken has released its row lock
+            # but its lease is not visible yet (READ COMMITTED): the lease insert below finds it instead.
+            free = q.where(t.TranscriptRow.id.not_in(taken)) if taken else q
+            row = (conn.execute(free.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()
+                   or conn.execute(free.limit(1)).first())
+            if row is None:
+                return None
+            if _lease_unless_held(conn, row.id, annotator, stamp, until):
+                conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator,
+                                                      t.LeaseRow.transcript_id != row.id))
+                return str(row.external_id)
+            taken.append(row.id)
+
+
+def _lease_unless_held(conn: Connection, transcript_pk: int, annotator: str, stamp: str, until: str) -> bool:
+    """Write the annotator's lease on the transcript (renewing their own); False when another holds it."""
+    values = {"transcript_id": transcript_pk, "holder": annotator, "claimed_at": stamp, "expires_at": until}
+    stmt = dialect_insert(conn, t.LeaseRow).values(**values)
+    stmt = stmt.on_conflict_do_update(index_elements=["transcript_id"],
+                                      set_={"claimed_at": stamp, "expires_at": until},
+                                      where=t.LeaseRow.holder == annotator)
+    return conn.execute(stmt.returning(t.LeaseRow.transcript_id)).first() is not None
 
 
 def take_lease(db: Database, transcript_id: str, annotator: str, *, ttl_seconds: int = LEASE_SECONDS,

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, func, insert, select
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
 from labeler.store.common import audit
-from labeler.store.engine import CHUNK, Database, StoreError, now_iso
+from labeler.store.engine import CHUNK, IMPORT_LOCK, Database, StoreError, now_iso, one_at_a_time
 from scorer import canonical
 from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record, to_json
@@ -123,6 +123,9 @@ def import_items(db: Database, items: Iterable[ImportItem], *, actor: str = "imp
     result = ImportResult()
     items = list(items)
     with db.write() as conn:
+        # Imports run one at a time: two imports of the same content (or of files sharing a tool schema new
+        # to the store) would otherwise both find it missing and both insert it (PostgreSQL: IntegrityError).
+        one_at_a_time(conn, IMPORT_LOCK)
         transcripts = [i for i in items if isinstance(i.record, Transcript)]
         gold = [i for i in items if isinstance(i.record, GoldCase)]
         for start in range(0, len(transcripts), CHUNK):
