@@ -45,8 +45,20 @@ lint: test-deps
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy scorer labeler
 
+# The PostgreSQL tests need TOOLGOLD_TEST_POSTGRES_URL. When it is not set and PostgreSQL's binaries are
+# installed, a throwaway server is started for the run (the same .ci/postgres.sh as .ci/run, on a free
+# port) and stopped after it; .ci/run sets the variable first, so it starts only one.
+PYTEST_ARGS ?=
 pytest: test-deps
-	$(VENV)/bin/pytest
+	@if [ -z "$$TOOLGOLD_TEST_POSTGRES_URL" ] && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  source .ci/postgres.sh; \
+	  export TOOLGOLD_PG_PORT=$${TOOLGOLD_PG_PORT:-$$($(PY) -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
+	  trap stop_throwaway_postgres EXIT; \
+	  start_throwaway_postgres || exit 1; \
+	  $(VENV)/bin/pytest $(PYTEST_ARGS); \
+	else \
+	  $(VENV)/bin/pytest $(PYTEST_ARGS); \
+	fi
 
 test: lint pytest
 

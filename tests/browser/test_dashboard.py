@@ -31,8 +31,9 @@ def test_a_click_on_the_tool_that_dropped_lands_on_its_failing_cases(
     expect(page.locator(".st-key-tool-summary")).to_contain_text(
         "1 tool(s) dropped by more than 5 points since the run before: search_orders 91.7% → 66.7%")
     flagged = page.locator(".st-key-tool-flagged-0")
-    assert flagged.get_by_test_id("stText").all_inner_texts() == [
-        "search_orders", "100.0%", "91.7%", "66.7%", "12 results"]
+    # Waits until the row has rendered (all_inner_texts() reads once, and read an empty row under load).
+    expect(flagged.get_by_test_id("stText")).to_have_text(
+        ["search_orders", "100.0%", "91.7%", "66.7%", "12 results"])
     expect(flagged).to_contain_text("-25.0 pts")
     expect(page.locator("div[class*='st-key-tool-row-']")).to_have_count(5)
     page.screenshot(path=artifacts / "dashboard-history.png", full_page=True)
@@ -43,8 +44,8 @@ def test_a_click_on_the_tool_that_dropped_lands_on_its_failing_cases(
     expect(page.locator(".st-key-case-filter")).to_contain_text("4 failing: expecting search_orders")
     rows = page.locator("div[class*='st-key-case-row-']")
     expect(rows).to_have_count(4)
-    assert [rows.nth(n).get_by_test_id("stText").first.inner_text() for n in range(4)] == [
-        "search_orders-00", "search_orders-01", "search_orders-02", "search_orders-03"]
+    for n, case_id in enumerate(["search_orders-00", "search_orders-01", "search_orders-02", "search_orders-03"]):
+        expect(rows.nth(n).get_by_test_id("stText").first).to_have_text(case_id)
     expect(rows.nth(3)).to_contain_text("search_orders → get_order")
 
     # Open one: the gold call and the agent's call side by side, the context under them.
