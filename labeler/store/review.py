@@ -580,7 +580,7 @@ def agreement_labels(db: Database, *, actor: str) -> dict[str, dict[str, GoldCas
                                .group_by(t.TrajectoryLabelRow.transcript_id).having(func.count() >= 2))
         for pk, transcript_id in conn.execute(
                 select(t.TranscriptRow.id, t.TranscriptRow.external_id)
-                .where(t.TranscriptRow.id.in_(shared_trajectories))  # type: ignore[union-attr]
+                .where(t.TranscriptRow.id.in_(shared_trajectories))
                 .order_by(t.TranscriptRow.external_id)).all():
             labels = submitted_trajectory_cases(conn, pk, transcript_id, loaded)
             out[trajectory_case_id(transcript_id)] = {a: c for a, (c, _, _) in labels.items() if c is not None}

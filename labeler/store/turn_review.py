@@ -156,9 +156,10 @@ def submitted_trajectory_cases(conn: Connection, transcript_pk: int, transcript_
     """Each annotator's submitted trajectory label as a gold case (None when it no longer builds), its unsure
     flag and what keeps it from building; in order of submission."""
     rows = conn.execute(
-        select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
+        select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at,
+               t.TrajectoryLabelRow.updated_at)
         .where(t.TrajectoryLabelRow.transcript_id == transcript_pk, t.TrajectoryLabelRow.status == "submitted")
-        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()  # type: ignore[arg-type]
+        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()
     if not rows:
         return {}
     cache = loaded if loaded is not None else {}
@@ -166,11 +167,11 @@ def submitted_trajectory_cases(conn: Connection, transcript_pk: int, transcript_
         cache[transcript_id] = load_transcript(conn, transcript_id)
     transcript, source = cache[transcript_id]
     out: dict[str, tuple[GoldCase | None, bool, list[str]]] = {}
-    for annotator, text, submitted_at in rows:
+    for annotator, text, submitted_at, updated_at in rows:
         body = TrajectoryBody.model_validate_json(text)
         try:
             case: GoldCase | None = trajectory_case(body, transcript=transcript, annotators=(annotator,),
-                                                    labeled_at=parse_iso(submitted_at), source=source)
+                                                    labeled_at=parse_iso(submitted_at or updated_at), source=source)
             found: list[str] = []
         except LabelIncomplete as exc:
             case, found = None, exc.problems
@@ -195,9 +196,9 @@ def trajectories_needing_sync(conn: Connection) -> list[tuple[int, str]]:
     ref = t.TranscriptRow.external_id + "#trajectory"
     labeled = select(t.TrajectoryLabelRow.transcript_id).where(t.TrajectoryLabelRow.status == "submitted")
     open_refs = select(t.ReviewItemRow.ref).where(t.ReviewItemRow.status != "resolved",
-                                                  t.ReviewItemRow.kind.in_(LABEL_KINDS))  # type: ignore[attr-defined]
+                                                  t.ReviewItemRow.kind.in_(LABEL_KINDS))
     rows = conn.execute(select(t.TranscriptRow.id, t.TranscriptRow.external_id).where(
-        (t.TranscriptRow.id.in_(labeled) & ref.in_(undecided)) | ref.in_(open_refs))  # type: ignore[union-attr]
+        (t.TranscriptRow.id.in_(labeled) & ref.in_(undecided)) | ref.in_(open_refs))
         .order_by(t.TranscriptRow.id)).all()
     return [(int(pk), str(tid)) for pk, tid in rows]
 
