@@ -1,10 +1,8 @@
-"""Data commands: init, import, export, schema, app."""
+"""Data commands: init, import, export, schema."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from labeler.cli.options import db_option
 from labeler.store import ImportItem, Store
 from scorer import importers
 from scorer.errors import InvalidRecord
@@ -22,10 +21,6 @@ from scorer.model import ToolSpec
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 
-db_option = click.option(
-    "--db", "db", envvar="TOOLGOLD_DB", default=None, show_envvar=True,
-    help="Database file or SQLAlchemy URL [default: data/toolgold.db].",
-)
 
 
 def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
@@ -182,20 +177,4 @@ def init_cmd(demo_if_empty: bool, db: str | None) -> None:
         click.echo("demo: " + store.import_items(items, actor="demo").summary)
 
 
-@click.command("app")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind. Keep 127.0.0.1 unless a proxy with authentication stands in front.")
-@click.option("--port", default=8501, show_default=True, type=int)
-@db_option
-def app_cmd(host: str, port: int, db: str | None) -> None:
-    """Start the labeling app (Streamlit)."""
-    env = dict(os.environ)
-    if db:
-        env["TOOLGOLD_DB"] = db
-    entry = Path(__file__).resolve().parent.parent / "app" / "main.py"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.address", host,
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    raise SystemExit(subprocess.call(cmd, env=env))
-
-
-COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd, app_cmd]
+COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd]
