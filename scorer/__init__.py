@@ -13,10 +13,20 @@ from typing import TYPE_CHECKING, Any
 from scorer.errors import InvalidRecord, ScoringInputError, ToolgoldError, UnknownFormat, UnrecognizedInput
 
 if TYPE_CHECKING:
-    from scorer.model import Answer, ArgRule, Call, GoldCase, Message, RunCall, RunRecord, ToolSpec, Transcript
     from scorer.api import evaluate, score, score_case
     from scorer.codes import ErrorCode
     from scorer.judging import ArgumentQuestion, ArgumentVerdict, Judge
+    from scorer.model import (
+        Answer,
+        ArgRule,
+        Call,
+        GoldCase,
+        Message,
+        RunCall,
+        RunRecord,
+        ToolSpec,
+        Transcript,
+    )
     from scorer.report import Report
     from scorer.results import CaseError, CaseResult
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-import jsonschema
-
 from scorer import canonical
 
 
@@ -178,6 +176,8 @@ class ArgumentSchema:
         if schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema, root=True):
             self._fast = {k: _compile_simple(v) for k, v in (props or {}).items()}
         else:
+            import jsonschema  # on first use: most tool schemas take the fast path, and it costs 0.1 s to import
+
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
             self._validator = cls(schema)
 

@@ -39,15 +39,7 @@ from scorer.formats import iter_json_lines, parse_json_text, parse_record
 from scorer.gates import check_gates, parse_threshold
 from scorer.judging import Judge
 from scorer.model import GoldCase, RunRecord
-from scorer.render import (
-    FORMATS,
-    load_report,
-    render_html,
-    render_markdown,
-    render_table,
-    write_json,
-    write_junit,
-)
+from scorer.render import FORMATS
 from scorer.report import Report, ReportBuilder, Unscored
 
 EXIT_GATE_FAILED = 1
@@ -383,6 +375,8 @@ def _spooled_lines(spools: list[Path]) -> Iterator[str]:
 
 
 def _render(fmt: str, scored: Scored, out: TextIO) -> None:
+    from scorer.render import render_html, render_markdown, render_table, write_json, write_junit
+
     report = scored.report
     if fmt == "json":
         write_json(report, out, _spooled_lines(scored.spools))
@@ -397,6 +391,8 @@ def _render(fmt: str, scored: Scored, out: TextIO) -> None:
 
 
 def _load_baseline(path: Path) -> tuple[Report, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    from scorer.render import load_report
+
     try:
         with path.open(encoding="utf-8") as fh:
             report, cases = load_report(fh, str(path))
