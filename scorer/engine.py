@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import marshal
 import multiprocessing
 import os
 import re
@@ -33,7 +34,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import iter_json_lines, parse_json_text, parse_record
 from scorer.gates import check_gates
 from scorer.judging import Judge
-from scorer.model import GoldCase, RunRecord
+from scorer.model import MARSHAL_VALUE_VERSION, GoldCase, RunRecord, ToolSpec
 from scorer.report import Report, ReportBuilder, Unscored
 
 Outcomes = tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]
@@ -172,14 +173,48 @@ _JUDGE: Judge | None = None
 """The judge semantic arguments go to (``--judge``: verdicts already in the store), shared the same way."""
 
 
+class ToolCache:
+    """Validated tool specs by their JSON value: the same toolkit recurs in every gold case, and checking
+    its schemas again for each case was most of the cost of reading gold.
+
+    A case whose tools are all known gets the validated specs in place of the raw ones (pydantic takes a
+    model instance as it is); any other case is validated in full, so errors read exactly as without the
+    cache, and its tools are remembered once the case is valid.
+    """
+
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._specs: dict[bytes, ToolSpec] = {}
+
+    def parse(self, value: Any, *, source: str, line: int) -> GoldCase:
+        tools = value.get("tools") if isinstance(value, dict) else None
+        keys = None
+        if isinstance(tools, list) and tools:
+            try:
+                keys = [marshal.dumps(t, MARSHAL_VALUE_VERSION) for t in tools]
+            except ValueError:  # not plain JSON values: let the validator say so
+                keys = None
+            else:
+                known = [self._specs.get(k) for k in keys]
+                if None not in known:
+                    value = {**value, "tools": known}
+                    keys = None
+        case: GoldCase = parse_record(value, expect=GoldCase, source=source, line=line)
+        if keys is not None and len(keys) == len(case.tools):
+            if len(self._specs) + len(keys) > self.LIMIT:
+                self._specs.clear()
+            self._specs.update(zip(keys, case.tools, strict=True))
+        return case
+
+
 def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
     source = str(job.gold)
+    tools = ToolCache()
     for number, (_, raw) in enumerate(_lines_with_offsets(job.gold, job.start, job.end), start=job.first_line):
         text = _decode(raw, source, number)
         if text.strip():
-            case: GoldCase = parse_record(parse_json_text(text, source=source, line=number), expect=GoldCase,
-                                          source=source, line=number)
-            yield number, case
+            yield number, tools.parse(parse_json_text(text, source=source, line=number), source=source, line=number)
 
 
 def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: np.ndarray[Any, Any],
