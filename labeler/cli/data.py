@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -64,6 +65,29 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
     return items, rejects
 
 
+def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, rejects: list[InvalidRecord], *,
+                   raise_first: bool) -> Iterator[ImportItem]:
+    """The good items of every file, one at a time; bad records are raised (``raise_first``) or collected
+    into ``rejects``. Nothing is held: a million records take the memory of one."""
+    with _progress(desc="reading", unit=" records") as bar:
+        for path in paths:
+            seen = 0
+            for item in importers.convert(path, fmt, options):
+                seen += 1
+                bar.update()
+                if isinstance(item, Converted):
+                    yield ImportItem(item.record, str(path), item.line)
+                elif raise_first:
+                    raise item
+                else:
+                    rejects.append(item)
+            if not seen:
+                empty = InvalidRecord("no records in this file (it is empty)", source=str(path))
+                if raise_first:
+                    raise empty
+                rejects.append(empty)
+
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from", "fmt", type=click.Choice([i.NAME for i in importers.IMPORTERS]), default=None,
@@ -82,12 +106,13 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
     options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
-    items, rejects = convert_files(list(files), fmt, options)
-    if rejects and not skip_invalid:
-        raise rejects[0]
+    rejects: list[InvalidRecord] = []
     store = Store(db)
     schemas_before = store.stats()["tool_schemas"]
-    result = store.import_items(items, skip_invalid=skip_invalid)
+    # Streams: the store spools the items before it writes, so a bad record raised here (without
+    # --skip-invalid) stops the import before anything is written.
+    result = store.import_items(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid),
+                                skip_invalid=skip_invalid)
     if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
         stale = store.check_schema_drift(actor="import")
         if stale:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sqlalchemy import Connection, func, insert, select
 
@@ -119,21 +121,51 @@ def import_items(db: Database, items: Iterable[ImportItem], *, actor: str = "imp
 
     An id that exists with different content is a conflict: the whole import is refused (nothing
     written) and the error names the file and line, unless ``skip_invalid`` sets it aside as a reject.
+
+    ``items`` is consumed before the transaction begins, a chunk at a time, into a temporary spool: memory
+    stays flat however large the import, and converting the input (the slow part) never holds the write
+    lock that annotators' saves wait for. The transaction then replays the spool, transcripts first.
     """
     result = ImportResult()
-    items = list(items)
-    with db.write() as conn:
-        transcripts = [i for i in items if isinstance(i.record, Transcript)]
-        gold = [i for i in items if isinstance(i.record, GoldCase)]
-        for start in range(0, len(transcripts), CHUNK):
-            _import_transcripts(conn, transcripts[start:start + CHUNK], result, skip_invalid)
-        for start in range(0, len(gold), CHUNK):
-            _import_gold(conn, gold[start:start + CHUNK], result, skip_invalid)
-        if result.transcripts_added or result.gold_added:
-            audit(conn, actor=actor, action="import", entity="batch", entity_id=now_iso(),
-                        after={"transcripts": result.transcripts_added, "gold_cases": result.gold_added,
-                               "sources": sorted({i.source for i in items})})
+    with tempfile.TemporaryFile() as transcripts, tempfile.TemporaryFile() as gold:
+        sources = _spool(items, transcripts, gold)
+        with db.write() as conn:
+            for batch in _replayed(transcripts):
+                _import_transcripts(conn, batch, result, skip_invalid)
+            for batch in _replayed(gold):
+                _import_gold(conn, batch, result, skip_invalid)
+            if result.transcripts_added or result.gold_added:
+                audit(conn, actor=actor, action="import", entity="batch", entity_id=now_iso(),
+                      after={"transcripts": result.transcripts_added, "gold_cases": result.gold_added,
+                             "sources": sorted(sources)})
     return result
+
+
+def _spool(items: Iterable[ImportItem], transcripts: IO[bytes], gold: IO[bytes]) -> set[str]:
+    """Pickle ``items`` in chunks of ``CHUNK``, transcripts and gold cases apart; return their sources."""
+    sources: set[str] = set()
+    pending: dict[IO[bytes], list[ImportItem]] = {transcripts: [], gold: []}
+    for item in items:
+        sources.add(item.source)
+        spool = transcripts if isinstance(item.record, Transcript) else gold
+        batch = pending[spool]
+        batch.append(item)
+        if len(batch) >= CHUNK:
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+            batch.clear()
+    for spool, batch in pending.items():
+        if batch:
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+        spool.seek(0)
+    return sources
+
+
+def _replayed(spool: IO[bytes]) -> Iterator[list[ImportItem]]:
+    while True:
+        try:
+            yield pickle.load(spool)
+        except EOFError:
+            return
 
 
 def _reject_or_raise(err: InvalidRecord, result: ImportResult, skip: bool) -> None:
