@@ -217,9 +217,22 @@ def _compiled(schema_text: str) -> ArgumentSchema:
     return ArgumentSchema(json.loads(schema_text))
 
 
+_BY_IDENTITY: dict[int, tuple[dict[str, Any], ArgumentSchema]] = {}
+"""Compiled schemas by the identity of the schema dict (kept alive here, so its id is not reused): a tool
+spec read once serves every case that offers it, and sorting its JSON for each case cost more than
+checking the arguments."""
+
+
 def compiled(schema: dict[str, Any]) -> ArgumentSchema:
     """The compiled schema, shared by every tool with the same schema (cached by its sorted-keys JSON)."""
-    return _compiled(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    hit = _BY_IDENTITY.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    result = _compiled(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    if len(_BY_IDENTITY) >= 4096:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(schema)] = (schema, result)
+    return result
 
 
 __all__ = ["ArgumentSchema", "SchemaProblem", "compiled"]
