@@ -152,7 +152,6 @@ class Shard:
     builder: ReportBuilder
     used: np.ndarray[Any, Any]
     gold_hashes: array[int] = field(default_factory=lambda: array("Q"))
-    gold_lines: array[int] = field(default_factory=lambda: array("q"))
     without_run: int = 0
     without_run_examples: list[str] = field(default_factory=list)
     outcome_keys: array[int] = field(default_factory=lambda: array("Q"))
@@ -249,7 +248,6 @@ def _score_shard(job: Job) -> Shard:
         while batch := list(islice(records, LOOKUP_BATCH)):
             hashes, starts, stops = index.slices([case.id for _, case in batch])
             shard.gold_hashes.extend(hashes)
-            shard.gold_lines.extend(number for number, _ in batch)
             for (_, case), start, stop in zip(batch, starts, stops, strict=True):
                 runs = _runs_of(case, range(start, stop), index, fd, shard.used)
                 if not runs:
@@ -304,12 +302,11 @@ def _check_duplicates(gold: Path, shards: list[Shard]) -> None:
     hashes = np.concatenate([np.frombuffer(s.gold_hashes, dtype=np.uint64) for s in shards])
     if len(np.unique(hashes)) == len(hashes):
         return
-    lines = [n for s in shards for n in s.gold_lines]
+    # Rare: find the pair by reading the ids again (the hashes alone do not say where they were).
     first_line: dict[str, int] = {}
-    wanted = set(lines)
     with gold.open("rb") as fh:
         for number, value in iter_json_lines(fh, str(gold)):
-            if number not in wanted or not isinstance(value, dict):
+            if not isinstance(value, dict):
                 continue
             case_id = str(value.get("id"))
             if case_id in first_line:
