@@ -59,6 +59,8 @@ SHORT_HELP: dict[str, str] = {
     "drift": "Flag gold cases whose tool schemas changed into the re-labeling queue.",
     "lint": "Find suspect gold in GOLD (toolgold.gold/1): conflicting duplicates, calls that fail their own "
             "schema, required arguments without a value, expected values that appear nowhere in the context.",
+    "synthesize": "Propose adversarial cases made from approved gold: near-duplicate tools, missing information, "
+                  "toolkit growth, negative branches of ordered tasks, stale context.",
 }
 
 
