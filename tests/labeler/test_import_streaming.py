@@ -38,7 +38,7 @@ def test_a_failure_late_in_a_long_input_writes_nothing(any_store: Store) -> None
             yield ImportItem(transcript(f"t{n}"), "in.jsonl", n + 1)
             yield ImportItem(gold(f"g{n}"), "in.jsonl", n + 1)
         raise InvalidRecord("not valid JSON", source="in.jsonl", line=99)
-    with pytest.raises(InvalidRecord, match="in.jsonl:99"):
+    with pytest.raises(InvalidRecord, match=r"in\.jsonl:99"):
         any_store.import_items(items())
     assert any_store.dump() == before
 
@@ -48,7 +48,7 @@ def test_a_conflict_in_a_late_chunk_writes_nothing(any_store: Store) -> None:
     before = any_store.dump()
     items = [ImportItem(transcript(f"t{n}"), "b.jsonl", n + 1) for n in range(2 * CHUNK)]
     items.append(ImportItem(transcript("taken", answer="Different"), "b.jsonl", 2 * CHUNK + 1))
-    with pytest.raises(InvalidRecord, match=f"b.jsonl:{2 * CHUNK + 1}"):
+    with pytest.raises(InvalidRecord, match=rf"b\.jsonl:{2 * CHUNK + 1}"):
         any_store.import_items(iter(items))
     assert any_store.dump() == before
 
