@@ -61,6 +61,8 @@ SHORT_HELP: dict[str, str] = {
             "schema, required arguments without a value, expected values that appear nowhere in the context.",
     "synthesize": "Propose adversarial cases made from approved gold: near-duplicate tools, missing information, "
                   "toolkit growth, negative branches of ordered tasks, stale context.",
+    "serve": "Receive OpenTelemetry traces at POST /v1/traces (OTLP JSON or protobuf) into the labeling queue.",
+    "sample": "Stratified (by source and first tool), seeded, streaming sample of the conversations in FILES.",
 }
 
 
