@@ -28,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from scorer.engine import PARALLEL_MIN_BYTES
+
 REPO = Path(__file__).resolve().parent.parent
 TOOLGOLD = Path(sys.executable).parent / "toolgold"
 
@@ -268,8 +270,9 @@ def main(argv: list[str]) -> None:
         for workers in args.workers:
             for fmt in ("table", "json"):
                 seconds, largest, tree, code = end_to_end(gold, runs, fmt, workers, directory / f"report.{fmt}")
+                auto = min(cpus, 4) if gold.stat().st_size >= PARALLEL_MIN_BYTES else 1
                 label = f"`toolgold score --format {fmt}`, " + (f"{workers} worker" if workers == 1 else
-                                                                 f"auto workers ({min(cpus, 4)} on {cpus} cores)")
+                                                                 f"auto workers ({auto} on {cpus} cores)")
                 ok = seconds <= 60 and max(largest, tree) <= 500
                 rows.append((label, f"{args.cases:,} cases",
                              f"{seconds:.1f} s; peak RSS {largest:.0f} MB (largest process), "

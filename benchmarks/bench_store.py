@@ -3,8 +3,12 @@
 - import: N transcripts of tau-bench size (real gpt-4o airline trajectories from the bundled demo, each
   copied under new ids with a varied message so every one is new content), `toolgold import` into an
   empty SQLite file. Target: ≥ 500 transcripts/s.
+- import M gold cases (the demo's tau-bench turn cases under new ids), peak RSS at two sizes: flat.
 - export: M gold cases (tau-bench-sized context each), `toolgold export -o`. Target: ≥ 20,000 cases/s,
   memory flat in M (peak RSS reported for two sizes).
+- floor: the rows that import wrote, streamed by plain sqlite3 ``executemany`` (500 rows at a time, one
+  transaction, the same schema, indexes and pragmas) from that database into an empty one, in the same run.
+  Target: import ≤ 1.5× the floor's wall time; peak RSS ≤ 200 MB for 10,000 transcripts.
 - DB size per 10,000 transcripts.
 """
 
@@ -83,6 +87,38 @@ main()
 """
 
 
+FLOOR = """
+import resource, sqlite3, sys, time
+source, target = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2], isolation_level=None)
+for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
+    target.execute("PRAGMA " + pragma)
+schema = source.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
+                        "ORDER BY type = 'index'").fetchall()
+for _, _, sql in schema:
+    target.execute(sql)
+started = time.perf_counter()
+target.execute("BEGIN")
+for kind, name, _ in schema:
+    if kind != "table":
+        continue
+    cursor = source.execute(f'SELECT * FROM "{name}"')
+    insert = f'INSERT INTO "{name}" VALUES ({", ".join("?" * len(cursor.description))})'
+    while rows := cursor.fetchmany(500):
+        target.executemany(insert, rows)
+target.execute("COMMIT")
+print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+"""Streams every row of one SQLite database into an empty one: the least any import of those rows costs."""
+
+
+def sqlite_floor(source: Path, target: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS MB of copying ``source``'s rows into ``target`` with plain sqlite3."""
+    done = subprocess.run([sys.executable, "-c", FLOOR, str(source), str(target)], capture_output=True,
+                          text=True, check=True)
+    seconds, peak_kb = done.stdout.split()
+    return float(seconds), int(peak_kb) / 1024
+
+
 def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Run `toolgold ARGS` in a fresh process; return wall seconds and that process's peak RSS in MB."""
     with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
@@ -98,7 +134,6 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--transcripts", type=int, default=10_000)
     parser.add_argument("--gold", type=int, default=100_000)
     args = parser.parse_args(argv)
-    toolgold = [sys.executable, "-m", "labeler.cli"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
@@ -107,13 +142,20 @@ def main(argv: list[str]) -> None:
         size = write_transcripts(src, args.transcripts)
         secs, rss = run_measured(["import", str(src)], env)
         db_mb = sum(p.stat().st_size for p in tmpdir.glob("bench.db*")) / 1e6
+        floor_secs, floor_rss = sqlite_floor(tmpdir / "bench.db", tmpdir / "floor.db")
         rows.append(("import transcripts (tau-bench size, avg %.1f KB)" % (size / args.transcripts / 1000),
-                     args.transcripts, secs, args.transcripts / secs, rss, "≥ 500/s"))
+                     args.transcripts, secs, args.transcripts / secs, rss,
+                     f"≥ 500/s, ≤ 200 MB, ≤ 1.5× floor: {secs / floor_secs:.2f}× "
+                     f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
         gold_src = tmpdir / "gold.jsonl"
         for n in sorted({args.gold // 10, args.gold}):
             env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db")}
             write_gold(gold_src, n)
-            subprocess.run([*toolgold, "import", str(gold_src)], env=env_g, check=True, stdout=subprocess.DEVNULL)
+            secs, rss = run_measured(["import", str(gold_src)], env_g)
+            floor_secs, floor_rss = sqlite_floor(tmpdir / f"gold-{n}.db", tmpdir / f"gold-floor-{n}.db")
+            rows.append((f"import gold cases ({n:,}, tau-bench context)", n, secs, n / secs, rss,
+                         f"flat memory (≤ 500 MB at 1,000,000), ≤ 1.5× floor: {secs / floor_secs:.2f}× "
+                         f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
             secs, rss = run_measured(["export", "-o", str(tmpdir / "out.jsonl")], env_g)
             rows.append((f"export gold cases ({n:,})", n, secs, n / secs, rss, "≥ 20,000/s, flat memory"))
     print("| what | n | seconds | per second | peak RSS MB | target |")

@@ -1,7 +1,8 @@
 """toolgold's scorer: the pure library. Domain types, formats and scoring; no I/O, no SQL, no UI.
 
-The scoring API (``evaluate``, ``score``, ``score_case``, the result types) loads on first use, so tools that
-only read or write formats do not pay for importing the scorer.
+Everything but the exceptions loads on first use: the domain types (pydantic) when a record is read, the scoring
+API (``evaluate``, ``score``, ``score_case``, the result types) when something is scored, so a command that
+needs neither (``toolgold --help``, ``toolgold app``) does not pay for importing them.
 """
 
 from __future__ import annotations
@@ -10,26 +11,28 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from scorer.errors import InvalidRecord, ScoringInputError, ToolgoldError, UnknownFormat, UnrecognizedInput
-from scorer.model import (
-    Answer,
-    ArgRule,
-    Call,
-    GoldCase,
-    Message,
-    RunCall,
-    RunRecord,
-    ToolSpec,
-    Transcript,
-)
 
 if TYPE_CHECKING:
     from scorer.api import evaluate, score, score_case
     from scorer.codes import ErrorCode
     from scorer.judging import ArgumentQuestion, ArgumentVerdict, Judge
+    from scorer.model import (
+        Answer,
+        ArgRule,
+        Call,
+        GoldCase,
+        Message,
+        RunCall,
+        RunRecord,
+        ToolSpec,
+        Transcript,
+    )
     from scorer.report import Report
     from scorer.results import CaseError, CaseResult
 
 _LAZY = {
+    **dict.fromkeys(("Answer", "ArgRule", "Call", "GoldCase", "Message", "RunCall", "RunRecord", "ToolSpec",
+                     "Transcript"), "scorer.model"),
     "evaluate": "scorer.api", "score": "scorer.api", "score_case": "scorer.api", "ErrorCode": "scorer.codes",
     "ArgumentQuestion": "scorer.judging", "ArgumentVerdict": "scorer.judging", "Judge": "scorer.judging",
     "Report": "scorer.report", "CaseError": "scorer.results", "CaseResult": "scorer.results",

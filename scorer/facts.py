@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import marshal
 from datetime import datetime
 from typing import Any
 
 from scorer.grounding import Context, gold_texts
-from scorer.model import ArgRule, GoldCase, ToolSpec
+from scorer.model import MARSHAL_VALUE_VERSION, ArgRule, Call, GoldCase, ToolSpec
 from scorer.schemas import ArgumentSchema, compiled
 
 _NO_RULES: dict[str, ArgRule] = {}
@@ -15,7 +16,7 @@ _NO_RULES: dict[str, ArgRule] = {}
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_context", "_gold_texts", "_required", "_schemas", "_specs", "case")
+    __slots__ = ("_call_keys", "_context", "_gold_texts", "_required", "_schemas", "_specs", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
@@ -24,6 +25,7 @@ class CaseFacts:
         self._required: dict[str, tuple[str, ...]] = {}
         self._context: Context | None = None
         self._gold_texts: frozenset[str] | None = None
+        self._call_keys: dict[int, tuple[str, bytes]] = {}
 
     @property
     def reference_time(self) -> datetime | None:
@@ -51,6 +53,18 @@ class CaseFacts:
         if tool not in self._required:
             self._required[tool] = self.case.required_for(tool)
         return self._required[tool]
+
+    def call_key(self, call: Call) -> tuple[str, bytes]:
+        """A key equal for equal calls of this case (tool name and argument values): checks against one
+        are checks against the other. Cached by identity; the case keeps its calls alive."""
+        key = self._call_keys.get(id(call))
+        if key is None:
+            try:
+                value = marshal.dumps(call.arguments, MARSHAL_VALUE_VERSION)
+            except ValueError:  # not plain JSON values: never equal to another call
+                value = str(id(call)).encode()
+            key = self._call_keys[id(call)] = (call.name, value)
+        return key
 
     @property
     def context(self) -> Context:

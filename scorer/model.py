@@ -453,16 +453,20 @@ def _schema_problem(schema_json: str) -> str | None:
 
 
 _SCHEMA_PROBLEMS: dict[bytes, str | None] = {}
+MARSHAL_VALUE_VERSION: Final = 2
+"""The newest ``marshal`` format without object references: equal JSON values give equal bytes."""
 
 
 def json_schema_problem(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is not a valid JSON Schema, or None. Cached: the same tools recur in every transcript.
 
-    The memo key is ``marshal`` bytes, ten times cheaper to build than sorted JSON (scoring reads every
-    tool of every gold case); the same schema written with another key order is only a cache miss.
+    The memo key is ``marshal`` bytes, several times cheaper to build than sorted JSON (scoring reads every
+    tool of every gold case); the same schema written with another key order is only a cache miss. Version
+    2 of the marshal format, which writes equal values as equal bytes: later versions write a reference
+    when an object recurs, so the bytes depended on whether the JSON parser shared its key strings.
     """
     try:
-        key = marshal.dumps(schema)
+        key = marshal.dumps(schema, MARSHAL_VALUE_VERSION)
     except ValueError:  # not plain JSON values
         return _schema_problem(json.dumps(schema, sort_keys=True))
     if key not in _SCHEMA_PROBLEMS:

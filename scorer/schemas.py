@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-import jsonschema
-
 from scorer import canonical
 
 
@@ -178,6 +176,8 @@ class ArgumentSchema:
         if schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema, root=True):
             self._fast = {k: _compile_simple(v) for k, v in (props or {}).items()}
         else:
+            import jsonschema  # on first use: most tool schemas take the fast path, and it costs 0.1 s to import
+
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
             self._validator = cls(schema)
 
@@ -217,9 +217,22 @@ def _compiled(schema_text: str) -> ArgumentSchema:
     return ArgumentSchema(json.loads(schema_text))
 
 
+_BY_IDENTITY: dict[int, tuple[dict[str, Any], ArgumentSchema]] = {}
+"""Compiled schemas by the identity of the schema dict (kept alive here, so its id is not reused): a tool
+spec read once serves every case that offers it, and sorting its JSON for each case cost more than
+checking the arguments."""
+
+
 def compiled(schema: dict[str, Any]) -> ArgumentSchema:
     """The compiled schema, shared by every tool with the same schema (cached by its sorted-keys JSON)."""
-    return _compiled(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    hit = _BY_IDENTITY.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    result = _compiled(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    if len(_BY_IDENTITY) >= 4096:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(schema)] = (schema, result)
+    return result
 
 
 __all__ = ["ArgumentSchema", "SchemaProblem", "compiled"]

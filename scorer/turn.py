@@ -9,6 +9,7 @@ agent emitted them cannot change any verdict, note or error order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from scorer import canonical
 from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors
@@ -37,27 +38,52 @@ def names(calls: Sequence[Call] | Sequence[RunCall]) -> str:
     return ", ".join(c.name for c in calls) or "none"
 
 
+@dataclass(slots=True)
+class PairMemo:
+    """Argument checks and assignments already made for one run. The alternatives of a case repeat the same
+    expected calls (BFCL's parallel answers expand into hundreds), so each distinct check is made once. One
+    per run: the keys hold positions in that run's calls."""
+
+    checks: dict[tuple[int | None, tuple[str, bytes], int, bool], PairCheck] = field(default_factory=dict)
+    pairs: dict[tuple[tuple[int, ...], ...], list[tuple[int, int]]] = field(default_factory=dict)
+
+    def check(self, facts: CaseFacts, want: Call, got: RunCall, j: int, *, tool_only: bool,
+              step: int | None) -> PairCheck:
+        key = (step, facts.call_key(want), j, tool_only)
+        found = self.checks.get(key)
+        if found is None:
+            found = self.checks[key] = check_pair(facts, want, got, tool_only=tool_only, step=step,
+                                                  context=lambda: facts.context)
+        return found
+
+    def optimal(self, cost: list[list[int]]) -> list[tuple[int, int]]:
+        shape = tuple(map(tuple, cost))
+        found = self.pairs.get(shape)
+        if found is None:
+            found = self.pairs[shape] = optimal_pairs(cost)
+        return found
+
+
 def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tuple[int, int], PairCheck],
-           facts: CaseFacts, tool_only: bool) -> list[tuple[int, int]]:
+           facts: CaseFacts, tool_only: bool, memo: PairMemo | None = None) -> list[tuple[int, int]]:
     """Optimal pairing of expected and actual calls; fills ``check`` with the argument check of each pair
-    of calls to the same tool."""
+    of calls to the same tool (reusing those in ``memo``)."""
+    memo = memo or PairMemo()
     if len(expected) == 1 and len(actual) == 1:
         if expected[0].name == actual[0].name:
-            check[0, 0] = check_pair(facts, expected[0], actual[0], tool_only=tool_only,
-                                     context=lambda: facts.context)
+            check[0, 0] = memo.check(facts, expected[0], actual[0], 0, tool_only=tool_only, step=None)
         return [(0, 0)]
     cost = [[WRONG_TOOL_COST] * len(actual) for _ in expected]
     for i, want in enumerate(expected):
         for j, got in enumerate(actual):
             if want.name == got.name:
-                pair = check_pair(facts, want, got, tool_only=tool_only, step=i, context=lambda: facts.context)
-                check[i, j] = pair
+                pair = check[i, j] = memo.check(facts, want, got, j, tool_only=tool_only, step=i)
                 cost[i][j] = pair.cost
-    return optimal_pairs(cost)
+    return memo.optimal(cost)
 
 
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
-                      grounding: list[CaseError]) -> AnswerScore:
+                      grounding: list[CaseError], memo: PairMemo | None = None) -> AnswerScore:
     expected = answer.calls
     score = AnswerScore(label, expected_tools=tuple(c.name for c in expected))
     if not actual:
@@ -68,7 +94,7 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
         score.confusion = [(c.name, NO_CALL) for c in expected]
         return score
     checks: dict[tuple[int, int], PairCheck] = {}
-    pairs = assign(expected, actual, checks, facts, answer.tool_only)
+    pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
     if len(expected) != len(actual):
         score.errors.append(CaseError(
             code=ErrorCode.WRONG_CALL_COUNT, expected=len(expected), actual=len(actual),
@@ -235,11 +261,12 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
         best = exact
     else:
         grounding = grounding_errors(actual, facts) if actual else []
+        memo = PairMemo()
 
         def scores() -> Iterator[AnswerScore]:
             for label, answer in _answers(case):
                 if answer.behavior == "call":
-                    yield score_call_answer(label, answer, actual, facts, grounding)
+                    yield score_call_answer(label, answer, actual, facts, grounding, memo)
                 else:
                     yield score_no_call_answer(label, answer, actual, facts)
 

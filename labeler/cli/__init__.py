@@ -12,8 +12,6 @@ from typing import Any
 
 import click
 
-from scorer.errors import ToolgoldError
-
 EXIT_BAD_INPUT = 2
 
 
@@ -24,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "import": "labeler.cli.data:import_cmd",
     "export": "labeler.cli.data:export_cmd",
     "schema": "labeler.cli.data:schema_cmd",
-    "app": "labeler.cli.data:app_cmd",
+    "app": "labeler.cli.app:app_cmd",
     "score": "labeler.cli.score:score_cmd",
     "run": "labeler.cli.run:run_cmd",
     "runs": "labeler.cli.runs:runs_cmd",
@@ -37,6 +35,34 @@ COMMANDS: dict[str, str] = {
     "synthesize": "labeler.cli.synthesize:synthesize_cmd",
     "serve": "labeler.cli.serve:serve_cmd",
     "sample": "labeler.cli.sample:sample_cmd",
+}
+
+# What `toolgold --help` lists, so listing the commands imports none of them (that was a second of
+# start-up). The first sentence of each command's docstring; tests/labeler/test_cli_startup.py checks
+# they match. A command missing here is imported to list it.
+SHORT_HELP: dict[str, str] = {
+    "init": "Create or migrate the database (and seed the demo).",
+    "import": "Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL, "
+              "ToolTalk, the seed format, or toolgold JSONL).",
+    "export": "Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same "
+              "bytes).",
+    "schema": "Print (or write) the JSON Schemas of toolgold's formats (and of the score report).",
+    "app": "Start the labeling app (Streamlit).",
+    "score": "Score agent RUNS (toolgold.run/1) against GOLD cases (toolgold.gold/1).",
+    "run": "Replay each turn case of GOLD through an agent and write toolgold.run/1 records to --out.",
+    "runs": "The run history: runs saved with `toolgold score --save`.",
+    "judge": "Ask the judge's pending questions (from `toolgold score --judge` runs without a key, or that kept "
+             "failing), store the verdicts and queue what needs a reviewer.",
+    "versions": "List the frozen gold versions, newest first.",
+    "freeze": "Freeze the approved gold cases of SPLIT as a new immutable version.",
+    "diff": "Cases added, removed and changed from version A to version B.",
+    "drift": "Flag gold cases whose tool schemas changed into the re-labeling queue.",
+    "lint": "Find suspect gold in GOLD (toolgold.gold/1): conflicting duplicates, calls that fail their own "
+            "schema, required arguments without a value, expected values that appear nowhere in the context.",
+    "synthesize": "Propose adversarial cases made from approved gold: near-duplicate tools, missing information, "
+                  "toolkit growth, negative branches of ordered tasks, stale context.",
+    "serve": "Receive OpenTelemetry traces at POST /v1/traces (OTLP JSON or protobuf) into the labeling queue.",
+    "sample": "Stratified (by source and first tool), seeded, streaming sample of the conversations in FILES.",
 }
 
 
@@ -52,7 +78,20 @@ class ToolgoldGroup(click.Group):
             self.add_command(getattr(importlib.import_module(module), attr), name)
         return super().get_command(ctx, name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        listed = {name: self.commands.get(name) or (click.Command(name, help=SHORT_HELP[name])
+                                                    if name in SHORT_HELP else self.get_command(ctx, name))
+                  for name in self.list_commands(ctx)}
+        shown = [(name, cmd) for name, cmd in listed.items() if cmd is not None and not cmd.hidden]
+        if shown:
+            limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
+
     def invoke(self, ctx: click.Context) -> Any:
+        # Imported here, not at the top: the scorer package is pydantic, which `--help` does not need.
+        from scorer.errors import ToolgoldError
+
         try:
             return super().invoke(ctx)
         except ToolgoldError as exc:

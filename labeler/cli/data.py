@@ -1,17 +1,17 @@
-"""Data commands: init, import, export, schema, app."""
+"""Data commands: init, import, export, schema."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from labeler.cli.options import db_option
 from labeler.store import ImportItem, Store
 from scorer import importers
 from scorer.errors import InvalidRecord
@@ -22,10 +22,6 @@ from scorer.model import ToolSpec
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 
-db_option = click.option(
-    "--db", "db", envvar="TOOLGOLD_DB", default=None, show_envvar=True,
-    help="Database file or SQLAlchemy URL [default: data/toolgold.db].",
-)
 
 
 def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
@@ -69,6 +65,29 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
     return items, rejects
 
 
+def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, rejects: list[InvalidRecord], *,
+                   raise_first: bool) -> Iterator[ImportItem]:
+    """The good items of every file, one at a time; bad records are raised (``raise_first``) or collected
+    into ``rejects``. Nothing is held: a million records take the memory of one."""
+    with _progress(desc="reading", unit=" records") as bar:
+        for path in paths:
+            seen = 0
+            for item in importers.convert(path, fmt, options):
+                seen += 1
+                bar.update()
+                if isinstance(item, Converted):
+                    yield ImportItem(item.record, str(path), item.line)
+                elif raise_first:
+                    raise item
+                else:
+                    rejects.append(item)
+            if not seen:
+                empty = InvalidRecord("no records in this file (it is empty)", source=str(path))
+                if raise_first:
+                    raise empty
+                rejects.append(empty)
+
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from", "fmt", type=click.Choice([i.NAME for i in importers.IMPORTERS]), default=None,
@@ -87,12 +106,13 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
     options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
-    items, rejects = convert_files(list(files), fmt, options)
-    if rejects and not skip_invalid:
-        raise rejects[0]
+    rejects: list[InvalidRecord] = []
     store = Store(db)
     schemas_before = store.stats()["tool_schemas"]
-    result = store.import_items(items, skip_invalid=skip_invalid)
+    # Streams: the store spools the items before it writes, so a bad record raised here (without
+    # --skip-invalid) stops the import before anything is written.
+    result = store.import_items(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid),
+                                skip_invalid=skip_invalid)
     if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
         stale = store.check_schema_drift(actor="import")
         if stale:
@@ -182,20 +202,4 @@ def init_cmd(demo_if_empty: bool, db: str | None) -> None:
         click.echo("demo: " + store.import_items(items, actor="demo").summary)
 
 
-@click.command("app")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind. Keep 127.0.0.1 unless a proxy with authentication stands in front.")
-@click.option("--port", default=8501, show_default=True, type=int)
-@db_option
-def app_cmd(host: str, port: int, db: str | None) -> None:
-    """Start the labeling app (Streamlit)."""
-    env = dict(os.environ)
-    if db:
-        env["TOOLGOLD_DB"] = db
-    entry = Path(__file__).resolve().parent.parent / "app" / "main.py"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.address", host,
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    raise SystemExit(subprocess.call(cmd, env=env))
-
-
-COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd, app_cmd]
+COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd]

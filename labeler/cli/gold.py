@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from labeler.cli.data import db_option, load_tools
+from labeler.cli.data import load_tools
+from labeler.cli.options import db_option
 from labeler.hf_export import dataset_card, write_manifest, write_split
 from labeler.store import SPLITS, GoldVersion, Store, StoreError
 from scorer.drift import StaleGold, stale_cases

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def case_runs(gold: Path, runs: Path) -> Iterator[tuple[GoldCase, list[RunRecord]]]:
     """Each gold case with its runs (cases without a run are left out; scoring counts them)."""
-    from labeler.cli.score import RunIndex
+    from scorer.engine import RunIndex
     from scorer.formats import read_records
 
     index = RunIndex(runs)

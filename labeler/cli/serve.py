@@ -9,7 +9,7 @@ import threading
 
 import click
 
-from labeler.cli.data import db_option
+from labeler.cli.options import db_option
 from labeler.receiver import Receiver
 from labeler.store import Store
 from scorer.errors import ToolgoldError

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from labeler.cli.data import db_option
+from labeler.cli.options import db_option
 from labeler.store import Store, StoreError
 from labeler.synthesis import approved_gold, synthesize
 from scorer.formats import iter_json_lines, parse_record

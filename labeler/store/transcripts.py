@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sqlalchemy import Connection, func, insert, select
 
@@ -119,24 +121,73 @@ def import_items(db: Database, items: Iterable[ImportItem], *, actor: str = "imp
 
     An id that exists with different content is a conflict: the whole import is refused (nothing
     written) and the error names the file and line, unless ``skip_invalid`` sets it aside as a reject.
+
+    ``items`` is consumed before the transaction begins: each record is turned into the rows it becomes
+    (plain strings and numbers) and spooled to a temporary file a chunk at a time, so memory stays flat
+    however large the import, and converting the input (the slow part) never holds the write lock that
+    annotators' saves wait for. The transaction then replays the spool, transcripts first.
     """
     result = ImportResult()
-    items = list(items)
-    with db.write() as conn:
-        # Imports run one at a time: two imports of the same content (or of files sharing a tool schema new
-        # to the store) would otherwise both find it missing and both insert it (PostgreSQL: IntegrityError).
-        one_at_a_time(conn, IMPORT_LOCK)
-        transcripts = [i for i in items if isinstance(i.record, Transcript)]
-        gold = [i for i in items if isinstance(i.record, GoldCase)]
-        for start in range(0, len(transcripts), CHUNK):
-            _import_transcripts(conn, transcripts[start:start + CHUNK], result, skip_invalid)
-        for start in range(0, len(gold), CHUNK):
-            _import_gold(conn, gold[start:start + CHUNK], result, skip_invalid)
-        if result.transcripts_added or result.gold_added:
-            audit(conn, actor=actor, action="import", entity="batch", entity_id=now_iso(),
-                        after={"transcripts": result.transcripts_added, "gold_cases": result.gold_added,
-                               "sources": sorted({i.source for i in items})})
+    with tempfile.TemporaryFile() as transcripts, tempfile.TemporaryFile() as gold:
+        sources = _spool(items, transcripts, gold)
+        with db.write() as conn:
+            # Imports run one at a time: two imports of the same content (or of files sharing a tool schema
+            # new to the store) would otherwise both find it missing and both insert it (PostgreSQL:
+            # IntegrityError).
+            one_at_a_time(conn, IMPORT_LOCK)
+            for batch in _replayed(transcripts):
+                _import_transcripts(conn, batch, result, skip_invalid)
+            for batch in _replayed(gold):
+                _import_gold(conn, batch, result, skip_invalid)
+            if result.transcripts_added or result.gold_added:
+                audit(conn, actor=actor, action="import", entity="batch", entity_id=now_iso(),
+                      after={"transcripts": result.transcripts_added, "gold_cases": result.gold_added,
+                             "sources": sorted(sources)})
     return result
+
+
+@dataclass(slots=True)
+class _Staged:
+    """One record as the rows it becomes, ready to write: cheap to spool and to hold a chunk of."""
+
+    id: str
+    digest: str
+    source: str
+    line: int | None
+    row: dict[str, Any]
+    tools: list[tuple[str, str, str]] = field(default_factory=list)
+    children: list[dict[str, Any]] = field(default_factory=list)
+    """Turn rows (without their transcript's key) or tag rows."""
+
+
+def _spool(items: Iterable[ImportItem], transcripts: IO[bytes], gold: IO[bytes]) -> set[str]:
+    """Stage ``items`` into the two spools in chunks of ``CHUNK``; return their sources."""
+    sources: set[str] = set()
+    pending: dict[IO[bytes], list[_Staged]] = {transcripts: [], gold: []}
+    for item in items:
+        sources.add(item.source)
+        if isinstance(item.record, Transcript):
+            spool, staged = transcripts, _stage_transcript(item, item.record)
+        else:
+            spool, staged = gold, _stage_gold(item, item.record)
+        batch = pending[spool]
+        batch.append(staged)
+        if len(batch) >= CHUNK:
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+            batch.clear()
+    for spool, batch in pending.items():
+        if batch:
+            pickle.dump(batch, spool, protocol=pickle.HIGHEST_PROTOCOL)
+        spool.seek(0)
+    return sources
+
+
+def _replayed(spool: IO[bytes]) -> Iterator[list[_Staged]]:
+    while True:
+        try:
+            yield pickle.load(spool)
+        except EOFError:
+            return
 
 
 def _reject_or_raise(err: InvalidRecord, result: ImportResult, skip: bool) -> None:
@@ -145,56 +196,52 @@ def _reject_or_raise(err: InvalidRecord, result: ImportResult, skip: bool) -> No
     result.rejects.append(err)
 
 
-def _import_transcripts(conn: Connection, batch: Sequence[ImportItem], result: ImportResult,
-                        skip: bool) -> None:
-    prepared = []
-    for item in batch:
-        tr = item.record
-        assert isinstance(tr, Transcript)
-        record = to_json(tr)
-        tools = [_tool_canonical(tool) for tool in record.pop("tools")]
-        text = canonical.dumps(record)
-        # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
-        digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
-        prepared.append((item, tr, text, tools, digest))
-    ids = [p[1].id for p in prepared]
+def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
+    body = to_json(tr)
+    tools = [_tool_canonical(tool) for tool in body.pop("tools")]
+    text = canonical.dumps(body)
+    # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
+    digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
+    row = {"external_id": tr.id, "source": _source_of(tr, item.source), "content_hash": digest,
+           "title": _title(tr), "body": text, "n_messages": len(tr.messages),
+           "n_turns": len(labelable_points(tr)), "n_tool_calls": sum(len(m.tool_calls) for m in tr.messages),
+           "started_at": _started_at(tr)}
+    return _Staged(tr.id, digest, item.source, item.line, row, tools, _turn_rows(tr))
+
+
+def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
     existing = dict(conn.execute(
         select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash)
-        .where(t.TranscriptRow.external_id.in_(ids))
+        .where(t.TranscriptRow.external_id.in_([s.id for s in batch]))
     ).all())
     seen_in_batch: dict[str, str] = {}
     rows, tool_links, new = [], [], []
-    for item, tr, body, tools, digest in prepared:
-        prior = existing.get(tr.id) or seen_in_batch.get(tr.id)
-        if prior == digest:
+    stamp = now_iso()
+    for staged in batch:
+        prior = existing.get(staged.id) or seen_in_batch.get(staged.id)
+        if prior == staged.digest:
             result.transcripts_unchanged += 1
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
-                f"transcript {tr.id!r} is already in the store with different content "
-                "(give it a new id to keep both)", source=item.source, line=item.line), result, skip)
+                f"transcript {staged.id!r} is already in the store with different content "
+                "(give it a new id to keep both)", source=staged.source, line=staged.line), result, skip)
             continue
-        seen_in_batch[tr.id] = digest
-        new.append((tr, tools))
-        rows.append({
-            "external_id": tr.id, "source": _source_of(tr, item.source), "content_hash": digest,
-            "title": _title(tr), "body": body, "n_messages": len(tr.messages),
-            "n_turns": len(labelable_points(tr)),
-            "n_tool_calls": sum(len(m.tool_calls) for m in tr.messages),
-            "started_at": _started_at(tr), "imported_at": now_iso(),
-        })
+        seen_in_batch[staged.id] = staged.digest
+        new.append(staged)
+        rows.append({**staged.row, "imported_at": stamp})
     if not rows:
         return
     id_of = {ext: pk for pk, ext in conn.execute(
         insert(t.TranscriptRow).returning(t.TranscriptRow.id, t.TranscriptRow.external_id),
         rows)}
-    _ensure_tool_schemas(conn, [tool for _, tools in new for tool in tools])
+    _ensure_tool_schemas(conn, [tool for staged in new for tool in staged.tools])
     turn_rows = []
-    for tr, tools in new:
-        pk = id_of[tr.id]
+    for staged in new:
+        pk = id_of[staged.id]
         tool_links += [{"transcript_id": pk, "position": i, "schema_hash": digest}
-                       for i, (digest, _, _) in enumerate(tools)]
-        turn_rows += _turn_rows(pk, tr)
+                       for i, (digest, _, _) in enumerate(staged.tools)]
+        turn_rows += [{**turn, "transcript_id": pk} for turn in staged.children]
     if tool_links:
         conn.execute(insert(t.TranscriptToolRow), tool_links)
     if turn_rows:
@@ -227,39 +274,36 @@ def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) ->
         conn.execute(insert(t.ToolSchemaRow), fresh)
 
 
-def _import_gold(conn: Connection, batch: Sequence[ImportItem], result: ImportResult,
-                 skip: bool) -> None:
-    ids = [i.record.id for i in batch]
+def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
+    row = {"id": case.id, "conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
+           "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
+           "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source or item.source,
+           "body": dumps_record(case), "content_hash": canonical.content_hash(to_json(case))}
+    tags = [{"case_id": case.id, "tag": tag} for tag in dict.fromkeys(case.tags)]
+    return _Staged(case.id, str(row["content_hash"]), item.source, item.line, row, children=tags)
+
+
+def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
     existing = dict(conn.execute(
         select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash)
-        .where(t.GoldCaseRow.id.in_(ids))
+        .where(t.GoldCaseRow.id.in_([s.id for s in batch]))
     ).all())
     seen: dict[str, str] = {}
     rows, tag_rows = [], []
     stamp = now_iso()
-    for item in batch:
-        case = item.record
-        assert isinstance(case, GoldCase)
-        body = dumps_record(case)
-        digest = canonical.content_hash(to_json(case))
-        prior = existing.get(case.id) or seen.get(case.id)
-        if prior == digest:
+    for staged in batch:
+        prior = existing.get(staged.id) or seen.get(staged.id)
+        if prior == staged.digest:
             result.gold_unchanged += 1
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
-                f"gold case {case.id!r} is already in the store with different content",
-                source=item.source, line=item.line), result, skip)
+                f"gold case {staged.id!r} is already in the store with different content",
+                source=staged.source, line=staged.line), result, skip)
             continue
-        seen[case.id] = digest
-        rows.append({
-            "id": case.id, "conversation_id": case.conversation_id, "turn": case.turn,
-            "split": case.split, "kind": case.kind, "status": case.provenance.status,
-            "behavior": case.expected.behavior, "tags": canonical.dumps(list(case.tags)),
-            "source": case.provenance.source or item.source, "body": body, "content_hash": digest,
-            "created_at": stamp, "updated_at": stamp,
-        })
-        tag_rows += [{"case_id": case.id, "tag": tag} for tag in dict.fromkeys(case.tags)]
+        seen[staged.id] = staged.digest
+        rows.append({**staged.row, "created_at": stamp, "updated_at": stamp})
+        tag_rows += staged.children
     if rows:
         conn.execute(insert(t.GoldCaseRow), rows)
         result.gold_added += len(rows)
@@ -460,13 +504,13 @@ def labelable_points(tr: Transcript) -> tuple[int, ...]:
     return points[-1:] if is_candidate(tr) else points
 
 
-def _turn_rows(pk: int, tr: Transcript) -> list[dict[str, Any]]:
+def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
     rows = []
     for ordinal, index in enumerate(labelable_points(tr)):
         message = tr.messages[index] if index < len(tr.messages) else None
         calls = observed_calls(message)
         behavior = "open" if message is None else ("call" if calls else "text")
-        rows.append({"transcript_id": pk, "ordinal": ordinal, "message_index": index,
+        rows.append({"ordinal": ordinal, "message_index": index,
                      "observed": canonical.dumps(calls), "observed_behavior": behavior, "n_calls": len(calls)})
     return rows
 

@@ -1,0 +1,180 @@
+"""The scoring core beside BFCL's own checker, on the same real BFCL items and the same outputs.
+
+- Items: the 2,311 BFCL v4 items with a ground truth of calls (simple_python, multiple, parallel,
+  parallel_multiple, live_simple, live_multiple) from ../shared/data/bfcl, imported with toolgold's BFCL
+  importer.
+- Outputs: correct (each call at BFCL's first acceptable values) and perturbed (every item wrong: a changed
+  value, an unknown parameter or a dropped required argument, in turn), the same calls given to both.
+- toolgold: ``score_case`` on pre-built run records (every diagnosis: error codes, notes, grounding).
+  BFCL: ``ast_checker`` from ``bfcl-eval`` in a benchmark-only venv (benchmarks/bfcl_eval_env.py), in a
+  subprocess, on the same outputs. Parsing is not timed on either side. Best of N passes per side, items per
+  CPU second (the machine is shared: CPU time is what the checker itself costs).
+
+Target: toolgold ≥ 1.0× BFCL on both output sets.
+
+Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bfcl_eval_env import bfcl_python
+
+REPO = Path(__file__).resolve().parent.parent
+BFCL = Path(os.environ.get("TOOLGOLD_BFCL_DATA", REPO.parent / "shared" / "data" / "bfcl"))
+if not BFCL.is_dir():
+    BFCL = Path("/work/shared/data/bfcl")
+CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple")
+
+Calls = list[tuple[str, dict[str, Any]]]
+
+_BFCL_SIDE = r'''
+import json, sys, time, types
+# bfcl_eval.constants.model_config imports every model SDK; the checker only asks it whether a model
+# writes dots in function names as underscores (not the case here).
+config = types.ModuleType("bfcl_eval.constants.model_config")
+class _Config:
+    underscore_to_dot = False
+config.MODEL_CONFIG_MAPPING = {"toolgold/bench": _Config()}
+sys.modules["bfcl_eval.constants.model_config"] = config
+from bfcl_eval.constants.enums import Language
+from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+
+items = json.load(open(sys.argv[1]))
+repeats = int(sys.argv[2])
+out = {}
+for key in ("correct", "perturbed"):
+    best = float("inf")
+    for _ in range(repeats):
+        valid = 0
+        started = time.process_time()
+        for item in items:
+            result = ast_checker(item["function"], item[key], item["ground_truth"], Language.PYTHON,
+                                 item["category"], "toolgold_bench")
+            valid += bool(result["valid"])
+        best = min(best, time.process_time() - started)
+    out[key] = {"seconds": best, "valid": valid}
+print(json.dumps(out))
+'''
+
+
+def _lines(path: Path) -> dict[str, dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return {v["id"]: v for v in map(json.loads, fh)}
+
+
+def perturbed(calls: Calls, n: int, required: list[str]) -> Calls:
+    """The calls with one mistake in the first: a changed value, an unknown parameter, or a dropped
+    required argument, by turns (the next kind when one does not apply)."""
+    name, args = calls[0]
+    args = dict(args)
+    for kind in range(n % 3, n % 3 + 3):
+        kind %= 3
+        if kind == 0 and args:
+            key = sorted(args)[0]
+            value = args[key]
+            args[key] = (not value if isinstance(value, bool) else value + 7919 if isinstance(value, int)
+                         else value + 7919.5 if isinstance(value, float) else f"{value} zz"
+                         if isinstance(value, str) else None)
+            break
+        if kind == 1:
+            args["zz_unknown_param"] = 1
+            break
+        if kind == 2 and (present := [k for k in required if k in args]):
+            del args[present[0]]
+            break
+    return [(name, args), *calls[1:]]
+
+
+def load_items() -> list[dict[str, Any]]:
+    """Each item: its gold case, BFCL's function list and ground truth, and the two outputs."""
+    from scorer import importers
+    from scorer.importers import Converted
+    from scorer.model import GoldCase
+
+    items = []
+    for category in CATEGORIES:
+        questions = _lines(BFCL / f"BFCL_v4_{category}.json")
+        answers = _lines(BFCL / "possible_answer" / f"BFCL_v4_{category}.json")
+        for converted in importers.convert(BFCL / f"BFCL_v4_{category}.json", "bfcl"):
+            if not isinstance(converted, Converted) or not isinstance(converted.record, GoldCase):
+                continue
+            case = converted.record
+            bfcl_id = case.id.removeprefix("bfcl/")
+            correct = [(c.name, dict(c.arguments)) for c in case.expected.calls]
+            wrong = perturbed(correct, len(items), list(case.required_for(correct[0][0])))
+            items.append({"case": case, "category": category, "function": questions[bfcl_id]["function"],
+                          "ground_truth": answers[bfcl_id]["ground_truth"], "correct": correct,
+                          "perturbed": wrong})
+    return items
+
+
+def toolgold_side(items: list[dict[str, Any]], repeats: int) -> dict[str, dict[str, float]]:
+    import gc
+
+    from scorer.api import score_case
+    from scorer.model import RunCall, RunRecord
+
+    out = {}
+    for key in ("correct", "perturbed"):
+        pairs = [(item["case"], RunRecord(case_id=item["case"].id, calls=tuple(
+            RunCall(name=n, arguments=a) for n, a in item[key]))) for item in items]
+        gc.collect()
+        best = float("inf")
+        for _ in range(repeats):
+            started = time.process_time()
+            passed = sum(score_case(case, run).status == "pass" for case, run in pairs)
+            best = min(best, time.process_time() - started)
+        out[key] = {"seconds": best, "valid": passed}
+    return out
+
+
+def bfcl_side(items: list[dict[str, Any]], repeats: int, directory: Path) -> dict[str, dict[str, float]]:
+    path = directory / "items.json"
+    path.write_text(json.dumps([{"function": i["function"], "ground_truth": i["ground_truth"],
+                                 "category": i["category"],
+                                 "correct": [{n: a} for n, a in i["correct"]],
+                                 "perturbed": [{n: a} for n, a in i["perturbed"]]} for i in items]),
+                    encoding="utf-8")
+    done = subprocess.run([str(bfcl_python()), "-c", _BFCL_SIDE, str(path), str(repeats)],
+                          capture_output=True, text=True, check=True)
+    result: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_bfcl", description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    if not BFCL.is_dir():
+        print(f"skipped: the BFCL data is not at {BFCL} (set TOOLGOLD_BFCL_DATA)")
+        return
+    items = load_items()
+    with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
+        theirs = bfcl_side(items, args.repeats, Path(tmp))
+    ours = toolgold_side(items, args.repeats)
+    rows = []
+    for key in ("correct", "perturbed"):
+        mine, bfcl = len(items) / ours[key]["seconds"], len(items) / theirs[key]["seconds"]
+        ratio = mine / bfcl
+        print(f"{key}: toolgold {mine:,.0f} items/s ({ours[key]['valid']:,} pass), BFCL ast_checker "
+              f"{bfcl:,.0f}/s ({theirs[key]['valid']:,} valid): {ratio:.2f}×", flush=True)
+        rows.append((f"scoring core, {len(items):,} real BFCL items, {key} outputs",
+                     f"{mine / 1000:,.1f}k items/s ({ratio:.2f}×)", f"BFCL's `ast_checker` {bfcl / 1000:,.1f}k/s",
+                     "≥ 1.0×", "yes" if ratio >= 1.0 else "NO"))
+    print("\n| measurement | result | floor or anchor, same run | target | met |\n|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,85 @@
+"""What each command imports at start-up: only what it uses (the timings are in benchmarks/bench_startup.py).
+
+Each command runs in a fresh interpreter, the way a user runs it, and reports the modules it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+_PROBE = (
+    "import json, sys\n"
+    "from labeler.cli import main\n"
+    "sys.argv = ['toolgold', *json.loads(sys.argv[1])]\n"
+    "try:\n"
+    "    main()\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+)
+
+HEAVY = ("sqlalchemy", "sqlmodel", "scipy", "anthropic", "streamlit", "labeler.store", "alembic")
+
+
+def loaded_by(*args: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, check=False)
+    marker = done.stderr.rpartition("\nMODULES ")[2]
+    return set(json.loads(marker))
+
+
+def heavy_in(modules: set[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy))
+
+
+def test_help_loads_no_command_and_no_heavy_library() -> None:
+    modules = loaded_by("--help")
+    assert heavy_in(modules, (*HEAVY, "pydantic", "numpy", "jsonschema")) == []
+    assert not [m for m in modules if m.startswith("labeler.cli.")]
+
+
+def test_scoring_a_small_file_loads_no_store_sql_scipy_or_sdk(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({
+        "format": "toolgold.gold/1", "id": "c1", "kind": "turn", "split": "regression",
+        "tools": [{"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}],
+        "messages": [{"role": "user", "content": "x is 3"}],
+        "expected": {"behavior": "call", "calls": [{"name": "f", "arguments": {"x": 3}}]}}) + "\n",
+                    encoding="utf-8")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps({"format": "toolgold.run/1", "case_id": "c1",
+                                "calls": [{"name": "f", "arguments": '{"x": 4}'}]}) + "\n", encoding="utf-8")
+    modules = loaded_by("score", str(gold), str(runs), "-o", str(tmp_path / "report.txt"))
+    assert (tmp_path / "report.txt").read_text(encoding="utf-8")  # it did score
+    assert "scorer.turn" in modules
+    assert heavy_in(modules) == []
+
+
+def test_app_command_loads_no_store_before_streamlit_starts() -> None:
+    modules = loaded_by("app", "--help")
+    assert heavy_in(modules, (*HEAVY, "pydantic")) == []
+
+
+@pytest.mark.parametrize("name", sorted(__import__("labeler.cli", fromlist=["COMMANDS"]).COMMANDS))
+def test_the_short_help_listed_without_importing_matches_the_command(name: str) -> None:
+    import importlib
+
+    import click
+
+    from labeler.cli import COMMANDS, SHORT_HELP
+
+    module, _, attr = COMMANDS[name].partition(":")
+    command = getattr(importlib.import_module(module), attr)
+    assert name in SHORT_HELP, f"add {name!r} to SHORT_HELP in labeler/cli/__init__.py"
+    listed = click.Command(name, help=SHORT_HELP[name])
+    for width in (40, 70, 120, 400):
+        assert listed.get_short_help_str(width) == command.get_short_help_str(width), (
+            f"SHORT_HELP[{name!r}] in labeler/cli/__init__.py differs from the command's docstring")
