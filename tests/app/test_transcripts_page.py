@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from labeler.store import Store
+
+
+@pytest.fixture(autouse=True)
+def signed_in(store: Store, app: AppTest) -> None:
+    """Every page needs a signed-in user: an annotator, picked in the sidebar (the session, not the URL)."""
+    store.add_user("ann", "annotator")
+    app.session_state["user"] = "ann"
 
 
 def texts(app: AppTest) -> list[str]:

@@ -4,6 +4,7 @@ the Python API (tests/history/kit.py)."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -21,12 +22,22 @@ HISTORY, RUN, COMPARE = "pages_/runs.py", "pages_/run.py", "pages_/compare.py"
 
 
 def open_page(app: AppTest, page: str, **params: str) -> AppTest:
+    # Who is signed in is what the sidebar picker sets (the URL has no say); by default the admin root.
+    app.session_state["user"] = params.pop("user", None) or signed_in_admin()
     for name, value in params.items():
         app.query_params[name] = value
     app.switch_page(page)
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     return app
+
+
+def signed_in_admin() -> str:
+    store = Store(os.environ["TOOLGOLD_DB"])
+    if store.get_user("root") is None:
+        store.add_user("root", "admin")
+    store.close()
+    return "root"
 
 
 def texts_in(app: AppTest, key: str) -> list[str]:
@@ -269,7 +280,8 @@ def test_annotators_cannot_score_and_a_bad_file_names_its_line(store: Store, app
     frozen_gold(store, ("ann", "annotator"))
     open_page(app, HISTORY, user="ann")
     assert not app.get("file_uploader")
-    assert any(t.value.startswith("Reviewers and admins score runs here") for t in app.text)
+    assert [t.value for t in app.main.text] == ["Run history is for reviewers and admins; you are signed in as ann "
+                                                "(annotator)."]
     admin = open_page(AppTest.from_file(str(APP_MAIN), default_timeout=30), HISTORY, user="root")
     upload_and_submit(admin, "bad.jsonl", b'{"format": "toolgold.run/1", "case_id": "a"}\n{"nope": 1}\n')
     [error] = admin.get_by_key("score-error").error
