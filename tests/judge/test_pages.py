@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from labeler.app.render import md_escape
 from labeler.judge.anthropic_judge import AnthropicJudge
 from labeler.judge.step import JudgeStep
 from labeler.store import Store
@@ -72,8 +73,8 @@ def test_a_reviewer_accepts_the_agents_answer_as_an_alternative(judged: Store) -
     before = list(judged.iter_version_lines("regression-v1", actor="rita"))
     app.button(key=f"adj-accept-{item.item_id}").click().run()
     assert not app.exception
-    assert [s.value for s in app.success] == [
-        f"Item {item.item_id}: accept alternative; new gold version regression-v2"]
+    assert [s.value for s in app.success] == [md_escape(s) for s in [
+        f"Item {item.item_id}: accept alternative; new gold version regression-v2"]]
     assert "No judge verdict waits for a reviewer." in texts(app)
     assert list(judged.iter_version_lines("regression-v1", actor="rita")) == before
 
@@ -88,11 +89,11 @@ def test_judge_wrong_needs_a_note_then_counts_in_calibration(judged: Store) -> N
     [item] = judged.adjudication_queue(actor="rita")
     app = open_page("rita", "pages_/adjudication.py", item=str(item.item_id))
     app.button(key=f"adj-wrong-{item.item_id}").click().run()
-    assert [e.value for e in app.error] == ["say why the judge is wrong: the note goes into calibration"]
+    assert [e.value for e in app.error] == [md_escape(s) for s in ["say why the judge is wrong: the note goes into calibration"]]
     app.text_area(key=f"adj-note-{item.item_id}").input("get_orders skips the audit trail").run()
     app.selectbox(key=f"adj-right-{item.item_id}").select("not_equivalent").run()
     app.button(key=f"adj-wrong-{item.item_id}").click().run()
-    assert [s.value for s in app.success] == [f"Item {item.item_id}: judge wrong"]
+    assert [s.value for s in app.success] == [md_escape(s) for s in [f"Item {item.item_id}: judge wrong"]]
     [made] = judged.judge_adjudications()
     assert (made.judge_verdict, made.reviewer_verdict, made.note) == (
         "equivalent", "not_equivalent", "get_orders skips the audit trail")
