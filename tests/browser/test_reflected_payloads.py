@@ -14,8 +14,8 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Page, expect
 
-from labeler.history import RunMeta, score_and_save
-from labeler.store import Store
+from labeler.store import Store, score_and_save
+from labeler.store.history import RunMeta
 from tests.app.conftest import seed
 from tests.browser.conftest import Server, goto_as, serve
 from tests.history.kit import FAULTS, agent_runs, gold_cases
