@@ -111,9 +111,12 @@ def main(argv: list[str]) -> None:
                      args.transcripts, secs, args.transcripts / secs, rss, "≥ 500/s"))
         gold_src = tmpdir / "gold.jsonl"
         for n in sorted({args.gold // 10, args.gold}):
-            env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db")}
+            env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db"), "TOOLGOLD_USER": "bench"}
             write_gold(gold_src, n)
             subprocess.run([*toolgold, "import", str(gold_src)], env=env_g, check=True, stdout=subprocess.DEVNULL)
+            # approved regression cases are the held-out set: exporting them takes a reviewer (audited)
+            subprocess.run([*toolgold, "users", "add", "bench", "--role", "reviewer"], env=env_g, check=True,
+                           stdout=subprocess.DEVNULL)
             secs, rss = run_measured(["export", "-o", str(tmpdir / "out.jsonl")], env_g)
             rows.append((f"export gold cases ({n:,})", n, secs, n / secs, rss, "≥ 20,000/s, flat memory"))
     print("| what | n | seconds | per second | peak RSS MB | target |")

@@ -12,7 +12,6 @@ The users table is the authority on roles; ``toolgold users add`` bootstraps it 
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,11 +19,11 @@ import streamlit as st
 from streamlit import runtime
 
 from labeler.app import context
+from labeler.binding import is_loopback, local_mode_refusal
 from labeler.store import StoreError, User
 
 USER_KEY = "user"
 NOTE_KEY = "sign-in-note"
-AUTH_SETTING = "an [auth] section in .streamlit/secrets.toml (docs/deployment.md)"
 
 
 def oidc_configured() -> bool:
@@ -32,23 +31,6 @@ def oidc_configured() -> bool:
         return bool(st.secrets.load_if_toml_exists() and "auth" in st.secrets)
     except Exception:  # an unreadable secrets file must not take the app down: local mode still refuses remote
         return False
-
-
-def is_loopback(host: str | None) -> bool:
-    """``host`` binds to this machine only (an empty address means every interface)."""
-    if not host:
-        return False
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def local_mode_refusal(host: str | None) -> str:
-    return (f"toolgold will not serve the name picker on {host or 'every interface'}: anyone who can reach it "
-            f"could pick any name. Bind 127.0.0.1, or configure sign-in with {AUTH_SETTING}.")
 
 
 def claimed_identity(claims: Mapping[str, Any]) -> str | None:

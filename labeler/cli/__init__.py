@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "synthesize": "labeler.cli.synthesize:synthesize_cmd",
     "serve": "labeler.cli.serve:serve_cmd",
     "sample": "labeler.cli.sample:sample_cmd",
+    "users": "labeler.cli.users:users_cmd",
 }
 
 

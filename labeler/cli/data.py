@@ -119,7 +119,8 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
               help="Write a Hugging Face datasets layout (JSONL per split and a dataset card) of the latest "
                    "frozen versions (or --version) into this directory.")
 @click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
-              help="Who exports a frozen version (a reviewer or admin).")
+              help="Who exports (a reviewer or admin): needed for a frozen version and for approved regression "
+                   "cases, the held-out set; audited.")
 @db_option
 def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str | None, version: str | None,
                hf_dir: Path | None, user: str | None, db: str | None) -> None:
@@ -131,7 +132,8 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
 
         export_frozen(store, version=version, split=split, out=out, hf_dir=hf_dir, user=user)
         return
-    total = store.count_gold(split=split, status=status, tag=tag)
+    total = store.authorize_gold_export(split=split, status=status, tag=tag, actor=user,
+                                        target=str(out) if out else "stdout")
     lines = store.iter_gold_lines(split=split, status=status, tag=tag)
     if out is None:
         for line in lines:
@@ -182,19 +184,39 @@ def init_cmd(demo_if_empty: bool, db: str | None) -> None:
         click.echo("demo: " + store.import_items(items, actor="demo").summary)
 
 
+def _sign_in_configured() -> bool:
+    """An ``[auth]`` section in a secrets file Streamlit reads (the working directory's or the home one)."""
+    import tomllib
+
+    for path in (Path.cwd() / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml"):
+        try:
+            if "auth" in tomllib.loads(path.read_text(encoding="utf-8")):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 @click.command("app")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Keep 127.0.0.1 unless a proxy with authentication stands in front.")
 @click.option("--port", default=8501, show_default=True, type=int)
 @db_option
 def app_cmd(host: str, port: int, db: str | None) -> None:
-    """Start the labeling app (Streamlit)."""
+    """Start the labeling app (Streamlit). Without sign-in configured (an [auth] section in
+    .streamlit/secrets.toml) it serves the name picker on loopback only."""
+    from labeler.binding import is_loopback, local_mode_refusal
+
+    if not is_loopback(host) and not _sign_in_configured():
+        click.echo(f"error: {local_mode_refusal(host)}", err=True)
+        raise SystemExit(2)
     env = dict(os.environ)
     if db:
         env["TOOLGOLD_DB"] = db
     entry = Path(__file__).resolve().parent.parent / "app" / "main.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.address", host,
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           "--client.showErrorDetails", "none"]
     raise SystemExit(subprocess.call(cmd, env=env))
 
 
