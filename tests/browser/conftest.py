@@ -146,9 +146,9 @@ def goto_as(page: Page, url: str, name: str) -> None:
 
 @contextmanager
 def serve(db: str | Path, home: Path, *, cwd: Path = REPO, env: dict[str, str] | None = None,
-          address: str = "127.0.0.1") -> Iterator[Server]:
+          address: str = "127.0.0.1", port: int | None = None) -> Iterator[Server]:
     """``streamlit run`` of the app on ``db`` (a file or a URL) in its own process; stopped on exit."""
-    port = free_port()
+    port = port or free_port()
     log = home / f"streamlit-{port}.log"
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO / "labeler" / "app" / "main.py"),
            "--server.headless", "true", "--server.address", address, "--server.port", str(port),
