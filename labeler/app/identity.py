@@ -20,7 +20,7 @@ from streamlit import runtime
 
 from labeler.app import context
 from labeler.binding import is_loopback, local_mode_refusal
-from labeler.store import StoreError, User
+from labeler.store import ROLES, StoreError, User
 
 USER_KEY = "user"
 NOTE_KEY = "sign-in-note"
@@ -40,6 +40,26 @@ def claimed_identity(claims: Mapping[str, Any]) -> str | None:
         return str(email).strip()
     sub = claims.get("sub")
     return str(sub).strip() if sub else None
+
+
+def role_allowed_by_groups(claims: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
+    """With ``[toolgold] groups_claim`` and ``[toolgold.roles_by_group]`` set, the highest role the person's
+    identity-provider groups map to (``None``: no mapped group). Without the setting, any role."""
+    mapping = settings.get("roles_by_group") or {}
+    claim = settings.get("groups_claim")
+    if not claim or not mapping:
+        return ROLES[-1]
+    groups = claims.get(str(claim)) or []
+    groups = [groups] if isinstance(groups, str) else list(groups)
+    mapped = [ROLES.index(mapping[g]) for g in groups if mapping.get(g) in ROLES]
+    return ROLES[max(mapped)] if mapped else None
+
+
+def capped(user: User, allowed: str) -> User:
+    """The users table grants the role; the groups can only lower it (someone leaving a group at the identity
+    provider loses that access at once)."""
+    role = ROLES[min(ROLES.index(user.role), ROLES.index(allowed))]
+    return User(user.name, role, user.active)
 
 
 def find_user(users: Iterable[User], identity: str) -> User | None:
@@ -62,7 +82,8 @@ def _oidc_user() -> User | None:
         _note("Log in to use toolgold.")
         return None
     st.button("Log out", on_click=st.logout, type="tertiary", key="log-out")
-    identity = claimed_identity(st.user.to_dict())
+    claims = st.user.to_dict()
+    identity = claimed_identity(claims)
     everyone = context.store().users(include_inactive=True)
     if identity is None:
         _note("Your identity provider sent neither a verified email nor a subject; ask an admin "
@@ -76,7 +97,19 @@ def _oidc_user() -> User | None:
         state = "is not a toolgold user" if user is None else "is deactivated"
         _note(f"{identity} {state}; ask an admin ({_admins(everyone)}) to add it.")
         return None
-    return user
+    allowed = role_allowed_by_groups(claims, _settings())
+    if allowed is None:
+        _note(f"{identity}: none of your identity provider groups gives a toolgold role; ask an admin "
+              f"({_admins(everyone)}).")
+        return None
+    return capped(user, allowed)
+
+
+def _settings() -> Mapping[str, Any]:
+    try:
+        return st.secrets.get("toolgold", {})
+    except Exception:  # no secrets file: no group mapping
+        return {}
 
 
 def _create_first_admin() -> None:

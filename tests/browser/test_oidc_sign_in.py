@@ -26,14 +26,21 @@ from tests.browser.conftest import Server, free_port, serve
 pytestmark = pytest.mark.browser
 
 ADMIN = "root@example.com"
-# (sub, claims): the provider's users. mallory claims the admin's address, unverified, and the admin's name.
+# (sub, claims): the provider's users. mallory claims the admin's address, unverified, and the admin's name;
+# gina is a reviewer in the users table but only in the annotators' group at the provider; hal is in no group.
 PEOPLE = [
-    ("root-sub", {"email": ADMIN, "email_verified": True, "name": "Root"}),
-    ("ann-sub", {"email": "Ann@Example.com", "email_verified": True, "name": "Ann"}),
-    ("rita-sub", {"email": "rita@example.com", "email_verified": True, "name": "Rita"}),
-    ("mallory", {"email": ADMIN, "email_verified": False, "name": ADMIN}),
+    ("root-sub", {"email": ADMIN, "email_verified": True, "name": "Root", "groups": ["toolgold-admins"]}),
+    ("ann-sub", {"email": "Ann@Example.com", "email_verified": True, "name": "Ann",
+                 "groups": ["toolgold-annotators"]}),
+    ("rita-sub", {"email": "rita@example.com", "email_verified": True, "name": "Rita",
+                  "groups": ["staff", "toolgold-reviewers"]}),
+    ("mallory", {"email": ADMIN, "email_verified": False, "name": ADMIN, "groups": ["toolgold-admins"]}),
     ("zed-sub", {"email": "zed@example.com", "email_verified": True, "name": "Zed"}),
+    ("gina-sub", {"email": "gina@example.com", "email_verified": True, "groups": ["toolgold-annotators"]}),
+    ("hal-sub", {"email": "hal@example.com", "email_verified": True, "groups": ["staff"]}),
 ]
+GROUPS = ('[toolgold]\ngroups_claim = "groups"\n[toolgold.roles_by_group]\n"toolgold-annotators" = "annotator"\n'
+          '"toolgold-reviewers" = "reviewer"\n"toolgold-admins" = "admin"\n')
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ def app(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
         'cookie_secret = "a-test-cookie-secret-that-is-long-enough"\n'
         'client_id = "toolgold"\nclient_secret = "toolgold-secret"\n'
-        f'server_metadata_url = "{provider.url}/.well-known/openid-configuration"\n', encoding="utf-8")
+        f'server_metadata_url = "{provider.url}/.well-known/openid-configuration"\n' + GROUPS, encoding="utf-8")
     with serve(db, home, cwd=home, port=port, env={"HOME": str(home), "AUTHLIB_INSECURE_TRANSPORT": "1"}) as server:
         yield server
 
@@ -151,7 +158,8 @@ def team(app: Server) -> Server:
     store = Store(app.db)
     if store.get_user(ADMIN) is None:
         store.add_user(ADMIN, "admin")
-    for name, role in (("ann@example.com", "annotator"), ("rita@example.com", "reviewer")):
+    for name, role in (("ann@example.com", "annotator"), ("rita@example.com", "reviewer"),
+                       ("gina@example.com", "reviewer"), ("hal@example.com", "annotator")):
         if store.get_user(name) is None:
             store.add_user(name, role, actor=ADMIN)
     store.close()
@@ -198,4 +206,18 @@ def test_an_unknown_identity_is_refused_with_one_line(tab: Page, team: Server, p
     sign_in(tab, team, provider, sub, path=f"/admin?user={ADMIN}")
     expect(tab.locator(".st-key-sign-in")).to_have_text(line)
     assert main_text(tab).strip() == line
+    assert nav(tab) == []
+
+
+def test_identity_provider_groups_can_lower_a_role_but_never_grant_one(tab: Page, team: Server,
+                                                                      provider: Provider) -> None:
+    sign_in(tab, team, provider, "gina-sub")  # reviewer in the table, annotator by her groups
+    expect(tab.get_by_test_id("stSidebar")).to_contain_text("gina@example.com · annotator")
+    assert nav(tab) == ["Transcripts", "Label", "Review"]
+
+
+def test_no_mapped_group_means_no_access(tab: Page, team: Server, provider: Provider) -> None:
+    sign_in(tab, team, provider, "hal-sub")
+    expect(tab.locator(".st-key-sign-in")).to_have_text(
+        f"hal@example.com: none of your identity provider groups gives a toolgold role; ask an admin ({ADMIN}).")
     assert nav(tab) == []
