@@ -12,7 +12,7 @@ import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from labeler.store import ImportItem, Store
+from labeler.store import ImportItem, Store, StoreError
 from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
@@ -80,9 +80,11 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
 @click.option("--skip-invalid", is_flag=True, help="Import the valid records; list the bad ones in a rejects file.")
 @click.option("--rejects", "rejects_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --skip-invalid writes the rejected lines [default: toolgold-rejects.txt].")
+@click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
+              help="Who imports, as the audit log records it (an active user; attribution, not authentication).")
 @db_option
 def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None, split: str,
-               skip_invalid: bool, rejects_file: Path | None, db: str | None) -> None:
+               skip_invalid: bool, rejects_file: Path | None, user: str | None, db: str | None) -> None:
     """Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL,
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
@@ -91,10 +93,13 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     if rejects and not skip_invalid:
         raise rejects[0]
     store = Store(db)
+    if user is not None and ((known := store.get_user(user)) is None or not known.active):
+        raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
+    actor = user or "import"
     schemas_before = store.stats()["tool_schemas"]
-    result = store.import_items(items, skip_invalid=skip_invalid)
+    result = store.import_items(items, skip_invalid=skip_invalid, actor=actor)
     if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
-        stale = store.check_schema_drift(actor="import")
+        stale = store.check_schema_drift(actor=actor)
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)

@@ -91,3 +91,16 @@ def test_loopback_addresses_are_this_machine_only() -> None:
 
     assert [is_loopback(h) for h in ("127.0.0.1", "::1", "localhost", "127.0.0.2", "0.0.0.0", "10.0.0.1")] == [
         True, True, True, True, False, False]
+
+
+def test_an_import_is_recorded_under_the_user_who_ran_it(store: Store, tmp_path: Path) -> None:
+    from scorer.formats import dumps_record
+    from tests.labeler.test_store import transcript
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(dumps_record(transcript()) + "\n", encoding="utf-8")
+    assert run("import", str(src), "--user", "nobody") == (
+        2, "", "error: --user 'nobody' is not an active user (toolgold users list)\n")
+    store.add_user("ann", "annotator")
+    assert run("import", str(src), "--user", "ann")[0] == 0
+    assert {e["actor"] for e in store.audit_events() if e["action"] != "user.add"} == {"ann"}
