@@ -37,11 +37,12 @@ class PageSpec:
 
 
 # Gold content (expected calls, arguments, alternatives, rationale, frozen versions) and scored runs are for
-# reviewers and admins; annotators see the transcripts, their own labels and what was sent back to them.
+# reviewers and admins; annotators see the transcripts, their own labels, what was sent back to them, and the
+# gold set's coverage counts (with the synthetic candidates waiting to be labeled).
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("transcripts.py", "Transcripts", ":material/forum:", "transcripts", EVERYONE),
     PageSpec("label.py", "Label", ":material/label:", "label", EVERYONE),
-    PageSpec("coverage.py", "Gold set", ":material/donut_small:", "gold", STAFF),
+    PageSpec("coverage.py", "Gold set", ":material/donut_small:", "gold", EVERYONE),  # counts, not gold content
     PageSpec("runs.py", "Run history", ":material/show_chart:", "runs", STAFF),
     PageSpec("run.py", "Run", ":material/fact_check:", "run", STAFF),
     PageSpec("compare.py", "Compare runs", ":material/compare_arrows:", "compare", STAFF),

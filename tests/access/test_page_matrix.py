@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 USERS = {"annotator": "ann", "reviewer": "rita", "admin": "root"}
 # Which pages each role may open: written out, not derived from access.PAGES, so the matrix is checked.
 MATRIX = {
-    "annotator": {"transcripts", "label", "review"},
+    "annotator": {"transcripts", "label", "gold", "review"},
     "reviewer": {"transcripts", "label", "review", "gold", "runs", "run", "compare", "agreement", "versions",
                  "hygiene", "adjudication", "calibration"},
     "admin": {spec.url_path for spec in PAGES},

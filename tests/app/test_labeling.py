@@ -190,7 +190,7 @@ def test_the_gold_set_page_shows_coverage_and_the_ratio(people: Store, app: AppT
     people.submit_label(TAU, 4, "ann", LabelBody(decision="same", tags=("happy_path",), calls=(
         Call(name="get_reservation_details", arguments={"reservation_id": "H9ZU1C"}),)), version=0)
     people.submit_label(TAU, 2, "ann", LabelBody(decision="clarify", tags=("underspecified",)), version=0)
-    as_user(app, "rita").run()  # the gold set is for reviewers and admins
+    as_user(app, "ann").run()
     app.switch_page("pages_/coverage.py").run()
     assert not app.exception
     assert [m.value for m in app.metric] == ["2", "1", "1", "1.00 : 1"]

@@ -170,7 +170,7 @@ def test_an_annotator_signs_in_by_verified_email_in_any_case_and_sees_only_her_p
         tab: Page, team: Server, provider: Provider, artifacts: Path) -> None:
     sign_in(tab, team, provider, "ann-sub")
     expect(tab.get_by_test_id("stSidebar")).to_contain_text("ann@example.com · annotator")
-    assert nav(tab) == ["Transcripts", "Label", "Review"]
+    assert nav(tab) == ["Transcripts", "Label", "Gold set", "Review"]
     tab.screenshot(path=artifacts / "oidc-annotator.png", full_page=True)
     # ?user= is nobody's identity; the run page stays closed to her.
     tab.goto(f"{team.url}/run?user={ADMIN}")
@@ -213,7 +213,7 @@ def test_identity_provider_groups_can_lower_a_role_but_never_grant_one(tab: Page
                                                                       provider: Provider) -> None:
     sign_in(tab, team, provider, "gina-sub")  # reviewer in the table, annotator by her groups
     expect(tab.get_by_test_id("stSidebar")).to_contain_text("gina@example.com · annotator")
-    assert nav(tab) == ["Transcripts", "Label", "Review"]
+    assert nav(tab) == ["Transcripts", "Label", "Gold set", "Review"]
 
 
 def test_no_mapped_group_means_no_access(tab: Page, team: Server, provider: Provider) -> None:
