@@ -208,6 +208,15 @@ def _argument_input(item: Item, work: Work, n: int, arg: str, schema: dict[str, 
     else:  # arrays, objects, untyped, or a value whose type does not fit the schema: edit it as JSON
         shown = "" if value is UNSET else json.dumps(value, ensure_ascii=False)
         st.text_input(label + " (JSON)", value=shown, key=key, on_change=cb, args=args("json"), placeholder=hint)
+    _invisible_note(value, key)
+
+
+def _invisible_note(value: Any, key: str) -> None:
+    """A field shows a direction override as nothing (or reversed text): say what is really in the value."""
+    text = value if isinstance(value, str) else "" if value is UNSET else json.dumps(value, ensure_ascii=False)
+    if render.visible(text) != text:
+        with st.container(key=f"err-invisible-{key}"):
+            st.text(f"Holds invisible control characters: {render.visible(text)}")
 
 
 def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:

@@ -1,7 +1,9 @@
 """Render a transcript as a conversation, with every piece of transcript text inert.
 
 Transcript text is untrusted (it comes from users, tools and models): it is only ever passed to
-``st.text`` and ``st.code``, which show characters, never Markdown or HTML. Labels of expanders and chat
+``st.text`` and ``st.code``, which show characters, never Markdown or HTML, with invisible direction controls
+made visible. Where Streamlit reads Markdown (``st.error`` and friends, labels, table cells) untrusted values
+go through ``md_escape`` / ``md_label``, or the ``error`` / ``warning`` / ``success`` / ``info`` helpers. Labels of expanders and chat
 avatars are fixed strings of ours, because Streamlit renders those as Markdown. Containers carry keys, which
 Streamlit turns into ``st-key-…`` classes: the test ids browser tests read.
 """
@@ -40,21 +42,68 @@ def inject_style() -> None:
     st.html(STYLE)
 
 
+# Characters that change how text reads without showing themselves: direction overrides and isolates (so
+# "C-\u202e4321" would read as C-1234), marks, zero-width joiners and spaces, the byte-order mark.
+_INVISIBLE = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible control character shown as ``⟨U+202E⟩``: what you see is what is stored."""
+    return _INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
+# Words the Markdown renderer would turn into links even with every character escaped (GFM auto-links bare
+# URLs, www. hosts and e-mail addresses after escapes are resolved): shown as code spans, which never link.
+_LINKABLE = re.compile(r"://|www\.|@|mailto:|xmpp:", re.IGNORECASE)
+
+
+def _code_span(word: str) -> str:
+    fence = "`" * (max((len(run) for run in re.findall("`+", word)), default=0) + 1)
+    pad = " " if word.startswith("`") or word.endswith("`") else ""
+    return f"{fence}{pad}{word}{pad}{fence}"
+
+
 def md_escape(text: str) -> str:
-    """``text`` with every ASCII punctuation character backslash-escaped, so Markdown shows it literally.
+    """``text`` for a place Streamlit reads as Markdown, shown literally: every ASCII punctuation character is
+    backslash-escaped (no link, image, markup or directive), a word that would be auto-linked (a bare URL, a
+    www. host, an address) becomes a code span, and invisible control characters are made visible."""
+    out = []
+    for word in re.split(r"(\s+)", visible(str(text))):
+        if _LINKABLE.search(word):
+            out.append(_code_span(word))
+        else:
+            out.append("".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c
+                               for c in word))
+    return "".join(out)
 
-    For the few places Streamlit reads Markdown and we must show untrusted names: widget labels, pills,
-    ``st.table`` cells."""
-    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text))
 
-
-_PLAIN = re.compile(r"[\w.\- ]*")
+_PLAIN = re.compile(r"[\w\- ]*")  # no dot: "www.host.example" would be auto-linked
 
 
 def md_label(text: str) -> str:
-    """``text`` for a place that reads Markdown: identifiers pass as they are (so screen readers hear them
-    plainly), anything with punctuation that could make a link, image or markup is escaped."""
-    return text if _PLAIN.fullmatch(text) else md_escape(text)
+    """``text`` for a place that reads Markdown: plain words pass as they are, anything else is escaped."""
+    return text if _PLAIN.fullmatch(text) and not _INVISIBLE.search(text) else md_escape(text)
+
+
+def error(text: str, **kwargs: Any) -> None:
+    """``st.error`` of a text that may hold untrusted values (ids from the URL, exception messages): escaped."""
+    st.error(md_escape(text), **kwargs)
+
+
+def warning(text: str, **kwargs: Any) -> None:
+    st.warning(md_escape(text), **kwargs)
+
+
+def success(text: str, **kwargs: Any) -> None:
+    st.success(md_escape(text), **kwargs)
+
+
+def info(text: str, **kwargs: Any) -> None:
+    st.info(md_escape(text), **kwargs)
+
+
+def caption(text: str, **kwargs: Any) -> None:
+    st.caption(md_escape(text), **kwargs)
 
 
 def one_line(text: str | None, limit: int = PREVIEW_CHARS) -> str:
@@ -80,13 +129,13 @@ def tool_call_card(call: ToolCallRef, key: str) -> None:
     with st.container(border=True, key=key):
         with st.container(horizontal=True, vertical_alignment="center"):
             st.badge("tool call", icon=":material/build:", color="orange")
-            st.text(call.function.name)
+            st.text(visible(call.function.name))
         args = call.parsed_arguments()
         if isinstance(args, str):
             st.warning("The arguments are not a JSON object; shown as sent.", icon=":material/warning:")
-            st.code(args, language=None, wrap_lines=True)
+            st.code(visible(args), language=None, wrap_lines=True)
         elif args:
-            st.code(pretty_json(args), language="json", wrap_lines=True)
+            st.code(visible(pretty_json(args)), language="json", wrap_lines=True)
         else:
             st.text("(no arguments)")
 
@@ -95,11 +144,11 @@ def tool_result(message: Message, tool_name: str | None, key: str) -> None:
     """A tool result, collapsed: one line of preview, the full text in an expander."""
     content = message.content or ""
     with st.container(key=key):
-        st.text(f"↳ {tool_name or 'tool'} → {one_line(content) or '(empty)'}")
+        st.text(visible(f"↳ {tool_name or 'tool'} → {one_line(content) or '(empty)'}"))
         if len(content) > 0:
             with st.expander(f"Full result ({len(content):,} characters)"):
                 body, language = _pretty_content(content)
-                st.code(body, language=language, wrap_lines=True)
+                st.code(visible(body), language=language, wrap_lines=True)
 
 
 def message(tr: Transcript, index: int, call_names: dict[str, str]) -> None:
@@ -107,14 +156,14 @@ def message(tr: Transcript, index: int, call_names: dict[str, str]) -> None:
     key = f"msg-{index}"
     if m.role == "system":
         with st.container(key=key), st.expander("System prompt", icon=":material/settings:"):
-            st.text(m.content or "")
+            st.text(visible(m.content or ""))
         return
     if m.role == "tool":
         tool_result(m, call_names.get(m.tool_call_id or ""), key=f"result-{index}")
         return
     with st.container(key=key), st.chat_message(m.role):
         if m.content:
-            st.text(m.content)
+            st.text(visible(m.content))
         for n, call in enumerate(m.tool_calls):
             tool_call_card(call, key=f"call-{index}-{n}")
         if not m.content and not m.tool_calls:
@@ -153,5 +202,5 @@ def tool_specs(tools: tuple[ToolSpec, ...]) -> None:
     """The tools offered, each with its description and JSON Schema (inert)."""
     for spec in tools:
         with st.container(key=f"tool-{spec.name}"):
-            st.text(spec.name + (f": {one_line(spec.description, 300)}" if spec.description else ""))
+            st.text(visible(spec.name + (f": {one_line(spec.description, 300)}" if spec.description else "")))
             st.code(pretty_json(spec.parameters), language="json", wrap_lines=True)

@@ -27,10 +27,10 @@ def flash(prefix: str) -> None:
     """Show (once) the error or confirmation a callback left in the session state under ``prefix``."""
     if f"{prefix}-error" in st.session_state:
         with st.container(key=f"err-{prefix}"):
-            st.error(st.session_state.pop(f"{prefix}-error"), icon=":material/block:")
+            render.error(st.session_state.pop(f"{prefix}-error"), icon=":material/block:")
     if f"{prefix}-done" in st.session_state:
         with st.container(key=f"{prefix}-done"):
-            st.success(st.session_state.pop(f"{prefix}-done"), icon=":material/check:")
+            render.success(st.session_state.pop(f"{prefix}-done"), icon=":material/check:")
 
 
 def answer_lines(answer: Answer) -> None:

@@ -11,7 +11,7 @@ import io
 
 import streamlit as st
 
-from labeler.app import context, identity
+from labeler.app import context, identity, render
 from labeler.app.dashboard import RUN_PAGE, link
 from labeler.store import RunHistoryError, score_and_save
 from labeler.store.history import RunMeta
@@ -67,11 +67,11 @@ def score_form() -> None:
             report, info = score_and_save(store, cases, runs, meta)
         except (ToolgoldError, RunHistoryError) as exc:
             with st.container(key="score-error"):
-                st.error(str(exc))
+                render.error(str(exc))
             return
         with st.container(key="score-saved"):
             t = report.totals
-            st.success(f"Saved run {info.run_id} on {info.gold_version}: {t.passed} pass, {t.failed} fail, "
+            render.success(f"Saved run {info.run_id} on {info.gold_version}: {t.passed} pass, {t.failed} fail, "
                        f"{t.needs_review} need review of {t.results} results"
                        + (f"; {report.unscored.cases_without_run} case(s) had no run" if report.unscored.any
                           else ""), icon=":material/check:")

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "synthesize": "labeler.cli.synthesize:synthesize_cmd",
     "serve": "labeler.cli.serve:serve_cmd",
     "sample": "labeler.cli.sample:sample_cmd",
+    "users": "labeler.cli.users:users_cmd",
 }
 
 # What `toolgold --help` lists, so listing the commands imports none of them (that was a second of

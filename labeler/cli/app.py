@@ -13,19 +13,39 @@ import click
 from labeler.cli.options import db_option
 
 
+def _sign_in_configured() -> bool:
+    """An ``[auth]`` section in a secrets file Streamlit reads (the working directory's or the home one)."""
+    import tomllib
+
+    for path in (Path.cwd() / ".streamlit" / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml"):
+        try:
+            if "auth" in tomllib.loads(path.read_text(encoding="utf-8")):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 @click.command("app")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Keep 127.0.0.1 unless a proxy with authentication stands in front.")
 @click.option("--port", default=8501, show_default=True, type=int)
 @db_option
 def app_cmd(host: str, port: int, db: str | None) -> None:
-    """Start the labeling app (Streamlit)."""
+    """Start the labeling app (Streamlit). Without sign-in configured (an [auth] section in
+    .streamlit/secrets.toml) it serves the name picker on loopback only."""
+    from labeler.binding import is_loopback, local_mode_refusal
+
+    if not is_loopback(host) and not _sign_in_configured():
+        click.echo(f"error: {local_mode_refusal(host)}", err=True)
+        raise SystemExit(2)
     env = dict(os.environ)
     if db:
         env["TOOLGOLD_DB"] = db
     entry = Path(__file__).resolve().parent.parent / "app" / "main.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.address", host,
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           "--client.showErrorDetails", "none"]
     raise SystemExit(subprocess.call(cmd, env=env))
 
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from labeler.cli.options import db_option
-from labeler.store import ImportItem, Store
+from labeler.store import ImportItem, Store, StoreError
 from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
@@ -99,22 +99,27 @@ def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, r
 @click.option("--skip-invalid", is_flag=True, help="Import the valid records; list the bad ones in a rejects file.")
 @click.option("--rejects", "rejects_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --skip-invalid writes the rejected lines [default: toolgold-rejects.txt].")
+@click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
+              help="Who imports, as the audit log records it (an active user; attribution, not authentication).")
 @db_option
 def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None, split: str,
-               skip_invalid: bool, rejects_file: Path | None, db: str | None) -> None:
+               skip_invalid: bool, rejects_file: Path | None, user: str | None, db: str | None) -> None:
     """Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL,
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
     options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
     rejects: list[InvalidRecord] = []
     store = Store(db)
+    if user is not None and ((known := store.get_user(user)) is None or not known.active):
+        raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
+    actor = user or "import"
     schemas_before = store.stats()["tool_schemas"]
     # Streams: the store spools the items before it writes, so a bad record raised here (without
     # --skip-invalid) stops the import before anything is written.
     result = store.import_items(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid),
-                                skip_invalid=skip_invalid)
+                                skip_invalid=skip_invalid, actor=actor)
     if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
-        stale = store.check_schema_drift(actor="import")
+        stale = store.check_schema_drift(actor=actor)
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)
@@ -139,7 +144,8 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
               help="Write a Hugging Face datasets layout (JSONL per split and a dataset card) of the latest "
                    "frozen versions (or --version) into this directory.")
 @click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
-              help="Who exports a frozen version (a reviewer or admin).")
+              help="Who exports (a reviewer or admin): needed for a frozen version and for approved regression "
+                   "cases, the held-out set; audited.")
 @db_option
 def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str | None, version: str | None,
                hf_dir: Path | None, user: str | None, db: str | None) -> None:
@@ -151,7 +157,8 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
 
         export_frozen(store, version=version, split=split, out=out, hf_dir=hf_dir, user=user)
         return
-    total = store.count_gold(split=split, status=status, tag=tag)
+    total = store.authorize_gold_export(split=split, status=status, tag=tag, actor=user,
+                                        target=str(out) if out else "stdout")
     lines = store.iter_gold_lines(split=split, status=status, tag=tag)
     if out is None:
         for line in lines:

@@ -271,14 +271,20 @@ def baseline_cmd(run_id: str | None, gold: Path | None, gold_version: str | None
 @runs_cmd.command("delete")
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Do not ask.")
-def delete_cmd(run_id: str, yes: bool) -> None:
-    """Remove a saved run from the history."""
+@click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
+              help="Who deletes (a reviewer or admin); the store checks the role and audits it.")
+def delete_cmd(run_id: str, yes: bool, user: str | None) -> None:
+    """Remove a saved run from the history (reviewers and admins; audited)."""
+    from labeler.store import StoreError
+
+    if not user:
+        raise StoreError("deleting a saved run needs --user NAME (a reviewer or admin), or TOOLGOLD_USER")
     store = _store()
     try:
         store.get_run(run_id)
         if not yes and not click.confirm(f"delete run {run_id}?", err=True):
             sys.exit(1)
-        store.delete_run(run_id)
+        store.delete_run(run_id, actor=user)
     finally:
         store.close()
     click.echo(f"deleted run {run_id}")

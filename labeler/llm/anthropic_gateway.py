@@ -9,6 +9,7 @@ logged or written into a report.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,6 +141,15 @@ def _error_message(exc: anthropic.APIStatusError) -> str:
     return str(exc.message)
 
 
+# Anything shaped like a credential: provider keys (sk-ant-…, sk-proj-…, sk-…), bearer tokens, JWTs, and long
+# opaque runs of key characters. An HTTP error can echo the key it was sent; its text is stored and shown.
+_SECRET = re.compile(r"(?i)\bbearer\s+\S+|\bsk-[a-z0-9_-]{8,}|\beyJ[\w-]+\.[\w-]+\.[\w-]+|\b[A-Za-z0-9_-]{32,}")
+
+
+def scrub(text: str) -> str:
+    return _SECRET.sub("[redacted]", text)
+
+
 def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
+    text = scrub(" ".join(str(text).split()))
     return text if len(text) <= limit else text[:limit] + "…"

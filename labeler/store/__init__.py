@@ -96,6 +96,7 @@ class Store(Database):
     get_transcript = _transcripts.get_transcript
     count_gold = _transcripts.count_gold
     iter_gold_lines = _transcripts.iter_gold_lines
+    authorize_gold_export = _transcripts.authorize_gold_export
     get_gold = _transcripts.get_gold
     gold_cases = _transcripts.gold_cases
     tool_names = _transcripts.tool_names

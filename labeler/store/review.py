@@ -385,6 +385,11 @@ def edit_and_accept(db: Database, item_id: int, case: GoldCase, *, actor: str, c
             case = GoldCase.model_validate(case.model_dump())
         except ValidationError as exc:
             raise StoreError(f"the edited case is not valid: {describe_validation_error(exc)}") from None
+        # Who labeled is a fact, not an edit: the edit may stand for some of this turn's labels, never others.
+        labeled = {a for c in _detail(conn, row).candidates for a in c.annotators}
+        if strangers := sorted(set(case.provenance.annotators) - labeled):
+            raise StoreError(f"provenance.annotators cannot be edited: {', '.join(strangers)} did not label "
+                             f"{row.ref} (its labels are by {', '.join(sorted(labeled)) or 'nobody'})")
         return _approve(conn, row, case, case.provenance.annotators, actor=actor, decision="edit",
                         comment=comment or None, extra={})
 

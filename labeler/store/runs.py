@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, case, delete, exc, func, insert, select
 
 from labeler.store import tables as t
+from labeler.store.common import REVIEWER_ROLES, audit, require_role
 from labeler.store.engine import Database
 from labeler.store.history import (
     CaseOutcome,
@@ -356,9 +357,14 @@ def _save_outcomes(conn: Connection, pk: int, outcomes: Iterable[CaseOutcome]) -
     return saved
 
 
-def delete_run(db: Database, run_id: str) -> None:
+def delete_run(db: Database, run_id: str, *, actor: str) -> None:
+    """Remove a saved run (reviewers and admins): the history loses a point, so it is an audit event."""
     with db.write() as conn:
+        require_role(conn, actor, REVIEWER_ROLES, "delete saved runs")
         pk = _run_pk(conn, run_id)
+        gone = conn.execute(select(t.RunRow.gold_version, t.RunRow.label, t.RunRow.model, t.RunRow.results,
+                                   t.RunRow.passed, t.RunRow.created_at).where(t.RunRow.id == pk)).one()
+        audit(conn, actor=actor, action="run.delete", entity="run", entity_id=run_id, before=dict(gone._mapping))
         for table in (t.RunCaseErrorRow, t.RunCaseToolRow, t.RunCaseRow, t.RunPatternRow, t.RunConfusionRow,
                       t.RunGroupRow, t.RunMetricRow):
             conn.execute(delete(table).where(table.run_pk == pk))

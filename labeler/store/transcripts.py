@@ -20,7 +20,7 @@ from sqlalchemy import Connection, func, insert, select
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
-from labeler.store.common import audit
+from labeler.store.common import REVIEWER_ROLES, PermissionDenied, audit, require_role
 from labeler.store.engine import CHUNK, IMPORT_LOCK, Database, StoreError, now_iso, one_at_a_time
 from scorer import canonical
 from scorer.errors import InvalidRecord
@@ -390,6 +390,31 @@ def count_gold(db: Database, *, split: str | None = None, status: str | None = N
     q = _gold_query(split, status, tag)
     with db.read() as conn:
         return conn.scalar(select(func.count()).select_from(q.subquery())) or 0
+
+
+def authorize_gold_export(db: Database, *, split: str | None = None, status: str | None = None,
+                          tag: str | None = None, actor: str | None, target: str) -> int:
+    """Check that ``actor`` may export this selection, record the export, and return its size.
+
+    Approved regression cases are the held-out set: only a reviewer or admin exports them, and each such
+    export is an audit event (as exporting a frozen version is). Other selections need no user."""
+    q = _gold_query(split, status, tag).subquery()
+    with db.write() as conn:
+        total = conn.scalar(select(func.count()).select_from(q)) or 0
+        held_out = conn.scalar(select(func.count()).select_from(t.GoldCaseRow).where(
+            t.GoldCaseRow.id.in_(select(_gold_query(split, status, tag).with_only_columns(
+                t.GoldCaseRow.id).subquery())),
+            t.GoldCaseRow.split == "regression", t.GoldCaseRow.status == "approved")) or 0
+        if held_out:
+            if not actor:
+                raise PermissionDenied(f"the selection holds {held_out} approved regression cases (the held-out "
+                                       "set): exporting them needs --user NAME (a reviewer or admin), or "
+                                       "TOOLGOLD_USER")
+            require_role(conn, actor, REVIEWER_ROLES, "export approved regression cases")
+            audit(conn, actor=actor, action="gold.export", entity="gold", entity_id=split or "all",
+                  after={"split": split, "status": status, "tag": tag, "cases": total, "held_out": held_out,
+                         "target": target})
+    return total
 
 
 def iter_gold_lines(db: Database, *, split: str | None = None, status: str | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, text, update
 
 from labeler.store import tables as t
 from labeler.store.common import PermissionDenied, audit, check_role, require_admin
@@ -30,6 +30,22 @@ class Tag:
     description: str = ""
 
 
+def _lock_users(conn: Connection) -> None:
+    """Serialize every change of who is a user and with which role, for the rest of the transaction.
+
+    SQLite's BEGIN IMMEDIATE already lets one writer in at a time. On PostgreSQL two transactions would each
+    see the table as it was (no users yet; both admins still admins) and both commit: this lock mode
+    conflicts with itself, so the second waits, then its statements read what the first committed."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE"))
+
+
+def _same_name(conn: Connection, name: str) -> str | None:
+    """An existing user whose name is ``name`` ignoring case (an identity is compared case-insensitively)."""
+    found = conn.scalar(select(t.UserRow.name).where(func.lower(t.UserRow.name) == name.lower()))
+    return None if found is None else str(found)
+
+
 def add_user(db: Database, name: str, role: str = "annotator", *, actor: str | None = None) -> User:
     """Add a user. The first user may add themselves; after that only an admin adds users."""
     name = name.strip()
@@ -37,10 +53,11 @@ def add_user(db: Database, name: str, role: str = "annotator", *, actor: str | N
         raise StoreError("a user needs a name")
     check_role(role)
     with db.write() as conn:
+        _lock_users(conn)
         if conn.scalar(select(func.count()).select_from(t.UserRow)):
             require_admin(conn, actor, "add users")
-        if conn.scalar(select(t.UserRow.name).where(t.UserRow.name == name)) is not None:
-            raise StoreError(f"there is already a user named {name!r}")
+        if (existing := _same_name(conn, name)) is not None:
+            raise StoreError(f"there is already a user named {existing!r}")
         conn.execute(insert(t.UserRow).values(name=name, role=role, active=True, created_at=now_iso()))
         audit(conn, actor=actor or name, action="user.add", entity="user", entity_id=name,
               after={"role": role, "active": True})
@@ -48,10 +65,12 @@ def add_user(db: Database, name: str, role: str = "annotator", *, actor: str | N
 
 
 def set_user(db: Database, name: str, *, role: str | None = None, active: bool | None = None, actor: str) -> User:
-    """Change a user's role or active flag (admins only; an admin cannot demote or disable themselves)."""
+    """Change a user's role or active flag (admins only; an admin cannot demote or disable themselves, and
+    there is always at least one active admin, checked with the users table locked)."""
     if role is not None:
         check_role(role)
     with db.write() as conn:
+        _lock_users(conn)
         require_admin(conn, actor, "change users")
         row = conn.execute(select(t.UserRow).where(t.UserRow.name == name)).first()
         if row is None:
@@ -60,6 +79,11 @@ def set_user(db: Database, name: str, *, role: str | None = None, active: bool |
             raise PermissionDenied("an admin cannot demote or disable themselves (ask another admin)")
         new_role, new_active = role or row.role, row.active if active is None else active
         after = {"role": new_role, "active": new_active}
+        if row.role == "admin" and row.active and not (new_role == "admin" and new_active):
+            others = conn.scalar(select(func.count()).select_from(t.UserRow).where(
+                t.UserRow.role == "admin", t.UserRow.active == True, t.UserRow.name != name))  # noqa: E712
+            if not others:
+                raise PermissionDenied(f"{name!r} is the last active admin: make someone else admin first")
         conn.execute(update(t.UserRow).where(t.UserRow.name == name).values(**after))
         audit(conn, actor=actor, action="user.change", entity="user", entity_id=name,
               before={"role": row.role, "active": row.active}, after=after)

@@ -41,7 +41,8 @@ def test_every_demo_transcript_opens_and_its_calls_load_into_the_editor(demo: St
     for tid in ids:
         for state in demo.turn_states(tid, "root"):
             app = AppTest.from_file(str(APP_MAIN), default_timeout=30)
-            app.query_params.update({"user": "root", "t": tid, "turn": str(state.message_index)})
+            app.session_state["user"] = "root"
+            app.query_params.update({"t": tid, "turn": str(state.message_index)})
             app.run()
             app.switch_page("pages_/label.py").run()
             assert not app.exception, (tid, state.message_index, app.exception)

@@ -54,7 +54,7 @@ def annotated(store: Store, tmp_path: Path) -> Store:
 
 
 def test_the_trajectory_panel_marks_tools_and_proposes_the_forbidden_ones(annotated: Store, app: AppTest) -> None:
-    app.query_params["user"] = "ann"
+    app.session_state["user"] = "ann"  # what the sidebar picker sets; the URL has no say
     app.query_params["t"] = "gh-1"
     app.query_params["turn"] = "1"
     app.run()
@@ -78,7 +78,7 @@ def test_the_trajectory_panel_marks_tools_and_proposes_the_forbidden_ones(annota
 
 
 def test_the_turn_panel_marks_each_tool_with_its_hint(annotated: Store, app: AppTest) -> None:
-    app.query_params["user"] = "ann"
+    app.session_state["user"] = "ann"  # what the sidebar picker sets; the URL has no say
     app.query_params["t"] = "gh-1"
     app.query_params["turn"] = "1"
     app.run()

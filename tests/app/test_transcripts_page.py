@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from labeler.app.render import md_escape
 from labeler.store import Store
+
+
+@pytest.fixture(autouse=True)
+def signed_in(store: Store, app: AppTest) -> None:
+    """Every page needs a signed-in user: an annotator, picked in the sidebar (the session, not the URL)."""
+    store.add_user("ann", "annotator")
+    app.session_state["user"] = "ann"
 
 
 def texts(app: AppTest) -> list[str]:
@@ -52,4 +61,4 @@ def test_unknown_transcript_in_the_url_is_reported(seeded: Store, app: AppTest) 
     app.query_params["t"] = "nope"
     app.run()
     assert not app.exception
-    assert app.error[0].value == "no transcript with id 'nope'"
+    assert app.error[0].value == md_escape("no transcript with id 'nope'")

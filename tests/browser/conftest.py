@@ -14,12 +14,13 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from labeler.store import Store
 from tests.app.conftest import seed
@@ -124,3 +125,45 @@ def page(browser, server: Server):  # type: ignore[no-untyped-def]
     pg.requests = log  # type: ignore[attr-defined]
     yield pg
     context.close()
+
+
+def sign_in(page: Page, name: str) -> None:
+    """Pick ``name`` in the sidebar, as a person does (the URL never says who is signed in)."""
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stSelectbox").click()
+    page.get_by_role("option", name=name, exact=True).click()
+    expect(sidebar.get_by_text(f"{name} · ", exact=False)).to_be_visible()
+    page.evaluate("document.activeElement && document.activeElement.blur()")  # keys go to the page, not the box
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                           " === 'notRunning'")
+
+
+def goto_as(page: Page, url: str, name: str) -> None:
+    """Open ``url`` in a new session and sign in as ``name``; the page and its parameters stay as asked."""
+    page.goto(url)
+    sign_in(page, name)
+
+
+@contextmanager
+def serve(db: str | Path, home: Path, *, cwd: Path = REPO, env: dict[str, str] | None = None,
+          address: str = "127.0.0.1", port: int | None = None) -> Iterator[Server]:
+    """``streamlit run`` of the app on ``db`` (a file or a URL) in its own process; stopped on exit."""
+    port = port or free_port()
+    log = home / f"streamlit-{port}.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO / "labeler" / "app" / "main.py"),
+           "--server.headless", "true", "--server.address", address, "--server.port", str(port),
+           "--browser.gatherUsageStats", "false"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, "TOOLGOLD_DB": str(db), **(env or {})},
+                                stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield Server(url=url, db=Path(str(db)))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Server
+from tests.browser.conftest import Server, goto_as, sign_in
 from tests.history.kit import seed_three_runs
 
 pytestmark = pytest.mark.browser
@@ -27,7 +27,7 @@ def three_runs(server: Server) -> Server:
 
 def test_a_click_on_the_tool_that_dropped_lands_on_its_failing_cases(
         page: Page, three_runs: Server, artifacts: Path) -> None:
-    page.goto(f"{three_runs.url}/runs")
+    goto_as(page, f"{three_runs.url}/runs", "root")
     expect(page.locator(".st-key-tool-summary")).to_contain_text(
         "1 tool(s) dropped by more than 5 points since the run before: search_orders 91.7% → 66.7%")
     flagged = page.locator(".st-key-tool-flagged-0")
@@ -62,13 +62,14 @@ def test_a_click_on_the_tool_that_dropped_lands_on_its_failing_cases(
 
     # The URL holds the place: a reload shows the same case.
     page.reload()
+    sign_in(page, "root")
     expect(page.locator(".st-key-actual-side")).to_contain_text("get_order")
     expect(page.locator("div[class*='st-key-case-row-']")).to_have_count(4)
     assert page.requests.outside() == []  # type: ignore[attr-defined]
 
 
 def test_compare_from_the_history_page(page: Page, three_runs: Server, artifacts: Path) -> None:
-    page.goto(f"{three_runs.url}/runs")
+    goto_as(page, f"{three_runs.url}/runs", "root")
     page.get_by_role("link", name="Compare the last two runs").click()
     page.wait_for_url("**/compare?**")
     expect(page.locator(".st-key-mcnemar")).to_contain_text(

@@ -7,20 +7,20 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Server
+from tests.browser.conftest import Server, goto_as, sign_in
 
 pytestmark = pytest.mark.browser
 
 
 def open_transcript(page: Page, server: Server, transcript_id: str) -> None:
-    page.goto(server.url)
+    goto_as(page, server.url, "ann")
     row = page.locator("div[class*='st-key-tx-row-']", has_text=transcript_id)
     row.get_by_role("button", name="Open").click()
     expect(page.get_by_role("heading", name="Transcript", exact=True)).to_be_visible()
 
 
 def test_transcript_list_shows_sources_turns_and_label_counts(page: Page, server: Server, artifacts: Path) -> None:
-    page.goto(server.url)
+    goto_as(page, server.url, "ann")
     row = page.locator("div[class*='st-key-tx-row-']", has_text="tau-airline-task10-trial1")
     expect(row).to_be_visible()
     cells = row.get_by_test_id("stText").all_inner_texts()
@@ -48,7 +48,8 @@ def test_an_opened_transcript_reads_as_a_conversation(page: Page, server: Server
     expect(result.get_by_test_id("stCode")).to_contain_text('"flight_number": "HAT192"')
     page.screenshot(path=artifacts / "transcript-view.png", full_page=True)
     # A reload resumes at the same transcript (its id is in the URL).
-    page.reload()
+    page.reload()  # a new session asks the name again (never from the URL); the place is kept
+    sign_in(page, "ann")
     expect(page.locator(".st-key-call-4-0")).to_contain_text("get_reservation_details")
 
 

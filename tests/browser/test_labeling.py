@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from labeler.app.editing import Item
-from tests.browser.conftest import Server
+from tests.browser.conftest import Server, goto_as, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +59,7 @@ def press(page: Page, key: str, owners: tuple[str, ...] = PANEL_BUTTONS) -> None
 
 
 def test_an_annotator_labels_a_transcript_with_the_keyboard(page: Page, server: Server, artifacts: Path) -> None:
-    page.goto(f"{server.url}/label?user=ann")
+    goto_as(page, f"{server.url}/label", "ann")
     press(page, "n", owners=(".st-key-start button",))  # start: lease the first transcript with unlabeled turns
     page.wait_for_url(f"**t={TAU}**")
     at_turn(page, 2, 0)
@@ -83,10 +83,11 @@ def test_an_annotator_labels_a_transcript_with_the_keyboard(page: Page, server: 
     # Turn 3: no call. Reload mid-way: the draft and the place are still there.
     press(page, "0")
     expect_saved(page, 1)
-    page.reload()
+    page.reload()  # a new session: the name is asked again (never taken from the URL), the place is kept
+    sign_in(page, "ann")
     expect_decision(page, "no_call")
     expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
-    assert f"t={TAU}" in page.url and "turn=6" in page.url and "user=ann" in page.url
+    assert f"t={TAU}" in page.url and "turn=6" in page.url and "user=" not in page.url
     press(page, "Control+Enter")
     at_turn(page, 8, 3)
 
@@ -115,7 +116,7 @@ def test_an_annotator_labels_a_transcript_with_the_keyboard(page: Page, server: 
 
 
 def test_shortcuts_do_not_fire_while_typing(page: Page, server: Server) -> None:
-    page.goto(f"{server.url}/label?user=cat&t={OTHER}&turn=2")
+    goto_as(page, f"{server.url}/label?t={OTHER}&turn=2", "cat")
     area = page.get_by_label("Rationale")
     area.click()
     area.type("option 0 or 3? then 1, 2")
@@ -128,13 +129,13 @@ def test_shortcuts_do_not_fire_while_typing(page: Page, server: Server) -> None:
 
 def test_a_second_window_editing_the_same_turn_gets_the_conflict(browser: Browser, server: Server,
                                                                   artifacts: Path) -> None:
-    url = f"{server.url}/label?user=bob&t={OTHER}&turn=4"
+    url = f"{server.url}/label?t={OTHER}&turn=4"
     first, second = browser.new_context(viewport={"width": 1400, "height": 1000}), browser.new_context(
         viewport={"width": 1400, "height": 1000})
     try:
         a, b = first.new_page(), second.new_page()
-        a.goto(url)
-        b.goto(url)
+        goto_as(a, url, "bob")
+        goto_as(b, url, "bob")
         expect(a.locator(".st-key-save-state")).to_contain_text("Not saved yet")
         expect(b.locator(".st-key-save-state")).to_contain_text("Not saved yet")
         press(a, "0")
@@ -156,7 +157,7 @@ def test_a_second_window_editing_the_same_turn_gets_the_conflict(browser: Browse
 
 
 def test_labeling_a_hostile_transcript_keeps_everything_inert(page: Page, server: Server, artifacts: Path) -> None:
-    page.goto(f"{server.url}/label?user=cat&t=xss-probe&turn=2")
+    goto_as(page, f"{server.url}/label?t=xss-probe&turn=2", "cat")
     press(page, "1")  # same as observed: the agent's hostile arguments land in the editor
     expect_decision(page, "same")
     text = page.get_by_label("text *")
@@ -174,7 +175,7 @@ def test_labeling_a_hostile_transcript_keeps_everything_inert(page: Page, server
 
 
 def test_arrows_and_j_k_move_between_decision_points(page: Page, server: Server) -> None:
-    page.goto(f"{server.url}/label?user=cat&t=xss-probe&turn=2")
+    goto_as(page, f"{server.url}/label?t=xss-probe&turn=2", "cat")
     press(page, "ArrowRight")
     at_turn(page, 4, 0, transcript="xss-probe", user="cat", of=2)
     press(page, "k")

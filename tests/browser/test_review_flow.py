@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from labeler.labels import LabelBody
 from labeler.store import Store
 from scorer.model import Call
-from tests.browser.conftest import REPO, Server, _wait_healthy, free_port
+from tests.browser.conftest import REPO, Server, _wait_healthy, free_port, goto_as
 from tests.review.kit import people, put, transcript
 
 pytestmark = pytest.mark.browser
@@ -86,7 +86,7 @@ def open_item(page: Page, server: Server, user: str, ref: str) -> int:
     store = server.store()
     item = store.review_item_for(ref)
     assert item is not None
-    page.goto(f"{server.url}/review?user={user}&item={item.id}")
+    goto_as(page, f"{server.url}/review?item={item.id}", user)
     expect(page.locator(".st-key-review-head")).to_contain_text(f"{ref} · Annotators disagree")
     return item.id
 
@@ -101,7 +101,7 @@ def comment(page: Page, item_id: int, text: str) -> None:
 def test_a_reviewer_resolves_a_disagreement_freezes_and_exports(tab: Page, review_server: Server,
                                                                artifacts: Path) -> None:
     page, server = tab, review_server
-    page.goto(f"{server.url}/review?user=rita")
+    goto_as(page, f"{server.url}/review", "rita")
     expect(page.locator("[data-testid=stMetric]").first).to_contain_text("2")  # two disagreements
     item_id = open_item(page, server, "rita", "t1#t2")
     # Both annotators' versions and the agent's call side by side; ann's (first submitted) preselected.
@@ -127,7 +127,7 @@ def test_a_reviewer_resolves_a_disagreement_freezes_and_exports(tab: Page, revie
     expect(page.locator(".st-key-review-done")).to_contain_text("Approved 1 uncontested cases")
 
     # Freeze the regression split and download it.
-    page.goto(f"{server.url}/versions?user=rita")
+    goto_as(page, f"{server.url}/versions", "rita")
     page.get_by_label("Note (why this version)").fill("first reviewed set")
     page.get_by_role("button", name="Freeze").click()
     expect(page.locator(".st-key-versions-done")).to_contain_text("Froze regression-v1: 2 cases")
@@ -156,7 +156,7 @@ def test_a_reviewer_resolves_a_disagreement_freezes_and_exports(tab: Page, revie
 def test_an_annotator_cannot_approve(tab: Page, review_server: Server, artifacts: Path) -> None:
     page, server = tab, review_server
     # An annotator's Review page holds no decisions at all.
-    page.goto(f"{server.url}/review?user=ann")
+    goto_as(page, f"{server.url}/review", "ann")
     expect(page.get_by_text("Nothing was sent back to you. Reviewing is for reviewers and admins.")).to_be_visible()
     expect(page.locator("[class*='st-key-accept-']")).to_have_count(0)
     # A reviewer demoted to annotator while the item is open: the click reaches the store, which refuses.

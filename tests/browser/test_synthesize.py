@@ -17,7 +17,7 @@ from labeler.labels import gold_case_id
 from labeler.store import ImportItem, Store
 from scorer.formats import iter_json_lines, parse_record
 from scorer.model import GoldCase
-from tests.browser.conftest import CHROMIUM, REPO, Server, _wait_healthy, free_port
+from tests.browser.conftest import CHROMIUM, REPO, Server, _wait_healthy, free_port, goto_as
 from tests.browser.test_labeling import expect_decision, press
 
 pytestmark = pytest.mark.browser
@@ -73,7 +73,7 @@ def tab(browser: Browser) -> Iterator[Page]:
 
 def test_a_reviewer_proposes_and_an_annotator_labels_a_candidate(tab: Page, demo_server: Server,
                                                                   artifacts: Path) -> None:
-    tab.goto(f"{demo_server.url}/gold?user=rita")
+    goto_as(tab, f"{demo_server.url}/gold", "rita")
     expect(tab.locator(".st-key-synthetic-waiting")).to_have_text("0 of 0 synthetic candidates wait for labeling.")
     field = tab.get_by_label("How many")
     field.fill("4")
@@ -89,7 +89,7 @@ def test_a_reviewer_proposes_and_an_annotator_labels_a_candidate(tab: Page, demo
     stale = next(p for p in store.synthetic_candidates().proposed if p.transform != "negative_branch")
     transcript = store.get_transcript(stale.id).transcript
     end = len(transcript.messages)
-    tab.goto(f"{demo_server.url}/label?user=ann&t={quote(stale.id, safe='')}&turn={end}")
+    goto_as(tab, f"{demo_server.url}/label?t={quote(stale.id, safe='')}&turn={end}", "ann")
     expected = {"call": "different", "clarify": "clarify", "no_call": "no_call"}
     proposal = transcript.metadata["proposed_label"]["decision"]
     expect_decision(tab, proposal)
@@ -99,6 +99,6 @@ def test_a_reviewer_proposes_and_an_annotator_labels_a_candidate(tab: Page, demo
     tab.wait_for_url(lambda url: quote(stale.id, safe="") not in url)  # submitted: the queue moves on
     gold = store.get_gold(gold_case_id(stale.id, end))
     assert gold.provenance.source == "synthetic" and stale.transform in gold.tags
-    tab.goto(f"{demo_server.url}/gold?user=ann")
+    goto_as(tab, f"{demo_server.url}/gold", "ann")
     expect(tab.locator(".st-key-synthetic-waiting")).to_contain_text("3 of 4 synthetic candidates wait for labeling")
     expect(tab.locator(".st-key-synth-propose")).to_have_count(0)  # annotators do not propose

@@ -107,8 +107,16 @@ def test_comparing_runs_on_different_gold_versions_is_a_clear_error(tmp_path: Pa
     assert (code, err.strip()) == (2, "error: run 'run-v3' is already saved; give this one another id (--run-id)")
     code, _, err = toolgold("runs", "show", "nope")
     assert (code, err.strip()) == (2, "error: no saved run with id 'nope' (toolgold runs list shows the saved runs)")
-    assert toolgold("runs", "delete", "run-v3", "--yes")[:2] == (0, "deleted run run-v3\n")
+    assert toolgold("runs", "delete", "run-v3", "--yes")[::2] == (
+        2, "error: deleting a saved run needs --user NAME (a reviewer or admin), or TOOLGOLD_USER\n")
+    store.add_user("root", "admin")
+    store.add_user("ann", "annotator", actor="root")
+    assert toolgold("runs", "delete", "run-v3", "--yes", "--user", "ann")[::2] == (
+        2, "error: only a reviewer or admin can delete saved runs ('ann' is annotator)\n")
+    assert toolgold("runs", "delete", "run-v3", "--yes", "--user", "root")[:2] == (0, "deleted run run-v3\n")
     assert [r.run_id for r in store.list_runs()] == ["run-v2"]
+    assert [(e["actor"], e["action"], e["entity_id"]) for e in store.audit_events("run-v3")] == [
+        ("root", "run.delete", "run-v3")]
 
 
 def test_a_saved_run_is_a_baseline_as_good_as_its_json_report(tmp_path: Path, store: Store) -> None:

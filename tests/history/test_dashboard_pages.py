@@ -4,6 +4,7 @@ the Python API (tests/history/kit.py)."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -11,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
+from labeler.app.render import md_escape
 from labeler.store import ImportItem, RunInfo, Store, score_and_save
 from labeler.store.history import RunMeta
 from scorer.formats import dumps_record
@@ -21,12 +23,22 @@ HISTORY, RUN, COMPARE = "pages_/runs.py", "pages_/run.py", "pages_/compare.py"
 
 
 def open_page(app: AppTest, page: str, **params: str) -> AppTest:
+    # Who is signed in is what the sidebar picker sets (the URL has no say); by default the admin root.
+    app.session_state["user"] = params.pop("user", None) or signed_in_admin()
     for name, value in params.items():
         app.query_params[name] = value
     app.switch_page(page)
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     return app
+
+
+def signed_in_admin() -> str:
+    store = Store(os.environ["TOOLGOLD_DB"])
+    if store.get_user("root") is None:
+        store.add_user("root", "admin")
+    store.close()
+    return "root"
 
 
 def texts_in(app: AppTest, key: str) -> list[str]:
@@ -194,7 +206,7 @@ def test_picking_another_run_forgets_the_case_and_an_unknown_run_is_reported(thr
     assert all_texts(container(app, "case-filter")) == ["5 failing (all)"]
     app2 = AppTest.from_file(str(APP_MAIN), default_timeout=30)
     open_page(app2, RUN, run="nope")
-    assert app2.error[0].value == "no saved run with id 'nope' (toolgold runs list shows the saved runs)"
+    assert app2.error[0].value == md_escape("no saved run with id 'nope' (toolgold runs list shows the saved runs)")
 
 
 # -- Compare --------------------------------------------------------------------------------------
@@ -223,7 +235,7 @@ def test_runs_on_different_gold_versions_are_not_compared(three_runs: list[RunIn
                               RunMeta(created_at="2025-06-09T10:00:00.000Z"))
     open_page(app, COMPARE, a="run-v3", b="run-new-gold")
     [warning] = app.get_by_key("version-mismatch").warning
-    assert warning.value == (
+    assert warning.value == md_escape(
         f"These runs were scored on different gold versions, so they are not compared: run-v3 on "
         f"{three_runs[2].gold_version}, run-new-gold on {moved.gold_version}. Pick two runs on the same gold "
         "version.")
@@ -257,7 +269,7 @@ def test_a_reviewer_scores_uploaded_runs_against_a_frozen_version(store: Store, 
     app.text_input(key="score-label").input("prompt v3")
     upload_and_submit(app, "v3.jsonl", "".join(dumps_record(r) + "\n" for r in runs).encode())
     [saved] = app.get_by_key("score-saved").success
-    assert saved.value == f"Saved run uploaded on {version}: 70 pass, 4 fail, 0 need review of 74 results"
+    assert saved.value == md_escape(f"Saved run uploaded on {version}: 70 pass, 4 fail, 0 need review of 74 results")
     assert links(container(app, "score-saved")) == [("run", "Open prompt v3", {"run": "uploaded"})]
     [info] = store.list_runs()
     assert (info.run_id, info.gold_version, info.label, info.model, info.source) == (
@@ -269,9 +281,11 @@ def test_annotators_cannot_score_and_a_bad_file_names_its_line(store: Store, app
     frozen_gold(store, ("ann", "annotator"))
     open_page(app, HISTORY, user="ann")
     assert not app.get("file_uploader")
-    assert any(t.value.startswith("Reviewers and admins score runs here") for t in app.text)
+    assert [t.value for t in app.main.text] == ["Run history is for reviewers and admins; you are signed in as ann "
+                                                "(annotator)."]
     admin = open_page(AppTest.from_file(str(APP_MAIN), default_timeout=30), HISTORY, user="root")
     upload_and_submit(admin, "bad.jsonl", b'{"format": "toolgold.run/1", "case_id": "a"}\n{"nope": 1}\n')
     [error] = admin.get_by_key("score-error").error
-    assert error.value == "bad.jsonl:2: missing 'format' (one of: toolgold.transcript/1, toolgold.gold/1, toolgold.run/1)"
+    assert error.value == md_escape(
+        "bad.jsonl:2: missing 'format' (one of: toolgold.transcript/1, toolgold.gold/1, toolgold.run/1)")
     assert store.list_runs() == []

@@ -14,6 +14,7 @@ from labeler.store import (
     GoldVersionMismatch,
     GoldVersionRuns,
     PatternInfo,
+    PermissionDenied,
     RunExists,
     RunHistoryError,
     RunInfo,
@@ -184,11 +185,17 @@ def test_saving_is_all_or_nothing(any_store: Store) -> None:
 
 def test_deleting_a_run_leaves_the_store_as_it_was(any_store: Store) -> None:
     cases = gold_cases()
+    any_store.add_user("rita", "reviewer")
     save_agent_run(any_store, cases, "v1", created_at=DAY1)
     before = any_store.dump()
     save_agent_run(any_store, gold_cases(changed="get_order-00"), "v2", created_at=DAY2)
-    any_store.delete_run("run-v2")
-    assert any_store.dump() == before
+    with pytest.raises(PermissionDenied, match="'nobody' is not an active user"):
+        any_store.delete_run("run-v2", actor="nobody")
+    any_store.delete_run("run-v2", actor="rita")
+    after = any_store.dump()
+    [event] = [e for e in any_store.audit_events() if e["action"] == "run.delete"]
+    assert (event["actor"], event["entity_id"]) == ("rita", "run-v2")
+    assert {k: v for k, v in after.items() if k != "audit_log"} == {k: v for k, v in before.items() if k != "audit_log"}
     with pytest.raises(RunNotFound, match="no saved run with id 'run-v2'"):
         any_store.get_run("run-v2")
     with pytest.raises(RunNotFound):

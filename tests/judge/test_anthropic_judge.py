@@ -168,3 +168,18 @@ def test_many_questions_are_asked_with_bounded_concurrency() -> None:
     assert sorted(outcomes) == [f"k{n}" for n in range(7)]
     assert {o.verdict for o in outcomes.values()} == {"equivalent"}
     assert len(api.requests) == 7 and peak <= 2
+
+
+@pytest.mark.parametrize("echoed", [
+    "invalid x-api-key: sk-ant-api03-Zq8vK2mN5pL9wX3rT7yB1cD4fG6hJ0kA-abcdEFGH_ijkl",
+    "key sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234 was revoked",
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLWhlcmU",
+])
+def test_a_key_echoed_in_an_http_error_is_scrubbed_before_it_is_kept(echoed: str) -> None:
+    """The reason a question stays pending is stored and shown; an API key in it would leak with it."""
+    api = FakeMessagesAPI(default=lambda body: error(401, "authentication_error", echoed))
+    outcome = judge(api, max_retries=0).ask(question())
+    assert outcome.problem is not None and outcome.problem.startswith("HTTP 401 from the API: ")
+    assert "[redacted]" in outcome.problem
+    for secret in ("Zq8vK2mN5pL9wX3rT7yB1cD4fG6hJ0kA", "AbCdEfGhIjKlMnOpQrStUvWx1234", "c2lnbmF0dXJlLWhlcmU"):
+        assert secret not in outcome.problem

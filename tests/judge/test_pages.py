@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from labeler.app.render import md_escape
 from labeler.judge.anthropic_judge import AnthropicJudge
 from labeler.judge.step import JudgeStep
 from labeler.store import Store
@@ -42,7 +43,7 @@ def judged(store: Store) -> Store:
 
 def open_page(name: str, page: str, **params: str) -> AppTest:
     app = AppTest.from_file(str(APP_MAIN), default_timeout=30)
-    app.query_params["user"] = name
+    app.session_state["user"] = name  # what the sidebar picker sets; the URL has no say
     for key, value in params.items():
         app.query_params[key] = value
     app.run()
@@ -72,8 +73,8 @@ def test_a_reviewer_accepts_the_agents_answer_as_an_alternative(judged: Store) -
     before = list(judged.iter_version_lines("regression-v1", actor="rita"))
     app.button(key=f"adj-accept-{item.item_id}").click().run()
     assert not app.exception
-    assert [s.value for s in app.success] == [
-        f"Item {item.item_id}: accept alternative; new gold version regression-v2"]
+    assert [s.value for s in app.success] == [md_escape(s) for s in [
+        f"Item {item.item_id}: accept alternative; new gold version regression-v2"]]
     assert "No judge verdict waits for a reviewer." in texts(app)
     assert list(judged.iter_version_lines("regression-v1", actor="rita")) == before
 
@@ -88,11 +89,11 @@ def test_judge_wrong_needs_a_note_then_counts_in_calibration(judged: Store) -> N
     [item] = judged.adjudication_queue(actor="rita")
     app = open_page("rita", "pages_/adjudication.py", item=str(item.item_id))
     app.button(key=f"adj-wrong-{item.item_id}").click().run()
-    assert [e.value for e in app.error] == ["say why the judge is wrong: the note goes into calibration"]
+    assert [e.value for e in app.error] == [md_escape(s) for s in ["say why the judge is wrong: the note goes into calibration"]]
     app.text_area(key=f"adj-note-{item.item_id}").input("get_orders skips the audit trail").run()
     app.selectbox(key=f"adj-right-{item.item_id}").select("not_equivalent").run()
     app.button(key=f"adj-wrong-{item.item_id}").click().run()
-    assert [s.value for s in app.success] == [f"Item {item.item_id}: judge wrong"]
+    assert [s.value for s in app.success] == [md_escape(s) for s in [f"Item {item.item_id}: judge wrong"]]
     [made] = judged.judge_adjudications()
     assert (made.judge_verdict, made.reviewer_verdict, made.note) == (
         "equivalent", "not_equivalent", "get_orders skips the audit trail")
@@ -117,8 +118,9 @@ def test_an_admin_sets_the_judge_model_on_the_calibration_page(judged: Store) ->
 
 def test_annotators_do_not_get_the_judge_pages(judged: Store) -> None:
     app = AppTest.from_file(str(APP_MAIN), default_timeout=30)
-    app.query_params["user"] = "ann"
+    app.session_state["user"] = "ann"
     app.run()
-    for page in ("pages_/adjudication.py", "pages_/calibration.py"):
-        with pytest.raises(ValueError, match="Could not find a navigation page"):
-            app.switch_page(page)
+    for page, title in (("pages_/adjudication.py", "Adjudication"), ("pages_/calibration.py", "Judge calibration")):
+        app.switch_page(page).run()
+        assert [t.value for t in app.main.text] == [
+            f"{title} is for reviewers and admins; you are signed in as ann (annotator)."]

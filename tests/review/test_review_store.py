@@ -134,6 +134,17 @@ def test_edit_and_accept_approves_the_reviewers_own_version(rs: Store, disagreem
     assert (case.expected.behavior, case.rationale, case.provenance.reviewer) == ("clarify", "ask which id", "rita")
 
 
+def test_edit_and_accept_cannot_name_someone_who_did_not_label(rs: Store, disagreement: ReviewItem) -> None:
+    base = rs.review_detail(disagreement.id, actor="rita").candidate("label:ann")
+    assert base is not None and base.case is not None
+    forged = base.case.model_copy(update={"provenance": base.case.provenance.model_copy(update={
+        "annotators": ("ann", "rita")})})
+    with pytest.raises(StoreError, match=r"provenance.annotators cannot be edited: rita did not label t1#t2 "
+                                         r"\(its labels are by ann, bob\)"):
+        rs.edit_and_accept(disagreement.id, forged, actor="rita")
+    assert rs.review_queue(actor="rita") != []  # nothing approved
+
+
 def test_reject_and_requeue_needs_a_comment_and_sends_the_labels_back(rs: Store, disagreement: ReviewItem) -> None:
     with pytest.raises(StoreError, match="say why"):
         rs.reject_review(disagreement.id, actor="rita", comment="  ")

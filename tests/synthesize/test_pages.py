@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
+from labeler.app.render import md_escape
 from labeler.cli import cli
 from labeler.labels import gold_case_id
 from labeler.store import ImportItem, Store
@@ -45,7 +46,8 @@ def test_the_label_page_starts_a_candidate_from_its_proposed_label(demo_store: S
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.stderr
     end = len(demo_store.get_transcript(MISSING).transcript.messages)
-    app.query_params.update(user="ann", t=MISSING, turn=str(end))
+    app.session_state["user"] = "ann"  # what the sidebar picker sets; the URL has no say
+    app.query_params.update(t=MISSING, turn=str(end))
     app.run()
     app.switch_page("pages_/label.py").run()
     assert not app.exception, app.exception
@@ -58,7 +60,7 @@ def test_the_label_page_starts_a_candidate_from_its_proposed_label(demo_store: S
 
 
 def open_gold_set(app: AppTest, user: str) -> AppTest:
-    app.query_params["user"] = user
+    app.session_state["user"] = user  # what the sidebar picker sets; the URL has no say
     app.run()
     app.switch_page("pages_/coverage.py").run()
     assert not app.exception, app.exception
@@ -81,9 +83,9 @@ def test_a_reviewer_proposes_n_adversarial_cases_below_target_and_sees_them_wait
     assert app.button(key="synth-propose").label == "Propose 6 adversarial cases"
     app.button(key="synth-propose").click().run()
     assert not app.exception, app.exception
-    assert [s.value for s in app.success] == [
+    assert [s.value for s in app.success] == [md_escape(
         "6 candidates added to the labeling queue (near_duplicate_tool 3, stale_context 3); "
-        "12 approved cases without a conversation left out"]
+        "12 approved cases without a conversation left out")]
     assert texts_in(app, "synthetic-waiting") == [
         "6 of 6 synthetic candidates wait for labeling (near_duplicate_tool 3, stale_context 3)."]
     table = app.get_by_key("synthetic-proposals").table[0].value

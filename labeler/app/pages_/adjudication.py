@@ -30,10 +30,10 @@ BEHAVIOR = {"call": "Call", "no_call": "No tool call", "clarify": "Ask the user"
 def flash() -> None:
     if "adj-error" in st.session_state:
         with st.container(key="err-adj"):
-            st.error(st.session_state.pop("adj-error"), icon=":material/block:")
+            render.error(st.session_state.pop("adj-error"), icon=":material/block:")
     if "adj-done" in st.session_state:
         with st.container(key="adj-done"):
-            st.success(st.session_state.pop("adj-done"), icon=":material/check:")
+            render.success(st.session_state.pop("adj-done"), icon=":material/check:")
 
 
 def select_item(item_id: int | None) -> None:
@@ -99,7 +99,7 @@ def gold_view(case: GoldCase | None, version: str | None) -> None:
     if case is None:
         st.text("The gold case is no longer in the store.")
         return
-    st.caption(f"Gold ({version or 'live, not frozen'})")
+    render.caption(f"Gold ({version or 'live, not frozen'})")
     answer_view(case.expected)
     for n, alternative in enumerate(case.alternatives, start=1):
         st.caption(f"Alternative {n}")
@@ -124,7 +124,7 @@ def judge_view(item: AdjudicationItem) -> None:
         confidence = "" if v.confidence is None else f" · confidence {v.confidence:.2f}"
         st.text(f"Judge: {VERDICTS.get(v.verdict or '', v.verdict or '?')}{confidence}")
         st.text("Rationale: " + (v.rationale or v.problem or "(none)"))
-        st.caption(f"{v.model} · prompt {v.prompt_version} · {v.input_tokens} + {v.output_tokens} tokens")
+        render.caption(f"{v.model} · prompt {v.prompt_version} · {v.input_tokens} + {v.output_tokens} tokens")
     if v.kind == "semantic_argument":
         st.text(f"{v.inputs.get('tool')}.{v.inputs.get('argument')} must capture: {v.inputs.get('intent')}")
         st.text(f"The agent sent: {json.dumps(v.inputs.get('actual'), ensure_ascii=False)}")

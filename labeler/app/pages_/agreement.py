@@ -68,7 +68,7 @@ def field_table(report: AgreementReport) -> None:
         st.table(frame, hide_index=True)
     reasons = sorted({s.reason for f in report.fields for s in (f.cohen, f.fleiss, f.alpha) if s and s.reason})
     for reason in reasons:
-        st.caption("– " + reason)
+        render.caption("– " + reason)
     chart = pd.DataFrame({"field": [field_name(f.field) for f in report.fields],
                           "value": [f.headline.value for f in report.fields],
                           "statistic": ["Cohen κ" if f.cohen else "Krippendorff α" for f in report.fields]})

@@ -48,7 +48,7 @@ render.inject_style()
 user = identity.require("reviewer", "admin")
 store = context.store()
 st.title("Judge calibration")
-for kind, show in (("error", st.error), ("done", st.success)):
+for kind, show in (("error", render.error), ("done", render.success)):
     if f"cal-{kind}" in st.session_state:
         with st.container(key=f"cal-{kind}"):
             show(st.session_state.pop(f"cal-{kind}"))

@@ -105,14 +105,14 @@ try:
     diff = store.diff_runs(before_id, after_id, limit=SHOWN)
 except GoldVersionMismatch as exc:
     with st.container(key="version-mismatch"):
-        st.warning(f"These runs were scored on different gold versions, so they are not compared: "
+        render.warning(f"These runs were scored on different gold versions, so they are not compared: "
                    f"{exc.runs[0][0]} on {exc.runs[0][1]}, {exc.runs[1][0]} on {exc.runs[1][1]}. "
                    "Pick two runs on the same gold version.", icon=":material/block:")
     st.stop()
 except RunHistoryError as exc:
-    st.error(str(exc))
+    render.error(str(exc))
     st.stop()
-st.caption(f"Gold version {diff.after.gold_version}: results paired by case id and trial.")
+render.caption(f"Gold version {diff.after.gold_version}: results paired by case id and trial.")
 summary(diff)
 deltas(diff.before, diff.after)
 case_list("Broken", "broken", diff.broken, after_id)

@@ -77,7 +77,7 @@ def synthetic_section(missing: int | None) -> None:
     user = identity.current()
     result = st.session_state.pop("synth-result", None)
     if result is not None:
-        (st.success if result[0] == "ok" else st.error)(result[1])
+        (render.success if result[0] == "ok" else render.error)(result[1])
     if user is not None and user.role in synthesis.PROPOSERS and missing is not None and missing > 0:
         with st.container(key="synthetic-propose"):
             # Candidates already waiting will count once labeled: propose the rest (at most 50 at a time).

@@ -23,6 +23,7 @@ KINDS = {"disagreement": "Annotators disagree", "unsure": "Flagged unsure",
          "changed_after_approval": "Changed after approval", "disputes_import": "Disputes imported gold",
          "judge_mismatch": "Judge mismatch"}
 FIELD_NAMES = {"decision": "decision kind", "tool": "tool", "label": "whole label"}
+EDITABLE = ("expected", "alternatives", "arg_rules", "tags", "rationale")  # not provenance: who labeled is a fact
 
 
 def act(done: str, run: object) -> None:
@@ -64,6 +65,8 @@ def edit_and_accept(user: User, item_id: int, base: GoldCase) -> None:
         changes = json.loads(raw)
         if not isinstance(changes, dict):
             raise ValueError("expected a JSON object")
+        if fixed := sorted(set(changes) - set(EDITABLE)):  # who labeled (provenance) is a fact, not an edit
+            raise ValueError(f"only {', '.join(EDITABLE)} can be edited here, not {', '.join(fixed)}")
         case = GoldCase.model_validate({**base.model_dump(mode="json"), **changes})
     except (ValueError, ValidationError) as exc:
         st.session_state["review-error"] = f"The edit is not a valid gold case: {exc}"
@@ -185,8 +188,7 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     base = next((c.case for c in detail.candidates if c.key == chosen and c.case is not None), None)
     if base is not None:
         with st.expander("Edit and accept", icon=":material/edit:"):
-            editable = {k: v for k, v in base.model_dump(mode="json").items()
-                        if k in ("expected", "alternatives", "arg_rules", "tags", "rationale")}
+            editable = {k: v for k, v in base.model_dump(mode="json").items() if k in EDITABLE}
             st.text_area("The chosen version's answer as JSON: change it, then accept", key=f"edit-{item.id}",
                          value=json.dumps(editable, indent=2, ensure_ascii=False), height=260)
             st.button("Edit and accept", key=f"edit-accept-{item.id}", on_click=edit_and_accept,

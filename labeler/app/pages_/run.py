@@ -32,7 +32,7 @@ def pick_run(runs: list[RunInfo]) -> RunInfo:
         try:
             by_id[wanted] = store.get_run(wanted)
         except RunHistoryError as exc:
-            st.error(str(exc))
+            render.error(str(exc))
             st.stop()
     chosen = url_select("Run", list(by_id), "run", default=runs[0].run_id, on_pick=forget_case,
                         format_func=lambda r: f"{by_id[r].name} · {by_id[r].created_at[:16].replace('T', ' ')}")
@@ -72,7 +72,7 @@ def failing_cases(info: RunInfo) -> None:
         try:
             side_by_side(store.case_detail(info.run_id, opened, trial))
         except RunHistoryError as exc:
-            st.error(str(exc))
+            render.error(str(exc))
     for n, c in enumerate(cases):
         with st.container(key=f"case-row-{n}"):
             cells = st.columns([3, 3, 4, 1], vertical_alignment="center")

@@ -91,7 +91,7 @@ widths = [3] + [1] * len(shown) + [1, 2, 1]
 header = st.columns(widths)
 for cell, name in zip(header, ["Tool", *(charts.run_names(runs)[r.run_id] for r in shown),
                                "Change", "Latest run", ""], strict=True):
-    cell.caption(name)
+    cell.caption(render.md_label(name))  # run names come from the runs: escaped
 first_shown = len(runs) - len(shown)
 for n, trend in enumerate(trends):
     with st.container(key=f"tool-{'flagged' if trend.flagged else 'row'}-{n}"):

@@ -59,7 +59,7 @@ def transcript_view(transcript_id: str) -> None:
         tr = context.transcript(transcript_id)
         detail = store.get_transcript(transcript_id)
     except StoreError as exc:
-        st.error(str(exc))
+        render.error(str(exc))
         return
     st.title("Transcript")
     st.page_link("pages_/label.py", label="Label this transcript", icon=":material/label:",
