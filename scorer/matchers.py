@@ -229,20 +229,20 @@ MATCHERS: Final[dict[str, Matcher]] = {
     "from_call": _always,  # the value's source is checked by the caller, against earlier results
 }
 
-_BARE = re.compile(r"[\w.\-@+:/#]{1,60}")
-
-
 def show(value: Any) -> str:
-    """A value as it reads in a note: simple strings bare (C-1042), the rest as short JSON."""
-    if isinstance(value, str) and _BARE.fullmatch(value):
-        return value
-    text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
+    """A value as it reads in a note: strings quoted (``'2'`` is not ``2``), the rest as short JSON."""
+    if isinstance(value, str):
+        text = f"'{value}'" if value.isprintable() and "'" not in value else json.dumps(value, ensure_ascii=False)
+    else:
+        text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 80 else text[:79] + "…"
 
 
 def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
     """What the rule expects, for a note: ``C-1042 (exact)``, ``10 ± 0.5 (number)``, …"""
     values = expected_values(rule, gold)
+    if len(values) > 1:  # the gold value is often listed among the accepted ones too
+        values = [v for k, v in enumerate(values) if not any(canonical.equal(v, w) for w in values[:k])]
     shown = ", ".join(show(v) for v in values) if values else "nothing"
     if len(values) > 1:
         shown = "one of " + shown

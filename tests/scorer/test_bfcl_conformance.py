@@ -23,9 +23,9 @@ from scorer.grounding import is_identifier_key
 from scorer.importers import Converted
 from scorer.model import GoldCase, RunCall, RunRecord
 from scorer.results import CaseResult
-from tests.conftest import REPO
+from tests.conftest import SHARED_DATA
 
-BFCL = REPO.parent / "shared" / "data" / "bfcl"
+BFCL = SHARED_DATA / "bfcl"
 pytestmark = pytest.mark.skipif(not BFCL.is_dir(), reason=f"the BFCL data is not at {BFCL} "
                                                           "(CI keeps shared/ beside the clone)")
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",

@@ -145,7 +145,7 @@ def test_from_call_values_must_come_from_the_named_result() -> None:
     result = score_case(gold, agent(SEARCH, guessed))
     assert result.errors == (CaseError(
         code=ErrorCode.DEPENDENCY_VIOLATION, tool="issue_refund", arg="order_id", step=1, actual="O-9",
-        note="called issue_refund with order_id O-9, which is not in the result of search_orders (step 0)"),)
+        note="called issue_refund with order_id 'O-9', which is not in the result of search_orders (step 0)"),)
     early = score_case(gold, agent(REFUND, SEARCH))
     assert ErrorCode.DEPENDENCY_VIOLATION in early.codes
 

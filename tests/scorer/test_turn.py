@@ -36,7 +36,7 @@ def test_a_wrong_value_names_the_value_and_the_rule() -> None:
     assert result == CaseResult(
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_ARG_VALUE, tool="search_orders", arg="customer_id", expected="C-1042",
-            actual="C-17", note="called search_orders with customer_id C-17; expected C-1042 (exact)"),),
+            actual="C-17", note="called search_orders with customer_id 'C-17'; expected 'C-1042' (exact)"),),
         verdicts=Verdicts(selection=True, arguments=False, abstention=True, grounding=True),
         expected_tools=("search_orders",), actual_tools=("search_orders",),
         confusion=(("search_orders", "search_orders"),), calls=1, toolkit_size=SIZE)
@@ -105,7 +105,7 @@ def test_inventing_a_zip_code_instead_of_asking_is_fabrication() -> None:
             CaseError(code=ErrorCode.CALLED_INSTEAD_OF_ASKING, tool="get_shipping_estimate",
                       note="called get_shipping_estimate where the agent should have asked the user"),
             CaseError(code=ErrorCode.FABRICATED_VALUE, tool="get_shipping_estimate", arg="zip_code", actual="00000",
-                      note="called get_shipping_estimate with zip_code 00000, which the user never gave; "
+                      note="called get_shipping_estimate with zip_code '00000', which the user never gave; "
                            "the gold says to ask")),
         verdicts=Verdicts(selection=False, abstention=False, grounding=False), expected_behavior="clarify",
         actual_tools=("get_shipping_estimate",), confusion=((NO, "get_shipping_estimate"),), calls=1,
@@ -161,7 +161,7 @@ def test_missing_required_arguments_come_from_the_schema_and_the_gold() -> None:
     result = score_case(gold_required, run(("update_user", {"user_id": "U-9"})))
     assert result.errors == (CaseError(
         code=ErrorCode.MISSING_REQUIRED_ARG, tool="update_user", arg="email", expected="a@b.co",
-        note="called update_user without required email; expected a@b.co (exact)"),)
+        note="called update_user without required email; expected 'a@b.co' (exact)"),)
 
 
 def test_a_parameter_the_schema_does_not_have_is_hallucinated() -> None:
@@ -170,7 +170,7 @@ def test_a_parameter_the_schema_does_not_have_is_hallucinated() -> None:
     assert result == CaseResult(
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.HALLUCINATED_PARAM, tool="search_orders", arg="discount_code", actual="FREE",
-            note="called search_orders with discount_code FREE, which is not a parameter of search_orders"),),
+            note="called search_orders with discount_code 'FREE', which is not a parameter of search_orders"),),
         verdicts=Verdicts(selection=True, arguments=False, abstention=True, grounding=True),
         expected_tools=("search_orders",), actual_tools=("search_orders",),
         confusion=(("search_orders", "search_orders"),), calls=1, toolkit_size=SIZE)
@@ -181,7 +181,7 @@ def test_a_value_of_the_wrong_type_is_a_schema_type_error_only() -> None:
     result = score_case(gold, run(("issue_refund", {"order_id": "O-7", "amount": "20"})))
     assert result.errors == (CaseError(
         code=ErrorCode.SCHEMA_TYPE_ERROR, tool="issue_refund", arg="amount", actual="20",
-        note="called issue_refund with amount 20: '20' is not of type 'number'"),)
+        note="called issue_refund with amount '20': '20' is not of type 'number'"),)
 
 
 def test_unparseable_arguments_are_malformed_never_dropped() -> None:
@@ -190,7 +190,7 @@ def test_unparseable_arguments_are_malformed_never_dropped() -> None:
     assert result == CaseResult(
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.MALFORMED_ARGUMENTS, tool="search_orders", actual='{"customer_id": "C-1042"',
-            note='called search_orders with arguments that are not a JSON object: "{\\"customer_id\\": \\"C-1042\\""'),),
+            note="called search_orders with arguments that are not a JSON object: '{\"customer_id\": \"C-1042\"'"),),
         verdicts=Verdicts(selection=True, arguments=False, abstention=True, grounding=True),
         expected_tools=("search_orders",), actual_tools=("search_orders",),
         confusion=(("search_orders", "search_orders"),), calls=1, toolkit_size=SIZE)
@@ -208,7 +208,7 @@ def test_an_order_number_never_looked_up_is_ungrounded() -> None:
     assert result == CaseResult(
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.UNGROUNDED_VALUE, tool="get_order", arg="order_id", actual="O-8",
-            note="called get_order with order_id O-8, which appears nowhere in the conversation"),),
+            note="called get_order with order_id 'O-8', which appears nowhere in the conversation"),),
         verdicts=Verdicts(selection=True, arguments=True, abstention=True, grounding=False),
         expected_tools=("get_order",), actual_tools=("get_order",), confusion=(("get_order", "get_order"),),
         calls=1, toolkit_size=SIZE)
@@ -220,8 +220,8 @@ def test_a_value_the_user_replaced_later_is_stale() -> None:
     result = score_case(gold, run(("get_account_balance", {"account_id": "ACC-1"})))
     assert result.errors == (CaseError(
         code=ErrorCode.STALE_VALUE, tool="get_account_balance", arg="account_id", expected="ACC-2", actual="ACC-1",
-        note="called get_account_balance with account_id ACC-1, which the conversation later replaced with "
-             "ACC-2; expected ACC-2 (exact)"),)
+        note="called get_account_balance with account_id 'ACC-1', which the user later replaced with 'ACC-2'; "
+             "expected 'ACC-2' (exact)"),)
     assert result.verdicts.arguments is False
 
 
@@ -232,7 +232,7 @@ def test_optional_arguments_may_be_left_out_but_other_gold_arguments_may_not() -
     strict = case(calls(call("search_orders", customer_id="C-1042", status="open")))
     assert score_case(strict, run(("search_orders", {"customer_id": "C-1042"}))).errors == (CaseError(
         code=ErrorCode.WRONG_ARG_VALUE, tool="search_orders", arg="status", expected="open",
-        note="called search_orders without status; expected open (exact)"),)
+        note="called search_orders without status; expected 'open' (exact)"),)
 
 
 def test_an_extra_argument_at_its_schema_default_is_accepted_any_other_is_not() -> None:
@@ -253,7 +253,7 @@ def test_next_tuesday_in_the_gold_resolves_against_the_reference_time() -> None:
     result = score_case(gold, run(("book_table", {"date": "2026-07-03"})))
     assert result.errors == (CaseError(
         code=ErrorCode.WRONG_ARG_VALUE, tool="book_table", arg="date", expected="next Tuesday", actual="2026-07-03",
-        note="called book_table with date 2026-07-03; expected 2026-07-07 ('next Tuesday' from 2026-07-01) (date)"),)
+        note="called book_table with date '2026-07-03'; expected 2026-07-07 ('next Tuesday' from 2026-07-01) (date)"),)
 
 
 def test_phone_and_currency_rules_normalize_both_sides() -> None:
@@ -311,7 +311,7 @@ def test_a_semantic_argument_goes_to_the_judge_with_a_narrow_question() -> None:
     failed = score_case(gold, agent, judge=FakeJudge("not_equivalent", "no seat preference"))
     assert failed.errors == (CaseError(
         code=ErrorCode.WRONG_ARG_VALUE, tool="book_table", arg="note", expected="window seat please",
-        actual="by the window", note="called book_table with note \"by the window\"; the judge found it does not "
+        actual="by the window", note="called book_table with note 'by the window'; the judge found it does not "
                                      "capture: a window seat request (no seat preference)"),)
     unsure = score_case(gold, agent, judge=FakeJudge("ambiguous", "could be either"))
     assert unsure.status == "needs_review"

@@ -1,0 +1,89 @@
+"""Diagnoses a person acts on: stale values only where the conversation replaced one, swapped arguments,
+notes that show what they compared (issue 14)."""
+
+from __future__ import annotations
+
+from scorer.api import score_case
+from scorer.codes import ErrorCode
+from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec
+from scorer.results import CaseError
+from tests.scorer.kit import call, calls, case, run, user
+
+
+def test_notes_quote_string_values_so_a_string_never_reads_as_a_number() -> None:
+    gold = case(calls(call("place_order", sku="SKU-1", quantity=2)), tools=(),
+                messages=(user("Two of SKU-1, please."),))
+    result = score_case(gold, run(("place_order", {"sku": "SKU-1", "quantity": "2"})))
+    assert result.errors == (CaseError(
+        code=ErrorCode.WRONG_ARG_VALUE, tool="place_order", arg="quantity", expected=2, actual="2",
+        note="called place_order with quantity '2'; expected 2 (exact)"),)
+
+
+ACCOUNTS = (ToolSpec(name="get_account_balance", parameters={
+                "type": "object", "properties": {"account_id": {"type": "string"}}, "required": ["account_id"]}),
+            ToolSpec(name="transfer", parameters={
+                "type": "object", "required": ["from_account", "to_account", "amount"],
+                "properties": {"from_account": {"type": "string"}, "to_account": {"type": "string"},
+                               "amount": {"type": "number"}}}))
+
+
+def balance(*said: str) -> object:
+    return case(calls(call("get_account_balance", account_id="SAV-2")), tools=ACCOUNTS,
+                messages=tuple(user(text) for text in said))
+
+
+def codes(gold: object, account: str) -> list[ErrorCode]:
+    return [e.code for e in score_case(gold, run(("get_account_balance", {"account_id": account}))).errors]  # type: ignore[arg-type]
+
+
+def test_the_seed_scenario_an_account_the_user_switched_away_from_is_stale() -> None:
+    # The seed: "using an account ID it extracted three turns ago before the user switched accounts".
+    gold = balance("What's the balance on my checking account CHK-1?", "Thanks. Also, when does it renew?",
+                   "Now switch to my savings account SAV-2 and check that one.")
+    result = score_case(gold, run(("get_account_balance", {"account_id": "CHK-1"})))
+    assert result.errors == (CaseError(
+        code=ErrorCode.STALE_VALUE, tool="get_account_balance", arg="account_id", expected="SAV-2", actual="CHK-1",
+        note="called get_account_balance with account_id 'CHK-1', which the user later replaced with 'SAV-2'; "
+             "expected 'SAV-2' (exact)"),)
+
+
+def test_both_values_in_one_message_is_not_stale() -> None:
+    # The gold value merely mentioned later in the same sentence: the agent picked the wrong one.
+    assert codes(balance("I have CHK-1 and SAV-2; what's the balance of SAV-2?"), "CHK-1") == [
+        ErrorCode.WRONG_ARG_VALUE]
+    assert codes(balance("Not CHK-1 today: what's on SAV-2?"), "CHK-1") == [ErrorCode.WRONG_ARG_VALUE]
+
+
+def test_a_gold_value_inside_the_agents_value_is_not_stale() -> None:
+    gold = balance("Balance of SAV-2 savings please.", "Sorry, I meant SAV-2 of course.")
+    assert codes(gold, "SAV-2 savings") == [ErrorCode.WRONG_ARG_VALUE]
+    assert codes(balance("Balance of SAV-2-OLD please.", "Sorry, I meant SAV-2."), "SAV-2-OLD") == [
+        ErrorCode.WRONG_ARG_VALUE]
+
+
+def test_a_later_message_that_adds_a_value_without_taking_one_back_is_not_stale() -> None:
+    gold = balance("Balance of CHK-1 please.", "And SAV-2 too, after that.")
+    assert codes(gold, "CHK-1") == [ErrorCode.WRONG_ARG_VALUE]
+    # A tool result naming the gold value later is not the user replacing anything either.
+    lookup = Message(role="assistant", tool_calls=(ToolCallRef(id="t1", function=FunctionCall(
+        name="get_account_balance", arguments='{"account_id": "CHK-1"}')),))
+    said = (user("Balance of CHK-1 please."), lookup,
+            Message(role="tool", tool_call_id="t1", content="closed, not in use; replaced by SAV-2"))
+    assert codes(case(calls(call("get_account_balance", account_id="SAV-2")), tools=ACCOUNTS, messages=said),
+                 "CHK-1") == [ErrorCode.WRONG_ARG_VALUE]
+
+
+def test_swapped_arguments_get_their_own_code_and_one_note_for_the_pair() -> None:
+    gold = case(calls(call("transfer", from_account="CHK-1", to_account="SAV-2", amount=50)), tools=ACCOUNTS,
+                messages=(user("Move $50 from CHK-1 to SAV-2."),))
+    result = score_case(gold, run(("transfer", {"from_account": "SAV-2", "to_account": "CHK-1", "amount": 50})))
+    assert result.errors == (CaseError(
+        code=ErrorCode.SWAPPED_ARGS, tool="transfer", arg="from_account",
+        expected={"from_account": "CHK-1", "to_account": "SAV-2"},
+        actual={"from_account": "SAV-2", "to_account": "CHK-1"},
+        note="called transfer with from_account and to_account swapped: from_account 'SAV-2', to_account "
+             "'CHK-1'; expected from_account 'CHK-1', to_account 'SAV-2'"),)
+    assert result.verdicts.arguments is False
+    # One of the two wrong without the other is no swap.
+    other = score_case(gold, run(("transfer", {"from_account": "SAV-2", "to_account": "SAV-2", "amount": 50})))
+    assert [e.code for e in other.errors] == [ErrorCode.WRONG_ARG_VALUE]
