@@ -18,7 +18,7 @@ from scorer import canonical
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, superseding
-from scorer.matchers import ABSENT, describe, expected_values, match_value, show
+from scorer.matchers import ABSENT, describe, expected_values, match_value, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review
 
@@ -146,9 +146,11 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
                 note=f"called {tool} with {key} {show(value)}, which the user later replaced with "
                      f"{show(replaced)}; expected {expectation}")))
         else:
+            read = read_as(rule, value, facts.reference_time)
             found.append((slot[key], CaseError(
                 code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
-                note=f"called {tool} with {key} {show(value)}; expected {expectation}")))
+                note=f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; "
+                     f"expected {expectation}")))
     for at, error in reversed(found):
         errors.insert(at, error)
     return check

@@ -15,7 +15,7 @@ _NO_RULES: dict[str, ArgRule] = {}
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_context", "_gold_texts", "_required", "_schemas", "_specs", "case")
+    __slots__ = ("_context", "_gold_texts", "_required", "_schemas", "_specs", "_zoned", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
@@ -24,6 +24,7 @@ class CaseFacts:
         self._required: dict[str, tuple[str, ...]] = {}
         self._context: Context | None = None
         self._gold_texts: frozenset[str] | None = None
+        self._zoned: dict[str, dict[str, ArgRule]] = {}
 
     @property
     def reference_time(self) -> datetime | None:
@@ -45,7 +46,12 @@ class CaseFacts:
         return self._schemas[tool]
 
     def rules(self, tool: str) -> dict[str, ArgRule]:
-        return self.case.arg_rules.get(tool, _NO_RULES)
+        rules = self.case.arg_rules.get(tool, _NO_RULES)
+        if self.case.tz is None or not rules:
+            return rules
+        if tool not in self._zoned:
+            self._zoned[tool] = _in_zone(rules, self.case.tz)
+        return self._zoned[tool]
 
     def required(self, tool: str) -> tuple[str, ...]:
         if tool not in self._required:
@@ -68,6 +74,17 @@ class CaseFacts:
             values += [r.accept for rules in self.case.arg_rules.values() for r in rules.values() if r.accept]
             self._gold_texts = gold_texts(values)
         return self._gold_texts
+
+
+_TIME_KINDS = frozenset({"date", "datetime"})
+
+
+def _in_zone(rules: dict[str, ArgRule], tz: str) -> dict[str, ArgRule]:
+    """The case's zone on its date and time rules that name none (a rule's own ``tz`` wins)."""
+    if not any(r.match in _TIME_KINDS and r.tz is None for r in rules.values()):
+        return rules
+    return {k: r.model_copy(update={"tz": tz}) if r.match in _TIME_KINDS and r.tz is None else r
+            for k, r in rules.items()}
 
 
 __all__ = ["CaseFacts"]

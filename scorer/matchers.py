@@ -20,7 +20,7 @@ from typing import Any, Final
 import phonenumbers
 
 from scorer import canonical
-from scorer.dates import is_relative, parse_when
+from scorer.dates import is_relative, parse_when, zone_named
 from scorer.model import ArgRule
 
 Verdict = bool | None
@@ -85,24 +85,38 @@ def _number(rule: ArgRule, values: list[Any], actual: Any, reference: datetime |
 
 
 def _date(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
-    wanted = [w for w in (parse_when(v, reference, relative=True) for v in values) if w is not None]
+    zone = zone_named(rule.tz)
+    wanted = [w for w in (parse_when(v, reference, relative=True, zone=zone) for v in values) if w is not None]
     if not wanted:
         return None
-    got = parse_when(actual, reference, relative=False)
+    got = parse_when(actual, reference, relative=False, zone=zone)
     if got is None:
         return False
     return any(got.astimezone(w.tzinfo).date() == w.date() for w in wanted)
 
 
 def _datetime(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
-    wanted = [w for w in (parse_when(v, reference, relative=True) for v in values) if w is not None]
+    zone = zone_named(rule.tz)
+    wanted = [w for w in (parse_when(v, reference, relative=True, zone=zone) for v in values) if w is not None]
     if not wanted:
         return None
-    got = parse_when(actual, reference, relative=False)
+    got = parse_when(actual, reference, relative=False, zone=zone)
     if got is None:
         return False
     tolerance = rule.tolerance or 0.0
     return any(abs((got - w).total_seconds()) <= tolerance for w in wanted)
+
+
+def read_as(rule: ArgRule, actual: Any, reference: datetime | None) -> str | None:
+    """How a date or time rule read the agent's value (``2026-03-10T15:00:00-05:00``), for the note, when
+    that is not what the value already says: a note must show what it compared."""
+    if rule.match not in ("date", "datetime"):
+        return None
+    got = parse_when(actual, reference, relative=False, zone=zone_named(rule.tz))
+    if got is None:
+        return None
+    shown = got.date().isoformat() if rule.match == "date" else got.isoformat()
+    return None if isinstance(actual, str) and actual.strip() == shown else shown
 
 
 _CURRENCY_SYMBOLS: Final = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP",
@@ -258,15 +272,20 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
     if kind == "ci":
         return f"{shown}, ignoring case (ci)"
     if kind in ("date", "datetime"):
+        zone = zone_named(rule.tz)
         resolved = []
         for v in values:
+            when = parse_when(v, reference, relative=True, zone=zone)
+            day = (when.date().isoformat() if kind == "date" else when.isoformat()) if when else "?"
             if isinstance(v, str) and is_relative(v):
-                when = parse_when(v, reference, relative=True)
-                day = when.date().isoformat() if kind == "date" and when else (when.isoformat() if when else "?")
-                resolved.append(f"{day} ({v!r} from {reference.date().isoformat() if reference else 'no reference'})")
+                local = reference.astimezone(zone) if reference and zone else reference
+                resolved.append(f"{day} ({v!r} from {local.date().isoformat() if local else 'no reference'})")
+            elif when is not None and not (isinstance(v, str) and v.strip() == day):
+                resolved.append(f"{day} (from {show(v)})")
             else:
                 resolved.append(show(v))
-        return ("one of " if len(resolved) > 1 else "") + ", ".join(resolved) + f" ({kind})"
+        in_zone = f", {rule.tz}" if rule.tz else ""
+        return ("one of " if len(resolved) > 1 else "") + ", ".join(resolved) + f" ({kind}{in_zone})"
     if kind == "currency" and rule.currency:
         return f"{shown} (currency, default {rule.currency})"
     if kind == "from_call":
@@ -277,4 +296,4 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
 
 
 __all__ = ["ABSENT", "MATCHERS", "as_number", "describe", "e164", "expected_values", "match_value",
-           "parse_money", "show"]
+           "parse_money", "read_as", "show"]

@@ -14,6 +14,7 @@ import marshal
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Final, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jsonschema
 from pydantic import (
@@ -230,6 +231,16 @@ class Answer(Frozen):
         return self
 
 
+def known_zone(name: str | None) -> str | None:
+    """``name`` when it is an IANA time zone the standard library knows (``zoneinfo``)."""
+    if name is not None:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {name!r} (an IANA name such as America/New_York)") from exc
+    return name
+
+
 class ArgRule(Frozen):
     """How one argument of the actual call is compared with the gold value."""
 
@@ -252,6 +263,14 @@ class ArgRule(Frozen):
     """Default region for ``phone`` numbers written without a country code (e.g. ``US``)."""
     grounded: bool | None = None
     """Force (true) or waive (false) the check that the value appears in the context."""
+    tz: str | None = None
+    """IANA time zone (``America/New_York``) for ``date`` / ``datetime``: naive values are read in the offset
+    in force on their own date (daylight saving time included); overrides the case's ``tz``."""
+
+    @field_validator("tz")
+    @classmethod
+    def _zone_known(cls, value: str | None) -> str | None:
+        return known_zone(value)
 
     @model_validator(mode="after")
     def _parameters_fit_kind(self) -> ArgRule:
@@ -315,6 +334,10 @@ class GoldCase(Frozen):
     tools: tuple[ToolSpec, ...] = ()
     messages: tuple[Message, ...] = ()
     reference_time: datetime | None = None
+    tz: str | None = None
+    """IANA time zone of the case (``America/New_York``): naive date/time values, in the gold and from the
+    agent, are read in the offset in force on their own date, and relative gold phrases move by wall-clock
+    days in it. Without it naive values take the reference time's fixed offset."""
     expected: Answer
     alternatives: tuple[Answer, ...] = ()
     arg_rules: dict[str, dict[str, ArgRule]] = Field(default_factory=dict)
@@ -325,6 +348,11 @@ class GoldCase(Frozen):
     tags: tuple[str, ...] = ()
     rationale: str = ""
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("tz")
+    @classmethod
+    def _zone_known(cls, value: str | None) -> str | None:
+        return known_zone(value)
 
     @field_validator("reference_time")
     @classmethod

@@ -42,6 +42,7 @@ INVALID = {
         "messages[0]: tool result answers 'x', which no earlier assistant message called",
     "gold-naive-reference-time.jsonl":
         "reference_time: needs a timezone (e.g. 2024-05-15T15:00:00-05:00 or ...Z)",
+    "gold-unknown-time-zone.jsonl": "tz: unknown time zone 'EST5EDT-ish' (an IANA name such as America/New_York)",
     "gold-order-on-turn-case.jsonl": "order / after / forbidden belong to trajectory cases (kind: trajectory)",
     "gold-unknown-match-kind.jsonl":
         "arg_rules.f.x.match: Input should be 'exact', 'one_of', 'any', 'ci', 'number', 'date', 'datetime', "

@@ -3,9 +3,14 @@ notes that show what they compared (issue 14)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+import pytest
+from pydantic import ValidationError
+
 from scorer.api import score_case
 from scorer.codes import ErrorCode
-from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec
+from scorer.model import ArgRule, FunctionCall, GoldCase, Message, ToolCallRef, ToolSpec
 from scorer.results import CaseError
 from tests.scorer.kit import call, calls, case, run, user
 
@@ -87,3 +92,45 @@ def test_swapped_arguments_get_their_own_code_and_one_note_for_the_pair() -> Non
     # One of the two wrong without the other is no swap.
     other = score_case(gold, run(("transfer", {"from_account": "SAV-2", "to_account": "SAV-2", "amount": 50})))
     assert [e.code for e in other.errors] == [ErrorCode.WRONG_ARG_VALUE]
+
+
+MEETINGS = (ToolSpec(name="schedule", parameters={"type": "object", "properties": {"start": {"type": "string"}}}),)
+FRIDAY_NY = datetime.fromisoformat("2026-03-06T10:00:00-05:00")  # DST starts Sunday 2026-03-08 in New York
+
+
+def meeting(**fields: object) -> GoldCase:
+    rule = ArgRule(match="datetime", grounded=False, **fields.pop("rule", {}))  # type: ignore[arg-type]
+    return case(calls(call("schedule", start="2026-03-10T15:00-04:00")), tools=MEETINGS,
+                messages=(user("Set it up for 3pm next Tuesday."),), reference_time=FRIDAY_NY,
+                arg_rules={"schedule": {"start": rule}}, **fields)
+
+
+def test_a_naive_time_after_the_dst_change_is_read_in_the_zone_in_force_on_its_date() -> None:
+    naive = run(("schedule", {"start": "2026-03-10T15:00:00"}))
+    assert score_case(meeting(tz="America/New_York"), naive).status == "pass"
+    assert score_case(meeting(rule={"tz": "America/New_York"}), naive).status == "pass"
+    # The zone says which offset, so 15:00 at the old offset (16:00 EDT) is still an hour off.
+    assert score_case(meeting(tz="America/New_York"), run(("schedule", {"start": "2026-03-10T15:00-05:00"}))
+                      ).status == "fail"
+
+
+def test_without_a_zone_the_note_shows_the_values_it_compared() -> None:
+    result = score_case(meeting(), run(("schedule", {"start": "2026-03-10T15:00:00"})))
+    assert result.errors == (CaseError(
+        code=ErrorCode.WRONG_ARG_VALUE, tool="schedule", arg="start", expected="2026-03-10T15:00-04:00",
+        actual="2026-03-10T15:00:00",
+        note="called schedule with start '2026-03-10T15:00:00' (read as 2026-03-10T15:00:00-05:00); expected "
+             "2026-03-10T15:00:00-04:00 (from '2026-03-10T15:00-04:00') (datetime)"),)
+
+
+def test_relative_gold_phrases_keep_the_wall_clock_time_across_the_change() -> None:
+    gold = case(calls(call("schedule", start="in 4 days")), tools=MEETINGS, messages=(user("Same time Tuesday."),),
+                reference_time=FRIDAY_NY, tz="America/New_York",
+                arg_rules={"schedule": {"start": ArgRule(match="datetime", grounded=False)}})
+    assert score_case(gold, run(("schedule", {"start": "2026-03-10T10:00:00"}))).status == "pass"
+    assert score_case(gold, run(("schedule", {"start": "2026-03-10T10:00:00-04:00"}))).status == "pass"
+
+
+def test_an_unknown_zone_is_refused_with_what_to_write() -> None:
+    with pytest.raises(ValidationError, match="unknown time zone 'Eastern' \\(an IANA name such as America/New_York"):
+        meeting(tz="Eastern")
