@@ -13,7 +13,7 @@ import json
 import marshal
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jsonschema
@@ -58,6 +58,21 @@ class Frozen(BaseModel):
     """Base of every domain type: immutable, and unknown fields are an error, not silently dropped."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Extended(Frozen):
+    """A type that gained optional fields after its format version was published: an unset addition is
+    left out when written, so files (and content hashes) of records that do not use it stay byte-identical."""
+
+    ADDED: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_unset_additions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in self.ADDED:
+            if data.get(key) in (None, {}, []):
+                data.pop(key, None)
+        return data
 
 
 # --------------------------------------------------------------------------------------------------
@@ -241,8 +256,10 @@ def known_zone(name: str | None) -> str | None:
     return name
 
 
-class ArgRule(Frozen):
+class ArgRule(Extended):
     """How one argument of the actual call is compared with the gold value."""
+
+    ADDED = ("tz",)
 
     match: MatchKind = "exact"
     accept: tuple[Any, ...] = ()
@@ -316,7 +333,7 @@ class Provenance(Frozen):
     gold_version: str | None = None
 
 
-class GoldCase(Frozen):
+class GoldCase(Extended):
     """The expected behaviour at one decision point (``kind: turn``) or over a whole conversation
     (``kind: trajectory``). ``format: toolgold.gold/1``.
 
@@ -324,6 +341,8 @@ class GoldCase(Frozen):
     point in the conversation (so ``len(messages) == turn`` when the context is complete). Several calls
     in ``expected.calls`` of a turn case are parallel calls, matched without regard to order.
     """
+
+    ADDED = ("tz",)
 
     format: Literal["toolgold.gold/1"] = GOLD_FORMAT
     id: str = Field(min_length=1)
