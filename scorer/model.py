@@ -80,15 +80,18 @@ class Extended(Frozen):
 # --------------------------------------------------------------------------------------------------
 
 
-class ToolSpec(Frozen):
+class ToolSpec(Extended):
     """A tool offered to the agent: its name, description and JSON Schema for the arguments."""
+
+    ADDED = ("annotations",)
 
     name: str = Field(min_length=1)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     annotations: dict[str, Any] = Field(default_factory=dict)
     """MCP tool annotations as the server declared them (``readOnlyHint``, ``destructiveHint``...); hints
-    for the annotator, never trusted for scoring."""
+    for the annotator, never a reason to fail a call: scoring reads them only to tell whether a repeated
+    read follows a write (``writes``), which makes it a confirmation instead of a redundant call."""
     output_schema: dict[str, Any] | None = None
     """MCP ``outputSchema``: the JSON Schema of the tool's structured result, when the server gives one."""
 
@@ -101,6 +104,16 @@ class ToolSpec(Frozen):
         if data.get("output_schema") is None:
             data.pop("output_schema", None)
         return data
+
+    @property
+    def writes(self) -> bool | None:
+        """Whether the tool changes state: from its MCP annotations (``readOnlyHint: false`` or
+        ``destructiveHint: true`` says it does, ``readOnlyHint: true`` that it does not); None when unknown."""
+        if self.annotations.get("readOnlyHint") is True:
+            return False
+        if self.annotations.get("readOnlyHint") is False or self.annotations.get("destructiveHint") is True:
+            return True
+        return None
 
     @field_validator("parameters")
     @classmethod

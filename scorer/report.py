@@ -266,6 +266,7 @@ class _Signature(NamedTuple):
     selection: bool | None
     arguments: bool | None
     sequencing: bool | None
+    abstention: bool | None
     expected_behavior: str
     actual_behavior: str
     split: str
@@ -315,7 +316,8 @@ class ReportBuilder:
         if r.errors:
             ungrounded, fabricated = self._add_errors(r)
         self.signatures[_Signature(
-            r.status, r.kind, v.selection, v.arguments, v.sequencing, r.expected_behavior, r.actual_behavior,
+            r.status, r.kind, v.selection, v.arguments, v.sequencing, v.abstention, r.expected_behavior,
+            r.actual_behavior,
             r.split, r.toolkit_size, r.tags, r.expected_tools, r.confusion, r.calls > 0, ungrounded,
             fabricated)] += 1
         if r.sequence is not None:
@@ -444,17 +446,19 @@ class ReportBuilder:
             micro=Averages(precision=micro, recall=micro, f1=micro))
 
     def _abstention(self) -> Abstention:
+        # From the per-result abstention verdicts, so the aggregates agree with them: a tau task whose gold
+        # changes nothing abstains when it makes no write, though it may read (it made calls).
+        abstained = sum(self._count(expected_behavior=b, abstention=True) for b in ("no_call", "clarify"))
         gold_no_call = self._count(expected_behavior="no_call") + self._count(expected_behavior="clarify")
-        agent_no_call = self._count(actual_behavior="no_call")
-        both = agent_no_call - self._count(actual_behavior="no_call", expected_behavior="call")
+        under = self._count(expected_behavior="call", actual_behavior="no_call")
         clarify = self._count(expected_behavior="clarify")
         gold_call = self._count(expected_behavior="call")
         return Abstention(
-            no_call_precision=rate(both, agent_no_call),
-            no_call_recall=rate(both, gold_no_call),
-            over_call=rate(gold_no_call - both, gold_no_call),
-            under_call=rate(self._count(expected_behavior="call", actual_behavior="no_call"), gold_call),
-            clarify_asked=rate(self._count(expected_behavior="clarify", actual_behavior="no_call"), clarify),
+            no_call_precision=rate(abstained, abstained + under),
+            no_call_recall=rate(abstained, gold_no_call),
+            over_call=rate(gold_no_call - abstained, gold_no_call),
+            under_call=rate(under, gold_call),
+            clarify_asked=rate(self._count(expected_behavior="clarify", abstention=True), clarify),
             clarify_fabricated=rate(self._count(expected_behavior="clarify", fabricated=True), clarify))
 
     def _pass_hat_k(self) -> tuple[PassHatK, ...]:
