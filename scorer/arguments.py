@@ -66,14 +66,17 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     check = PairCheck()
     errors = check.errors
     required = facts.required(tool)
-    missing = [k for k in required if k not in args]
+    # A schema-required key the gold call itself leaves out is the gold's omission (lint flags it), unless
+    # the gold's required_args names it. (An optional rule does not waive the schema: BFCL checks it too.)
+    missing = [k for k in required if k not in args and (k in gold or k in facts.required_by_gold(tool))]
     for key in missing:
         rule = rules.get(key, DEFAULT_RULE)
         wanted = f"; expected {describe(rule, gold[key], facts.reference_time)}" if key in gold else ""
         errors.append(CaseError(code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
                                 expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
     schema = facts.schema(tool)
-    unknown = sorted(k for k in args if not schema.is_known(k)) if schema is not None else []
+    unknown = sorted(k for k in args if not schema.is_known(k) and not _vouched(facts, tool, k, args[k], gold)
+                     ) if schema is not None else []
     for key in unknown:
         errors.append(CaseError(code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
                                 actual=args[key],
@@ -82,6 +85,8 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     if schema is not None:
         known = {k: v for k, v in args.items() if k not in unknown} if unknown else args
         for problem in schema.problems(known):
+            if problem.arg is not None and _vouched(facts, tool, problem.arg, known[problem.arg], gold):
+                continue  # the gold's own value breaks the schema (lint flags it): matching it is no error
             typed.add(problem.arg)
             value = known.get(problem.arg) if problem.arg is not None else known
             errors.append(CaseError(code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg, step=step,
@@ -154,6 +159,13 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     for at, error in reversed(found):
         errors.insert(at, error)
     return check
+
+
+def _vouched(facts: CaseFacts, tool: str, key: str, value: Any, gold: dict[str, Any]) -> bool:
+    """Whether ``value`` matches the gold value of ``key`` under its rule: the annotator vouches for it."""
+    if key not in gold:
+        return False
+    return match_value(facts.rules(tool).get(key, DEFAULT_RULE), gold[key], value, facts.reference_time) is True
 
 
 def _swapped_pairs(facts: CaseFacts, tool: str, wrong: list[str], args: dict[str, Any],

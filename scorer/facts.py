@@ -58,6 +58,11 @@ class CaseFacts:
             self._required[tool] = self.case.required_for(tool)
         return self._required[tool]
 
+    def required_by_gold(self, tool: str) -> tuple[str, ...]:
+        """The keys the gold's ``required_args`` names for ``tool`` (beyond what the schema requires)."""
+        required_args = self.case.required_args
+        return required_args.get(tool, ()) if required_args is not None else ()
+
     @property
     def context(self) -> Context:
         """The text of the case's context (system, user and tool messages)."""

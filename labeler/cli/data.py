@@ -17,8 +17,9 @@ from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
 from scorer.importers import Converted, ImportOptions
+from scorer.hygiene import case_problems
 from scorer.importers.tools_file import tools_from_json
-from scorer.model import ToolSpec
+from scorer.model import GoldCase, ToolSpec
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 
@@ -69,6 +70,26 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
     return items, rejects
 
 
+def warn_gold_against_schema(items: list[ImportItem], shown: int = 5) -> None:
+    """Name the imported gold cases whose own values fail their tool schema (``toolgold lint`` lists every
+    problem): scoring does not fail an agent for matching them, but the gold should be fixed."""
+    broken = []
+    gold = 0
+    for item in items:
+        if isinstance(item.record, GoldCase):
+            gold += 1
+            problems = [p for p in case_problems(item.record) if p.code == "schema_violation"]
+            if problems:
+                broken.append((item, problems))
+    for item, problems in broken[:shown]:
+        where = f"{item.source}:{item.line}" if item.line is not None else item.source
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        click.echo(f"{where}: gold case {item.record.id}: {problems[0].message}{more}; an agent matching these "
+                   "values is not failed for them, but fix the gold (toolgold lint)", err=True)
+    if broken:
+        click.echo(f"{len(broken)} of {gold} gold cases fail their own tool schema", err=True)
+
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from", "fmt", type=click.Choice([i.NAME for i in importers.IMPORTERS]), default=None,
@@ -98,6 +119,7 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)
+    warn_gold_against_schema(items)
     rejects += result.rejects
     result.rejects = rejects
     click.echo(result.summary)
