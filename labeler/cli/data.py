@@ -16,8 +16,8 @@ from labeler.store import ImportItem, Store
 from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
-from scorer.importers import Converted, ImportOptions
 from scorer.hygiene import case_problems
+from scorer.importers import Converted, ImportOptions
 from scorer.importers.tools_file import tools_from_json
 from scorer.model import GoldCase, ToolSpec
 
