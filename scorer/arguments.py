@@ -59,7 +59,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     if tool_only:
         return _CLEAN
     args, gold = actual.arguments, expected.arguments
-    rules = facts.rules(tool)
+    rules = facts.call_rules(expected)
     if same_arguments(args, gold) and not any(r.match == "from_call" for r in rules.values()):
         # As valid as the gold itself: no schema check needed.
         return _CLEAN
@@ -75,7 +75,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         errors.append(CaseError(code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
                                 expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
     schema = facts.schema(tool)
-    unknown = sorted(k for k in args if not schema.is_known(k) and not _vouched(facts, tool, k, args[k], gold)
+    unknown = sorted(k for k in args if not schema.is_known(k) and not _vouched(facts, rules, k, args[k], gold)
                      ) if schema is not None else []
     for key in unknown:
         errors.append(CaseError(code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
@@ -85,7 +85,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     if schema is not None:
         known = {k: v for k, v in args.items() if k not in unknown} if unknown else args
         for problem in schema.problems(known):
-            if problem.arg is not None and _vouched(facts, tool, problem.arg, known[problem.arg], gold):
+            if problem.arg is not None and _vouched(facts, rules, problem.arg, known[problem.arg], gold):
                 continue  # the gold's own value breaks the schema (lint flags it): matching it is no error
             typed.add(problem.arg)
             value = known.get(problem.arg) if problem.arg is not None else known
@@ -128,7 +128,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         slot[key] = len(errors)
     if not wrong:
         return check
-    swapped = _swapped_pairs(facts, tool, wrong, args, gold)
+    swapped = _swapped_pairs(facts, rules, wrong, args, gold)
     partner = {k: other for a, b in swapped for k, other in ((a, b), (b, a))}
     found: list[tuple[int, CaseError]] = []
     for key in wrong:
@@ -161,20 +161,19 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     return check
 
 
-def _vouched(facts: CaseFacts, tool: str, key: str, value: Any, gold: dict[str, Any]) -> bool:
+def _vouched(facts: CaseFacts, rules: dict[str, ArgRule], key: str, value: Any, gold: dict[str, Any]) -> bool:
     """Whether ``value`` matches the gold value of ``key`` under its rule: the annotator vouches for it."""
     if key not in gold:
         return False
-    return match_value(facts.rules(tool).get(key, DEFAULT_RULE), gold[key], value, facts.reference_time) is True
+    return match_value(rules.get(key, DEFAULT_RULE), gold[key], value, facts.reference_time) is True
 
 
-def _swapped_pairs(facts: CaseFacts, tool: str, wrong: list[str], args: dict[str, Any],
+def _swapped_pairs(facts: CaseFacts, rules: dict[str, ArgRule], wrong: list[str], args: dict[str, Any],
                    gold: dict[str, Any]) -> list[tuple[str, str]]:
     """Pairs of wrong arguments whose values are each other's gold values ("from CHK-1 to SAV-2" sent as
     from SAV-2 to CHK-1), each key in at most one pair."""
     pairs: list[tuple[str, str]] = []
     used: set[str] = set()
-    rules = facts.rules(tool)
     for k, first in enumerate(wrong):
         for second in wrong[k + 1:]:
             if first in used or second in used or first not in gold or second not in gold:

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from scorer.grounding import Context, gold_texts
-from scorer.model import ArgRule, GoldCase, ToolSpec
+from scorer.model import ArgRule, Call, GoldCase, ToolSpec
 from scorer.schemas import ArgumentSchema, compiled
 
 _NO_RULES: dict[str, ArgRule] = {}
@@ -53,6 +53,14 @@ class CaseFacts:
             self._zoned[tool] = _in_zone(rules, self.case.tz)
         return self._zoned[tool]
 
+    def call_rules(self, call: Call) -> dict[str, ArgRule]:
+        """The rules for one expected call: the case's for its tool, with the call's own on top."""
+        rules = self.rules(call.name)
+        if not call.arg_rules:
+            return rules
+        own = _in_zone(call.arg_rules, self.case.tz) if self.case.tz else call.arg_rules
+        return {**rules, **own}
+
     def required(self, tool: str) -> tuple[str, ...]:
         if tool not in self._required:
             self._required[tool] = self.case.required_for(tool)
@@ -77,6 +85,8 @@ class CaseFacts:
             values: list[Any] = [c.arguments for a in (self.case.expected, *self.case.alternatives)
                                  for c in a.calls]
             values += [r.accept for rules in self.case.arg_rules.values() for r in rules.values() if r.accept]
+            values += [r.accept for a in (self.case.expected, *self.case.alternatives) for c in a.calls
+                       for r in c.arg_rules.values() if r.accept]
             self._gold_texts = gold_texts(values)
         return self._gold_texts
 

@@ -57,6 +57,26 @@ def _ci(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | Non
     return any(isinstance(v, str) and " ".join(v.casefold().split()) == folded for v in values)
 
 
+_BFCL_DROPPED = re.compile(r"[ ,./\-_*^]")
+
+
+def normalized_text(value: Any) -> Any:
+    """BFCL's string standardization, applied to every string inside ``value``: lower-cased, with spaces
+    and ``,./-_*^`` dropped and ``'`` read as ``"`` (its checker's ``standardize_string``)."""
+    if isinstance(value, str):
+        return _BFCL_DROPPED.sub("", value).lower().replace("'", '"')
+    if isinstance(value, list | tuple):
+        return [normalized_text(v) for v in value]
+    if isinstance(value, dict):
+        return {k: normalized_text(v) for k, v in value.items()}
+    return value
+
+
+def _normalized(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    got = normalized_text(actual)
+    return any(canonical.equal(got, normalized_text(v)) for v in values)
+
+
 def as_number(value: Any) -> float | None:
     """A finite number from a JSON number or a numeric string; None for anything else (booleans too)."""
     if isinstance(value, bool):
@@ -233,6 +253,7 @@ MATCHERS: Final[dict[str, Matcher]] = {
     "one_of": _exact,
     "any": _always,
     "ci": _ci,
+    "normalized": _normalized,
     "number": _number,
     "date": _date,
     "datetime": _datetime,
@@ -271,6 +292,8 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
         return f"{shown}: {rule.intent} (semantic)"
     if kind == "ci":
         return f"{shown}, ignoring case (ci)"
+    if kind == "normalized":
+        return f"{shown}, ignoring case, spaces and ,./-_*^ (normalized)"
     if kind in ("date", "datetime"):
         zone = zone_named(rule.tz)
         resolved = []
@@ -296,4 +319,4 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
 
 
 __all__ = ["ABSENT", "MATCHERS", "as_number", "describe", "e164", "expected_values", "match_value",
-           "parse_money", "read_as", "show"]
+           "normalized_text", "parse_money", "read_as", "show"]

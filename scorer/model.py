@@ -42,6 +42,7 @@ MatchKind = Literal[
     "one_of",
     "any",
     "ci",
+    "normalized",
     "number",
     "date",
     "datetime",
@@ -235,30 +236,6 @@ class Transcript(Frozen):
 # --------------------------------------------------------------------------------------------------
 
 
-class Call(Frozen):
-    """A tool call with parsed arguments (what the gold expects)."""
-
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class Answer(Frozen):
-    """What the agent should do at a decision point: call tools, make no call, or ask the user."""
-
-    behavior: Behavior
-    calls: tuple[Call, ...] = ()
-    tool_only: bool = False
-    """When true only the tool names are checked (an alternative that accepts any arguments)."""
-
-    @model_validator(mode="after")
-    def _calls_fit_behavior(self) -> Answer:
-        if self.behavior == "call" and not self.calls:
-            raise ValueError("behavior 'call' needs at least one call")
-        if self.behavior != "call" and self.calls:
-            raise ValueError(f"behavior {self.behavior!r} takes no calls")
-        return self
-
-
 def known_zone(name: str | None) -> str | None:
     """``name`` when it is an IANA time zone the standard library knows (``zoneinfo``)."""
     if name is not None:
@@ -317,6 +294,35 @@ class ArgRule(Extended):
                 re.compile(self.pattern)
             except re.error as exc:
                 raise ValueError(f"pattern is not a valid regular expression: {exc}") from exc
+        return self
+
+
+class Call(Extended):
+    """A tool call with parsed arguments (what the gold expects)."""
+
+    ADDED = ("arg_rules",)
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    arg_rules: dict[str, ArgRule] = Field(default_factory=dict)
+    """Rules for this call alone, over the case's ``arg_rules`` for the tool: two parallel calls to one tool
+    that accept different values ("copper" or left out in one, "aluminum" in the other)."""
+
+
+class Answer(Frozen):
+    """What the agent should do at a decision point: call tools, make no call, or ask the user."""
+
+    behavior: Behavior
+    calls: tuple[Call, ...] = ()
+    tool_only: bool = False
+    """When true only the tool names are checked (an alternative that accepts any arguments)."""
+
+    @model_validator(mode="after")
+    def _calls_fit_behavior(self) -> Answer:
+        if self.behavior == "call" and not self.calls:
+            raise ValueError("behavior 'call' needs at least one call")
+        if self.behavior != "call" and self.calls:
+            raise ValueError(f"behavior {self.behavior!r} takes no calls")
         return self
 
 

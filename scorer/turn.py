@@ -200,7 +200,7 @@ def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) 
             return None
     elif not _same_multiset(expected, actual):
         return None
-    if facts.case.arg_rules and any(r.match == "from_call" for c in expected for r in facts.rules(c.name).values()):
+    if any(r.match == "from_call" for c in expected for r in facts.call_rules(c).values()):
         return None
     if len(expected) == 1:
         name = expected[0].name

@@ -186,7 +186,7 @@ def wrong_value(case: GoldCase) -> list[tuple[str, dict[str, Any]]] | None:
     name, args = calls[0]
     for key, value in sorted(args.items()):
         rule = case.rule_for(name, key)
-        if rule.match not in ("exact", "one_of") or is_identifier_key(key) or "enum" in _schema(case, name, key):
+        if rule.match not in ("exact", "one_of", "normalized") or is_identifier_key(key) or "enum" in _schema(case, name, key):
             continue
         if isinstance(value, bool):
             new: Any = not value

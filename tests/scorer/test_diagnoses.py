@@ -10,8 +10,11 @@ from pydantic import ValidationError
 
 from scorer.api import score_case
 from scorer.codes import ErrorCode
+from scorer.importers import Converted, convert
+from scorer.matchers import match_value
 from scorer.model import ArgRule, FunctionCall, GoldCase, Message, ToolCallRef, ToolSpec
 from scorer.results import CaseError
+from tests.conftest import TEST_DATA
 from tests.scorer.kit import call, calls, case, run, user
 
 
@@ -134,3 +137,25 @@ def test_relative_gold_phrases_keep_the_wall_clock_time_across_the_change() -> N
 def test_an_unknown_zone_is_refused_with_what_to_write() -> None:
     with pytest.raises(ValidationError, match="unknown time zone 'Eastern' \\(an IANA name such as America/New_York"):
         meeting(tz="Eastern")
+
+
+def test_the_normalized_rule_is_bfcls_string_leniency_and_exact_stays_exact() -> None:
+    rule = ArgRule(match="normalized")
+    for gold_value, sent in (("3*x**2", "3x**2"), ("New York, NY", "new york ny"), ("-5", "5"),
+                             (["San Francisco", "L.A."], ["san francisco", "LA"]), ({"city": "Paris"}, {"city": "PARIS"})):
+        assert match_value(rule, gold_value, sent, None) is True
+        assert match_value(ArgRule(), gold_value, sent, None) is False
+    assert match_value(rule, "3*x**2", "3*x**3", None) is False
+    assert match_value(ArgRule(match="normalized", accept=("NYC",)), "New York", "nyc", None) is True
+    assert match_value(rule, 5, 5.0, None) is True and match_value(rule, 5, "5", None) is False
+
+
+def test_imported_bfcl_gold_scores_strings_as_bfcl_does() -> None:
+    converted = [item.record for item in convert(TEST_DATA / "real" / "bfcl" / "BFCL_v4_simple_python.json")
+                 if isinstance(item, Converted) and isinstance(item.record, GoldCase)]
+    triangle = next(c for c in converted if c.id == "bfcl/simple_python_0")
+    lenient = run(("calculate_triangle_area", {"base": 10, "height": 5, "unit": "Units"}), case_id=triangle.id)
+    assert score_case(triangle, lenient).status == "pass"
+    # the same gold labeled by hand (no rule) compares the string exactly
+    exact = triangle.model_copy(update={"arg_rules": {}})
+    assert [e.code for e in score_case(exact, lenient).errors] == [ErrorCode.WRONG_ARG_VALUE]
