@@ -11,9 +11,9 @@ Mapping decisions:
   ``array`` of dicts a list of such patterns), as BFCL's checker reads it. Each pattern is expanded into
   the concrete values it accepts -- the first values of each key first, a key whose list holds ``""``
   also left out -- so the expected value is a plain dict and the others are in ``accept``.
-- Strings: BFCL's checker compares them standardized (lower-cased, spaces and ``,./-_*^`` dropped), so an
-  argument whose acceptable values hold a string gets ``match: normalized`` (with its ``accept`` list):
-  imported BFCL gold scores as BFCL does.
+- Strings: BFCL's checker compares them standardized (lower-cased, spaces and ``,./-_*^`` dropped) for
+  parameters declared string, any, array, tuple or dict, so such an argument whose acceptable values hold a
+  string gets ``match: normalized`` (with its ``accept`` list): imported BFCL gold scores as BFCL does.
 - ``arg_rules`` are per tool, but a parallel answer may call one tool twice with different acceptable
   values per call (``resistivity`` ``["", "copper"]`` in one call, ``["aluminum"]`` in the other). Such
   an argument gets no per-tool rule: each call carries its own (``Call.arg_rules``), so one call can never
@@ -48,12 +48,14 @@ class Slot:
     values: tuple[Any, ...]
     may_omit: bool
     truncated: bool = False
+    lenient: bool = False
+    """BFCL standardizes strings for this parameter's declared type (string, array, tuple, dict)."""
 
     def key(self) -> str:
         return canonical.dumps([list(self.values), self.may_omit])
 
     def rule(self) -> ArgRule | None:
-        if any(_holds_string(v) for v in self.values):
+        if self.lenient and any(_holds_string(v) for v in self.values):
             return ArgRule(match="normalized", accept=self.values if len(self.values) > 1 else (),
                            optional=self.may_omit)
         if len(self.values) > 1:
@@ -67,6 +69,12 @@ class GoldAnswer:
     alternatives: tuple[Answer, ...]
     arg_rules: dict[str, dict[str, ArgRule]]
     truncated: bool = False
+
+
+_LENIENT_TYPES = frozenset({"string", "any", "array", "tuple", "dict"})
+"""The declared types whose string values BFCL's checker standardizes (its string, list and dict checkers;
+``any`` is read as a string);
+a string given for, say, an ``integer`` or ``boolean`` parameter is compared exactly."""
 
 
 def _holds_string(value: Any) -> bool:
@@ -97,7 +105,8 @@ def slot(possible: Any, schema: Any, where: str) -> Slot:
                 break
             seen.add(key)
             concrete.append(variant)
-    return Slot(values=tuple(concrete), may_omit="" in values, truncated=truncated)
+    return Slot(values=tuple(concrete), may_omit="" in values, truncated=truncated,
+                lenient=bfcl_type(schema) in _LENIENT_TYPES)
 
 
 def _variants(value: Any, schema: Any) -> Iterator[Any]:
