@@ -95,7 +95,7 @@ def wrong_tool(case: GoldCase) -> Calls | None:
 
 def drop_required(case: GoldCase) -> Calls | None:
     calls = first(case)
-    name, args = calls[0]
+    args = calls[0][1]
     present = [k for k in case.required_for(name) if k in args]
     if not present or len(calls) > 1:
         return None
@@ -113,7 +113,7 @@ def wrong_value(case: GoldCase) -> Calls | None:
     calls = first(case)
     if len(calls) > 1:
         return None
-    name, args = calls[0]
+    args = calls[0][1]
     for key, value in sorted(args.items()):
         if is_identifier_key(key):
             continue
@@ -133,7 +133,7 @@ def wrong_type(case: GoldCase) -> Calls | None:
     calls = first(case)
     if len(calls) > 1:
         return None
-    name, args = calls[0]
+    args = calls[0][1]
     for key, value in sorted(args.items()):
         if isinstance(value, str):
             args[key] = [value]
