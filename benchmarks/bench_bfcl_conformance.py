@@ -95,7 +95,7 @@ def wrong_tool(case: GoldCase) -> Calls | None:
 
 def drop_required(case: GoldCase) -> Calls | None:
     calls = first(case)
-    args = calls[0][1]
+    name, args = calls[0]
     present = [k for k in case.required_for(name) if k in args]
     if not present or len(calls) > 1:
         return None
