@@ -71,6 +71,27 @@ class Sequencing(Frozen):
     errors: dict[str, int]
 
 
+class Mean(Frozen):
+    """A mean over the results where the measure is defined."""
+
+    value: float | None = None
+    results: int = 0
+
+
+_PARTS: Final = 10**9
+PARTIAL_METRICS: Final = ("argument_accuracy", "call_precision", "call_recall", "call_f1", "sequence_alignment")
+
+
+class PartialSummary(Frozen):
+    """Partial credit, averaged over the results where each is defined (beside, never inside, pass/fail)."""
+
+    argument_accuracy: Mean = Mean()
+    call_precision: Mean = Mean()
+    call_recall: Mean = Mean()
+    call_f1: Mean = Mean()
+    sequence_alignment: Mean = Mean()
+
+
 class Abstention(Frozen):
     no_call_precision: Rate
     no_call_recall: Rate
@@ -195,6 +216,8 @@ class Report(Frozen):
     """Repeated identical calls over all calls."""
     ungrounded: Rate
     """Results with an ungrounded value over results with calls."""
+    partial: PartialSummary = PartialSummary()
+    """Partial credit (absent from reports written before it existed)."""
     pass_hat_k: tuple[PassHatK, ...]
     confusion: tuple[ConfusionCell, ...]
     error_counts: dict[str, int]
@@ -292,6 +315,9 @@ class ReportBuilder:
         self.edit_distance = 0.0
         self.calls = 0
         self.redundant = 0
+        # sums in billionths, as integers: shards merged in any order give the very same means
+        self.partial_sums = dict.fromkeys(PARTIAL_METRICS, 0)
+        self.partial_counts = dict.fromkeys(PARTIAL_METRICS, 0)
         self.errors: Counter[str] = Counter()
         self.arg_errors_by_tool: Counter[tuple[str, str]] = Counter()
         self.arg_errors_by_arg: Counter[tuple[str, str]] = Counter()
@@ -326,6 +352,12 @@ class ReportBuilder:
             self.edit_distance += r.sequence.edit_distance
         self.calls += r.calls
         self.redundant += r.redundant_calls
+        if r.partial is not None:
+            for metric in PARTIAL_METRICS:
+                value = getattr(r.partial, metric)
+                if value is not None:
+                    self.partial_sums[metric] += round(value * _PARTS)
+                    self.partial_counts[metric] += 1
         if r.status != "pass" and len(self.failures) < self.max_failures:
             self.failures.append(r)
         if self.keep_cases:
@@ -361,6 +393,9 @@ class ReportBuilder:
         self.edit_distance += other.edit_distance
         self.calls += other.calls
         self.redundant += other.redundant
+        for metric in PARTIAL_METRICS:
+            self.partial_sums[metric] += other.partial_sums[metric]
+            self.partial_counts[metric] += other.partial_counts[metric]
         for counter_name in ("signatures", "errors", "arg_errors_by_tool", "arg_errors_by_arg", "patterns", "trials"):
             getattr(self, counter_name).update(getattr(other, counter_name))
         for key, examples in other.pattern_examples.items():
@@ -405,6 +440,9 @@ class ReportBuilder:
             abstention=self._abstention(),
             redundancy=rate(self.redundant, self.calls),
             ungrounded=rate(self._count(called=True, ungrounded=True), self._count(called=True)),
+            partial=PartialSummary(**{
+                m: Mean(value=self.partial_sums[m] / _PARTS / n if (n := self.partial_counts[m]) else None, results=n)
+                for m in PARTIAL_METRICS}),
             pass_hat_k=self._pass_hat_k(),
             confusion=tuple(ConfusionCell(gold=g, actual=a, count=n)
                             for (g, a), n in sorted(self._confusion().items())),

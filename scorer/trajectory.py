@@ -209,6 +209,7 @@ class _Trajectory:
         score.errors.extend(forbidden_errors)
         checks: dict[tuple[int, int], PairCheck] = {}
         matched = self.assign(expected, candidates, answer.tool_only, checks)
+        score.paired = tuple(sorted(matched))
         position = {i: candidates[j].position for i, j in matched.items()}
         errors = score.errors
 

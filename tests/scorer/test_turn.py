@@ -9,15 +9,19 @@ from scorer.codes import NO_CALL as NO
 from scorer.codes import ErrorCode
 from scorer.judging import ArgumentQuestion, ArgumentVerdict
 from scorer.model import Answer, ArgRule, FunctionCall, Message, ToolCallRef
-from scorer.results import CaseError, CaseResult, JudgeVerdict, Review, Verdicts
+from scorer.results import CaseError, CaseResult, JudgeVerdict, PartialCredit, Review, Verdicts
 from tests.scorer.kit import CLARIFY, NO_CALL, TOOLS, call, calls, case, rules, run, user
 
 CALLED_OK = Verdicts(selection=True, arguments=True, abstention=True, grounding=True)
 SIZE = len(TOOLS)
 
 
+FULL = PartialCredit(argument_accuracy=1.0, call_precision=1.0, call_recall=1.0, call_f1=1.0)
+
+
 def ok(c: str = "c1", *, tools: tuple[str, ...], matched: str | int = "expected", **fields: object) -> CaseResult:
     """A passing result of a call answer."""
+    fields.setdefault("partial", FULL)
     return CaseResult(case_id=c, status="pass", matched=matched, compared_with=matched, verdicts=CALLED_OK,
                       expected_tools=tools, actual_tools=tools, confusion=tuple(sorted((t, t) for t in tools)),
                       calls=len(tools), toolkit_size=SIZE, **fields)  # type: ignore[arg-type]
@@ -34,6 +38,7 @@ def test_a_wrong_value_names_the_value_and_the_rule() -> None:
                 messages=(user("I'm customer C-1042, and my old account was C-17."),))
     result = score_case(gold, run(("search_orders", {"customer_id": "C-17"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_ARG_VALUE, tool="search_orders", arg="customer_id", expected="C-1042",
             actual="C-17", note="called search_orders with customer_id 'C-17'; expected 'C-1042' (exact)"),),
@@ -47,6 +52,7 @@ def test_near_duplicate_tools_report_the_confused_pair() -> None:
                 messages=(user("I'm U-9; change my display name to Ana."),))
     result = score_case(gold, run(("update_user", {"user_id": "U-9"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_TOOL, tool="update_user", expected="update_user_profile", actual="update_user",
             note="called update_user where update_user_profile was expected"),),
@@ -67,6 +73,7 @@ def test_no_call_where_one_was_expected_is_a_missing_call() -> None:
     gold = case(calls(call("search_orders", customer_id="C-1042")))
     result = score_case(gold, run())
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=None, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.MISSING_CALL, tool="search_orders", note="made no call; expected search_orders"),),
         verdicts=Verdicts(selection=False, abstention=False), actual_behavior="no_call",
@@ -139,6 +146,7 @@ def test_fewer_parallel_calls_than_expected_is_a_wrong_call_count() -> None:
                 messages=(user("Where are orders O-1 and O-2?"),))
     result = score_case(gold, run(("get_order", {"order_id": "O-2"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.5, call_precision=1.0, call_recall=0.5, call_f1=2 / 3),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_CALL_COUNT, expected=2, actual=1,
             note="made 1 call (get_order); expected 2 (get_order, get_order)"),),
@@ -168,6 +176,7 @@ def test_a_parameter_the_schema_does_not_have_is_hallucinated() -> None:
     gold = case(calls(call("search_orders", customer_id="C-1042")))
     result = score_case(gold, run(("search_orders", {"customer_id": "C-1042", "discount_code": "FREE"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=1.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.HALLUCINATED_PARAM, tool="search_orders", arg="discount_code", actual="FREE",
             note="called search_orders with discount_code 'FREE', which is not a parameter of search_orders"),),
@@ -188,6 +197,7 @@ def test_unparseable_arguments_are_malformed_never_dropped() -> None:
     gold = case(calls(call("search_orders", customer_id="C-1042")))
     result = score_case(gold, run(("search_orders", '{"customer_id": "C-1042"')))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.MALFORMED_ARGUMENTS, tool="search_orders", actual='{"customer_id": "C-1042"',
             note="called search_orders with arguments that are not a JSON object: '{\"customer_id\": \"C-1042\"'"),),
@@ -206,6 +216,7 @@ def test_an_order_number_never_looked_up_is_ungrounded() -> None:
     assert score_case(gold, run(("get_order", {"order_id": "O-7"}))).status == "pass"
     result = score_case(gold, run(("get_order", {"order_id": "O-8"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=1.0, call_precision=1.0, call_recall=1.0, call_f1=1.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.UNGROUNDED_VALUE, tool="get_order", arg="order_id", actual="O-8",
             note="called get_order with order_id 'O-8', which appears nowhere in the conversation"),),
@@ -293,6 +304,8 @@ def test_a_semantic_argument_without_a_judge_needs_review() -> None:
     gold, agent = semantic_case()
     result = score_case(gold, agent)
     assert result == CaseResult(
+        # the date matched; the note waits for a judge, so it is not matched yet, nor is the call
+        partial=PartialCredit(argument_accuracy=0.5, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="needs_review", reviews=(Review(
             tool="book_table", arg="note", match="semantic", intent="a window seat request",
             expected="window seat please", actual="by the window", reason="no judge configured"),),
