@@ -164,26 +164,27 @@ def _mentions(text: str, value: str) -> bool:
 def superseding(actual: Any, wanted: Iterable[Any], context: Context) -> str | None:
     """The gold value that explicitly replaced ``actual`` in the conversation, if that is what happened.
 
-    Stale means: the agent's value was said, and a *later* user message names the gold value, not the
-    agent's, in words that take something back ("switch to my savings account SAV-2", "sorry, I meant
-    ACC-2"). Not stale: both values in one message ("from CHK-1 to SAV-2": the agent mixed them up, or the
-    gold value is merely mentioned later in the sentence), a value that contains the other ("Boston" and
-    "Boston, MA"), a later message that adds a value without taking one back.
+    Stale means: the agent's value was said, and a *later* user message names the gold value in words that
+    take something back ("switch to my savings account SAV-2", "sorry, I meant ACC-2", "it's SAV-2, not
+    CHK-1"). Not stale: both values only in the message that first says the agent's ("from CHK-1 to SAV-2":
+    the agent mixed them up, or the gold value is merely mentioned later in the sentence), a value that
+    contains the other ("Boston" and "Boston, MA"), a later message that adds a value without taking one
+    back, a tool result.
     """
     actual_texts = list(scalar_texts(actual))
     if len(actual_texts) != 1:
         return None
     said = actual_texts[0].casefold()
     messages = [(m.role, (m.content or "").casefold()) for m in context.messages]
-    last_said = max((k for k, (_, text) in enumerate(messages) if _mentions(text, said)), default=-1)
-    if last_said < 0:
+    first_said = next((k for k, (_, text) in enumerate(messages) if _mentions(text, said)), -1)
+    if first_said < 0:
         return None
     for value in wanted:
         for gold in scalar_texts(value):
             new = gold.casefold()
             if new in said or said in new:
                 continue
-            for role, text in messages[last_said + 1:]:
+            for role, text in messages[first_said + 1:]:
                 if role == "user" and _mentions(text, new) and _CORRECTION.search(text):
                     return gold
     return None

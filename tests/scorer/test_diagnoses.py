@@ -159,3 +159,8 @@ def test_imported_bfcl_gold_scores_strings_as_bfcl_does() -> None:
     # the same gold labeled by hand (no rule) compares the string exactly
     exact = triangle.model_copy(update={"arg_rules": {}})
     assert [e.code for e in score_case(exact, lenient).errors] == [ErrorCode.WRONG_ARG_VALUE]
+
+
+def test_a_correction_that_repeats_the_old_value_is_still_a_replacement() -> None:
+    gold = balance("What's on CHK-1?", "Sorry, I gave you the wrong account: it's SAV-2, not CHK-1.")
+    assert codes(gold, "CHK-1") == [ErrorCode.STALE_VALUE]
