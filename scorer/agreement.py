@@ -4,7 +4,9 @@ Pure functions over ratings (an item's category from each rater who rated it):
 
 - ``cohen_kappa`` for two raters, ``fleiss_kappa`` for more (the generalisation that lets the number of
   raters vary per item; with a constant number it is Fleiss' 1971 formula), and ``krippendorff_alpha`` for
-  nominal data with any number of raters and missing ratings;
+  nominal data with any number of raters and missing ratings, computed by the libraries that own them
+  (``statsmodels.stats.inter_rater``, ``krippendorff``); ``gwet_ac1``, Gwet's AC1, beside them for fields
+  where one category dominates and kappa collapses;
 - ``label_ratings`` turns several annotators' gold cases of one decision point into categories per field:
   the decision kind, the tool, and each argument *under its match rule* (``ci`` values that differ only by
   case agree; ``number`` values within the tolerance agree), so agreement means what scoring means;
@@ -23,11 +25,15 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any, Final, Literal
 
+import krippendorff
+import numpy as np
+from statsmodels.stats import inter_rater
+
 from scorer import canonical
 from scorer.matchers import match_value
 from scorer.model import ArgRule, Call, Frozen, GoldCase
 
-Method = Literal["cohen_kappa", "fleiss_kappa", "krippendorff_alpha"]
+Method = Literal["cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1"]
 ABSENT_VALUE: Final = "(absent)"
 NO_OVERLAP: Final = "no item has ratings from two or more raters"
 
@@ -59,10 +65,15 @@ def _one_category(counts: Counter[str]) -> str:
             "(the raters agree on every item)")
 
 
+def _index(categories: Iterable[str]) -> dict[str, int]:
+    return {c: i for i, c in enumerate(sorted(set(categories)))}
+
+
 def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Stat:
     """Cohen's kappa for two raters: ``pairs`` holds (rater A's category, rater B's category) per item.
 
-    κ = (p_o - p_e) / (1 - p_e), with p_o the share of items where they agree and p_e = Σ_k p_A(k) p_B(k).
+    κ = (p_o - p_e) / (1 - p_e), with p_o the share of items where they agree and p_e = Σ_k p_A(k) p_B(k);
+    computed by ``statsmodels.stats.inter_rater.cohens_kappa`` on the two raters' contingency table.
     """
     n = len(pairs)
     if n == 0:
@@ -74,12 +85,30 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Stat:
     if expected == 1:
         return _undefined("cohen_kappa", _one_category(first + second), observed=observed, expected=expected,
                           n_items=n, n_ratings=2 * n)
-    return Stat(method="cohen_kappa", value=(observed - expected) / (1 - expected), observed=observed,
-                expected=expected, n_items=n, n_ratings=2 * n)
+    index = _index(first.keys() | second.keys())
+    table = np.zeros((len(index), len(index)))
+    for a, b in pairs:
+        table[index[a], index[b]] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):  # its z statistic divides by a zero variance here
+        value = float(inter_rater.cohens_kappa(table).kappa)
+    return Stat(method="cohen_kappa", value=value, observed=observed, expected=expected, n_items=n,
+                n_ratings=2 * n)
 
 
 def _pairable(items: Iterable[Sequence[str]]) -> list[Sequence[str]]:
     return [ratings for ratings in items if len(ratings) >= 2]
+
+
+def _agreement_and_shares(rated: list[Sequence[str]]) -> tuple[float, Counter[str], int]:
+    """Fleiss' P̄ (the mean share of agreeing rater pairs per item), the category totals, the ratings."""
+    totals: Counter[str] = Counter()
+    agreement = 0.0
+    for ratings in rated:
+        counts = Counter(ratings)
+        totals.update(counts)
+        n_i = len(ratings)
+        agreement += sum(c * (c - 1) for c in counts.values()) / (n_i * (n_i - 1))
+    return agreement / len(rated), totals, sum(totals.values())
 
 
 def fleiss_kappa(items: Iterable[Sequence[str]]) -> Stat:
@@ -88,25 +117,30 @@ def fleiss_kappa(items: Iterable[Sequence[str]]) -> Stat:
 
     P_i = Σ_k n_ik (n_ik - 1) / (n_i (n_i - 1)),  P̄ = mean P_i,  p_k = Σ_i n_ik / Σ_i n_i,  P̄_e = Σ_k p_k²,
     κ = (P̄ - P̄_e) / (1 - P̄_e).
+
+    With the same number of raters on every item this is Fleiss' 1971 formula, computed by
+    ``statsmodels.stats.inter_rater.fleiss_kappa``; statsmodels assumes a constant number, so a varying one
+    takes the generalisation above.
     """
     rated = _pairable(items)
     if not rated:
         return _undefined("fleiss_kappa", NO_OVERLAP)
-    totals: Counter[str] = Counter()
-    agreement = 0.0
-    for ratings in rated:
-        counts = Counter(ratings)
-        totals.update(counts)
-        n_i = len(ratings)
-        agreement += sum(c * (c - 1) for c in counts.values()) / (n_i * (n_i - 1))
-    n_ratings = sum(totals.values())
-    observed = agreement / len(rated)
+    observed, totals, n_ratings = _agreement_and_shares(rated)
     expected = sum((c / n_ratings) ** 2 for c in totals.values())
     if expected == 1:
         return _undefined("fleiss_kappa", _one_category(totals), observed=observed, expected=expected,
                           n_items=len(rated), n_ratings=n_ratings)
-    return Stat(method="fleiss_kappa", value=(observed - expected) / (1 - expected), observed=observed,
-                expected=expected, n_items=len(rated), n_ratings=n_ratings)
+    if len({len(r) for r in rated}) == 1:
+        index = _index(totals)
+        table = np.zeros((len(rated), len(index)))
+        for row, ratings in enumerate(rated):
+            for category in ratings:
+                table[row, index[category]] += 1
+        value = float(inter_rater.fleiss_kappa(table, method="fleiss"))
+    else:
+        value = (observed - expected) / (1 - expected)
+    return Stat(method="fleiss_kappa", value=value, observed=observed, expected=expected, n_items=len(rated),
+                n_ratings=n_ratings)
 
 
 def krippendorff_alpha(items: Iterable[Sequence[str]]) -> Stat:
@@ -114,12 +148,14 @@ def krippendorff_alpha(items: Iterable[Sequence[str]]) -> Stat:
     a single value are not pairable and left out, so missing ratings are fine.
 
     α = 1 - D_o / D_e, with the coincidence matrix o_ck = Σ_u (pairs of c and k in u) / (m_u - 1),
-    n_c = Σ_k o_ck, n = Σ_c n_c, D_o = Σ_{c≠k} o_ck / n and D_e = Σ_{c≠k} n_c n_k / (n (n - 1)).
+    n_c = Σ_k o_ck, n = Σ_c n_c, D_o = Σ_{c≠k} o_ck / n and D_e = Σ_{c≠k} n_c n_k / (n (n - 1));
+    computed by the ``krippendorff`` package (nominal level) on a value × unit matrix, missing values NaN
+    (alpha needs no rater identities, only which values each unit received).
     """
     rated = _pairable(items)
     if not rated:
         return _undefined("krippendorff_alpha", NO_OVERLAP)
-    disagreeing = 0.0  # Σ_{c≠k} o_ck
+    disagreeing = 0.0  # Σ_{c≠k} o_ck, for the observed and expected agreement shown beside alpha
     totals: Counter[str] = Counter()  # n_c: every value in a pairable unit counts once
     for values in rated:
         counts = Counter(values)
@@ -132,9 +168,34 @@ def krippendorff_alpha(items: Iterable[Sequence[str]]) -> Stat:
     if expected_disagreeing == 0:
         return _undefined("krippendorff_alpha", _one_category(totals), observed=observed, expected=1.0,
                           n_items=len(rated), n_ratings=n)
-    expected = 1 - expected_disagreeing / n
-    return Stat(method="krippendorff_alpha", value=1 - disagreeing / expected_disagreeing, observed=observed,
-                expected=expected, n_items=len(rated), n_ratings=n)
+    index = _index(totals)
+    data = np.full((max(len(v) for v in rated), len(rated)), np.nan)
+    for unit, values in enumerate(rated):
+        for row, value in enumerate(values):
+            data[row, unit] = index[value]
+    alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    return Stat(method="krippendorff_alpha", value=alpha, observed=observed, expected=1 - expected_disagreeing / n,
+                n_items=len(rated), n_ratings=n)
+
+
+def gwet_ac1(items: Iterable[Sequence[str]]) -> Stat:
+    """Gwet's AC1 (nominal, any number of raters per item), which stays informative where kappa collapses
+    because one category dominates (most turns are "call": p_e near 1 makes kappa swing on one item).
+
+    p_a = Fleiss' P̄;  π_k = Σ_i n_ik / Σ_i n_i;  p_e = Σ_k π_k (1 - π_k) / (K - 1), K the categories seen;
+    AC1 = (p_a - p_e) / (1 - p_e). With one category only, K - 1 = 0 and AC1 is undefined (``reason``).
+    Neither statsmodels nor krippendorff provides it, so it is computed here (Gwet 2008, eq. 14).
+    """
+    rated = _pairable(items)
+    if not rated:
+        return _undefined("gwet_ac1", NO_OVERLAP)
+    observed, totals, n_ratings = _agreement_and_shares(rated)
+    if len(totals) < 2:
+        return _undefined("gwet_ac1", _one_category(totals), observed=observed, n_items=len(rated),
+                          n_ratings=n_ratings)
+    expected = sum((c / n_ratings) * (1 - c / n_ratings) for c in totals.values()) / (len(totals) - 1)
+    return Stat(method="gwet_ac1", value=(observed - expected) / (1 - expected), observed=observed,
+                expected=expected, n_items=len(rated), n_ratings=n_ratings)
 
 
 def percent_agreement(items: Iterable[Sequence[str]]) -> float | None:
@@ -272,6 +333,8 @@ class FieldAgreement(Frozen):
     """Cohen's kappa, when exactly two raters took part in this field."""
     fleiss: Stat
     alpha: Stat
+    ac1: Stat | None = None
+    """Gwet's AC1: read it beside kappa when one category dominates (kappa's paradox)."""
 
     @property
     def headline(self) -> Stat:
@@ -331,7 +394,8 @@ def _field_agreement(name: str, per_item: list[dict[str, str]]) -> FieldAgreemen
         a, b = raters
         cohen = cohen_kappa([(r[a], r[b]) for r in per_item if a in r and b in r])
     return FieldAgreement(field=name, n_items=len(columns), raters=raters, percent=percent_agreement(columns),
-                          cohen=cohen, fleiss=fleiss_kappa(columns), alpha=krippendorff_alpha(columns))
+                          cohen=cohen, fleiss=fleiss_kappa(columns), alpha=krippendorff_alpha(columns),
+                          ac1=gwet_ac1(columns))
 
 
 def _group(name: str, wholes: list[dict[str, str]]) -> GroupAgreement:
@@ -414,6 +478,7 @@ __all__ = [
     "cohen_kappa",
     "disagreeing_fields",
     "fleiss_kappa",
+    "gwet_ac1",
     "krippendorff_alpha",
     "label_ratings",
     "majority",

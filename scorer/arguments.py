@@ -1,8 +1,9 @@
 """Argument errors of one actual call against the expected call to the same tool.
 
 One error per argument, the most basic one first: a missing required argument, then an unknown
-parameter, then a schema type error, then a wrong value under the argument's match rule (``stale_value``
-when the value is one the conversation later replaced with the gold value). ``semantic`` arguments that
+parameter, then a schema type error, then a wrong value under the argument's match rule (``swapped_args``
+for two arguments carrying each other's gold values, ``stale_value`` when a later user message explicitly
+replaced the value with the gold one). ``semantic`` arguments that
 differ from the gold are returned as pending questions for the judge; ``from_call`` sources are checked by
 the caller once it knows which call produced which result (``from_call_errors``).
 """
@@ -17,14 +18,15 @@ from scorer import canonical
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, superseding
-from scorer.matchers import ABSENT, describe, expected_values, match_value, show
+from scorer.matchers import ABSENT, describe, expected_values, match_value, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review
 
 DEFAULT_RULE = ArgRule()
 ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINATED_PARAM,
                             ErrorCode.SCHEMA_TYPE_ERROR, ErrorCode.WRONG_ARG_VALUE,
-                            ErrorCode.MALFORMED_ARGUMENTS, ErrorCode.STALE_VALUE})
+                            ErrorCode.MALFORMED_ARGUMENTS, ErrorCode.STALE_VALUE,
+                            ErrorCode.SWAPPED_ARGS})
 
 
 @dataclass(slots=True)
@@ -57,21 +59,24 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     if tool_only:
         return _CLEAN
     args, gold = actual.arguments, expected.arguments
-    rules = facts.rules(tool)
+    rules = facts.call_rules(expected)
     if same_arguments(args, gold) and not any(r.match == "from_call" for r in rules.values()):
         # As valid as the gold itself: no schema check needed.
         return _CLEAN
     check = PairCheck()
     errors = check.errors
     required = facts.required(tool)
-    missing = [k for k in required if k not in args]
+    # A schema-required key the gold call itself leaves out is the gold's omission (lint flags it), unless
+    # the gold's required_args names it. (An optional rule does not waive the schema: BFCL checks it too.)
+    missing = [k for k in required if k not in args and (k in gold or k in facts.required_by_gold(tool))]
     for key in missing:
         rule = rules.get(key, DEFAULT_RULE)
         wanted = f"; expected {describe(rule, gold[key], facts.reference_time)}" if key in gold else ""
         errors.append(CaseError(code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
                                 expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
     schema = facts.schema(tool)
-    unknown = sorted(k for k in args if not schema.is_known(k)) if schema is not None else []
+    unknown = sorted(k for k in args if not schema.is_known(k) and not _vouched(facts, rules, k, args[k], gold)
+                     ) if schema is not None else []
     for key in unknown:
         errors.append(CaseError(code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
                                 actual=args[key],
@@ -80,6 +85,8 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     if schema is not None:
         known = {k: v for k, v in args.items() if k not in unknown} if unknown else args
         for problem in schema.problems(known):
+            if problem.arg is not None and _vouched(facts, rules, problem.arg, known[problem.arg], gold):
+                continue  # the gold's own value breaks the schema (lint flags it): matching it is no error
             typed.add(problem.arg)
             value = known.get(problem.arg) if problem.arg is not None else known
             errors.append(CaseError(code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg, step=step,
@@ -87,6 +94,8 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
                                     note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
                                          f"{problem.message}"))
     skip = set(missing) | set(unknown) | typed
+    wrong: list[str] = []  # keys whose value fails its rule: swapped, stale or simply wrong
+    slot: dict[str, int] = {}  # where each one's error goes, so errors stay in key order
     for key in sorted(set(gold) | set(args)):
         if key in skip:
             continue
@@ -115,20 +124,66 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         if verdict is None:
             check.reviews.append(_review(rule, tool, key, wanted, value))
             continue
+        wrong.append(key)
+        slot[key] = len(errors)
+    if not wrong:
+        return check
+    swapped = _swapped_pairs(facts, rules, wrong, args, gold)
+    partner = {k: other for a, b in swapped for k, other in ((a, b), (b, a))}
+    found: list[tuple[int, CaseError]] = []
+    for key in wrong:
+        rule, value, wanted = rules.get(key, DEFAULT_RULE), args[key], gold.get(key, ABSENT)
+        gold_value = None if wanted is ABSENT else wanted
+        if key in partner:
+            other = partner[key]
+            if key < other:
+                found.append((slot[key], CaseError(
+                    code=ErrorCode.SWAPPED_ARGS, tool=tool, arg=key, step=step,
+                    expected={key: gold[key], other: gold[other]}, actual={key: value, other: args[other]},
+                    note=f"called {tool} with {key} and {other} swapped: {key} {show(value)}, {other} "
+                         f"{show(args[other])}; expected {key} {show(gold[key])}, {other} {show(gold[other])}")))
+            continue
         replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
         expectation = describe(rule, wanted, facts.reference_time)
         if replaced is not None:
-            errors.append(CaseError(
-                code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value,
-                expected=None if wanted is ABSENT else wanted,
-                note=f"called {tool} with {key} {show(value)}, which the conversation later replaced with "
-                     f"{replaced}; expected {expectation}"))
+            found.append((slot[key], CaseError(
+                code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
+                note=f"called {tool} with {key} {show(value)}, which the user later replaced with "
+                     f"{show(replaced)}; expected {expectation}")))
         else:
-            errors.append(CaseError(
-                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
-                expected=None if wanted is ABSENT else wanted,
-                note=f"called {tool} with {key} {show(value)}; expected {expectation}"))
+            read = read_as(rule, value, facts.reference_time)
+            found.append((slot[key], CaseError(
+                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
+                note=f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; "
+                     f"expected {expectation}")))
+    for at, error in reversed(found):
+        errors.insert(at, error)
     return check
+
+
+def _vouched(facts: CaseFacts, rules: dict[str, ArgRule], key: str, value: Any, gold: dict[str, Any]) -> bool:
+    """Whether ``value`` matches the gold value of ``key`` under its rule: the annotator vouches for it."""
+    if key not in gold:
+        return False
+    return match_value(rules.get(key, DEFAULT_RULE), gold[key], value, facts.reference_time) is True
+
+
+def _swapped_pairs(facts: CaseFacts, rules: dict[str, ArgRule], wrong: list[str], args: dict[str, Any],
+                   gold: dict[str, Any]) -> list[tuple[str, str]]:
+    """Pairs of wrong arguments whose values are each other's gold values ("from CHK-1 to SAV-2" sent as
+    from SAV-2 to CHK-1), each key in at most one pair."""
+    pairs: list[tuple[str, str]] = []
+    used: set[str] = set()
+    for k, first in enumerate(wrong):
+        for second in wrong[k + 1:]:
+            if first in used or second in used or first not in gold or second not in gold:
+                continue
+            if (match_value(rules.get(second, DEFAULT_RULE), gold[second], args[first], facts.reference_time)
+                    and match_value(rules.get(first, DEFAULT_RULE), gold[first], args[second],
+                                    facts.reference_time)):
+                pairs.append((first, second))
+                used |= {first, second}
+    return pairs
 
 
 def _review(rule: ArgRule, tool: str, key: str, wanted: Any, value: Any) -> Review:

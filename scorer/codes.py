@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     WRONG_ARG_VALUE = "wrong_arg_value"
     MALFORMED_ARGUMENTS = "malformed_arguments"
     STALE_VALUE = "stale_value"
+    SWAPPED_ARGS = "swapped_args"
     # grounding and fabrication
     UNGROUNDED_VALUE = "ungrounded_value"
     FABRICATED_VALUE = "fabricated_value"
@@ -54,6 +55,7 @@ DIMENSION_OF: Final[dict[ErrorCode, Dimension]] = {
     ErrorCode.WRONG_ARG_VALUE: "arguments",
     ErrorCode.MALFORMED_ARGUMENTS: "arguments",
     ErrorCode.STALE_VALUE: "arguments",
+    ErrorCode.SWAPPED_ARGS: "arguments",
     ErrorCode.UNGROUNDED_VALUE: "grounding",
     ErrorCode.MISSING_STEP: "sequencing",
     ErrorCode.EXTRA_STEP: "sequencing",
@@ -74,7 +76,8 @@ DESCRIPTION: Final[dict[ErrorCode, str]] = {
     ErrorCode.SCHEMA_TYPE_ERROR: "an argument does not validate against the tool's JSON Schema",
     ErrorCode.WRONG_ARG_VALUE: "an argument's value does not match the gold under its match rule",
     ErrorCode.MALFORMED_ARGUMENTS: "the arguments are not a JSON object (unparseable string)",
-    ErrorCode.STALE_VALUE: "an argument uses a value the conversation later replaced with the gold value",
+    ErrorCode.STALE_VALUE: "an argument uses a value a later user message explicitly replaced with the gold value",
+    ErrorCode.SWAPPED_ARGS: "two arguments carry each other's gold values (the pair is in expected/actual)",
     ErrorCode.UNGROUNDED_VALUE: "an identifier-like value appears nowhere in the context the agent had",
     ErrorCode.FABRICATED_VALUE: "called with invented values where the gold says to ask the user",
     ErrorCode.MISSING_STEP: "an expected step of the trajectory never happened",

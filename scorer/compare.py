@@ -53,6 +53,11 @@ def dimension_values(report: Report) -> dict[str, float | None]:
         "clarify_asked": a.clarify_asked.value,
         "redundancy": report.redundancy.value,
         "ungrounded": report.ungrounded.value,
+        "argument_accuracy": report.partial.argument_accuracy.value,
+        "call_precision": report.partial.call_precision.value,
+        "call_recall": report.partial.call_recall.value,
+        "call_f1": report.partial.call_f1.value,
+        "sequence_alignment": report.partial.sequence_alignment.value,
     }
 
 

@@ -10,15 +10,18 @@ so a gold label means the same thing on every machine:
   "next Tuesday" is 2026-07-07); ``this <weekday>``: on or after it; ``last <weekday>``: the latest before it
 - ``next week|month|year`` and ``last week|month|year``: the reference day moved by one unit
 
-Anything else is parsed as an absolute date or time. Naive times take the reference time's zone (UTC when
-the case has none), so comparisons are always between aware datetimes.
+Anything else is parsed as an absolute date or time. Naive times take the ``zone`` given (an IANA zone:
+the offset in force on that date, daylight saving time included), else the reference time's zone, else UTC,
+so comparisons are always between aware datetimes.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, tzinfo
+from functools import lru_cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from dateutil import parser as date_parser
 from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta
@@ -80,13 +83,17 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else _WORD_NUMBERS[word]
 
 
-def parse_when(value: Any, reference: datetime | None, *, relative: bool) -> datetime | None:
+def parse_when(value: Any, reference: datetime | None, *, relative: bool,
+               zone: tzinfo | None = None) -> datetime | None:
     """An aware datetime for ``value`` (a string, or a date/datetime), or None when it is not one.
 
     With ``relative`` the known relative phrases are resolved against ``reference`` (gold values only:
-    an agent passing "tomorrow" to a tool has not produced a date).
+    an agent passing "tomorrow" to a tool has not produced a date); with ``zone`` the reference is read in
+    it first, so "tomorrow" keeps the wall-clock time across a daylight saving change.
     """
-    zone = reference.tzinfo if reference is not None and reference.tzinfo is not None else UTC
+    if zone is not None and reference is not None:
+        reference = reference.astimezone(zone)
+    zone = zone or (reference.tzinfo if reference is not None and reference.tzinfo is not None else UTC)
     if isinstance(value, datetime):
         parsed = value
     elif isinstance(value, date):
@@ -108,4 +115,10 @@ def parse_when(value: Any, reference: datetime | None, *, relative: bool) -> dat
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=zone)
 
 
-__all__ = ["is_relative", "parse_when", "resolve_relative"]
+@lru_cache(maxsize=64)
+def zone_named(name: str | None) -> tzinfo | None:
+    """The IANA zone ``name`` (validated by the model), or None."""
+    return ZoneInfo(name) if name else None
+
+
+__all__ = ["is_relative", "parse_when", "resolve_relative", "zone_named"]

@@ -16,7 +16,7 @@ _NO_RULES: dict[str, ArgRule] = {}
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_call_keys", "_context", "_gold_texts", "_required", "_schemas", "_specs", "case")
+    __slots__ = ("_call_keys", "_context", "_gold_texts", "_required", "_schemas", "_specs", "_zoned", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
@@ -26,6 +26,7 @@ class CaseFacts:
         self._context: Context | None = None
         self._gold_texts: frozenset[str] | None = None
         self._call_keys: dict[int, tuple[str, bytes]] = {}
+        self._zoned: dict[str, dict[str, ArgRule]] = {}
 
     @property
     def reference_time(self) -> datetime | None:
@@ -47,7 +48,20 @@ class CaseFacts:
         return self._schemas[tool]
 
     def rules(self, tool: str) -> dict[str, ArgRule]:
-        return self.case.arg_rules.get(tool, _NO_RULES)
+        rules = self.case.arg_rules.get(tool, _NO_RULES)
+        if self.case.tz is None or not rules:
+            return rules
+        if tool not in self._zoned:
+            self._zoned[tool] = _in_zone(rules, self.case.tz)
+        return self._zoned[tool]
+
+    def call_rules(self, call: Call) -> dict[str, ArgRule]:
+        """The rules for one expected call: the case's for its tool, with the call's own on top."""
+        rules = self.rules(call.name)
+        if not call.arg_rules:
+            return rules
+        own = _in_zone(call.arg_rules, self.case.tz) if self.case.tz else call.arg_rules
+        return {**rules, **own}
 
     def required(self, tool: str) -> tuple[str, ...]:
         if tool not in self._required:
@@ -55,16 +69,24 @@ class CaseFacts:
         return self._required[tool]
 
     def call_key(self, call: Call) -> tuple[str, bytes]:
-        """A key equal for equal calls of this case (tool name and argument values): checks against one
+        """A key equal for equal calls of this case (tool name, argument values and the call's own rules): checks against one
         are checks against the other. Cached by identity; the case keeps its calls alive."""
         key = self._call_keys.get(id(call))
         if key is None:
             try:
                 value = marshal.dumps(call.arguments, MARSHAL_VALUE_VERSION)
+                if call.arg_rules:  # the call's own accept lists change what its checks say
+                    value += marshal.dumps({k: r.model_dump(mode="json") for k, r in sorted(call.arg_rules.items())},
+                                           MARSHAL_VALUE_VERSION)
             except ValueError:  # not plain JSON values: never equal to another call
                 value = str(id(call)).encode()
             key = self._call_keys[id(call)] = (call.name, value)
         return key
+
+    def required_by_gold(self, tool: str) -> tuple[str, ...]:
+        """The keys the gold's ``required_args`` names for ``tool`` (beyond what the schema requires)."""
+        required_args = self.case.required_args
+        return required_args.get(tool, ()) if required_args is not None else ()
 
     @property
     def context(self) -> Context:
@@ -80,8 +102,21 @@ class CaseFacts:
             values: list[Any] = [c.arguments for a in (self.case.expected, *self.case.alternatives)
                                  for c in a.calls]
             values += [r.accept for rules in self.case.arg_rules.values() for r in rules.values() if r.accept]
+            values += [r.accept for a in (self.case.expected, *self.case.alternatives) for c in a.calls
+                       for r in c.arg_rules.values() if r.accept]
             self._gold_texts = gold_texts(values)
         return self._gold_texts
+
+
+_TIME_KINDS = frozenset({"date", "datetime"})
+
+
+def _in_zone(rules: dict[str, ArgRule], tz: str) -> dict[str, ArgRule]:
+    """The case's zone on its date and time rules that name none (a rule's own ``tz`` wins)."""
+    if not any(r.match in _TIME_KINDS and r.tz is None for r in rules.values()):
+        return rules
+    return {k: r.model_copy(update={"tz": tz}) if r.match in _TIME_KINDS and r.tz is None else r
+            for k, r in rules.items()}
 
 
 __all__ = ["CaseFacts"]

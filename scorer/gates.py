@@ -14,7 +14,8 @@ from scorer.errors import InvalidThreshold
 from scorer.report import GateResult, Report
 
 HIGHER_IS_BETTER = ("pass_rate", "selection", "macro_f1", "micro_f1", "arguments", "sequencing",
-                    "exact_sequence", "no_call_precision", "no_call_recall", "clarify_asked")
+                    "exact_sequence", "no_call_precision", "no_call_recall", "clarify_asked", "argument_accuracy",
+                    "call_precision", "call_recall", "call_f1", "sequence_alignment")
 LOWER_IS_BETTER = ("over_call", "under_call", "redundancy", "ungrounded")
 
 

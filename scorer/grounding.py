@@ -107,10 +107,11 @@ def last_mention(text: str, needle: str) -> int:
 class Context:
     """What the agent could see: system, user and tool message text, searched case-insensitively."""
 
-    __slots__ = ("_digits", "text")
+    __slots__ = ("_digits", "_messages", "text")
 
     def __init__(self, messages: Iterable[Message]) -> None:
-        self.text = "\n".join(m.content for m in messages if m.role != "assistant" and m.content).casefold()
+        self._messages = tuple(m for m in messages if m.role != "assistant" and m.content)
+        self.text = "\n".join(m.content or "" for m in self._messages).casefold()
         self._digits: str | None = None
 
     @classmethod
@@ -131,6 +132,11 @@ class Context:
     def last_mention(self, value: str) -> int:
         return last_mention(self.text, value.casefold())
 
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The messages the text was built from, in order (system, user and tool messages)."""
+        return self._messages
+
 
 def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Callable[[], Context],
                gold: Callable[[], frozenset[str]]) -> list[tuple[str, str]]:
@@ -145,19 +151,42 @@ def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Callabl
     return missing
 
 
+_CORRECTION: Final = re.compile(
+    r"\b(?:actually|instead|switch(?:ed|ing)?|chang(?:e|ed|ing)|meant|rather|correction|sorry|mistake|wrong|"
+    r"updated?|replac(?:e|ed|ing)|other|no|not)\b")
+"""Words with which a person takes back what they said ("actually", "switch to", "I meant", "not …")."""
+
+
+def _mentions(text: str, value: str) -> bool:
+    return last_mention(text, value) >= 0
+
+
 def superseding(actual: Any, wanted: Iterable[Any], context: Context) -> str | None:
-    """The gold value that replaced ``actual`` later in the conversation, if that is what happened:
-    both appear in the context and the gold value's last mention comes after the actual one's."""
+    """The gold value that explicitly replaced ``actual`` in the conversation, if that is what happened.
+
+    Stale means: the agent's value was said, and a *later* user message names the gold value in words that
+    take something back ("switch to my savings account SAV-2", "sorry, I meant ACC-2", "it's SAV-2, not
+    CHK-1"). Not stale: both values only in the message that first says the agent's ("from CHK-1 to SAV-2":
+    the agent mixed them up, or the gold value is merely mentioned later in the sentence), a value that
+    contains the other ("Boston" and "Boston, MA"), a later message that adds a value without taking one
+    back, a tool result.
+    """
     actual_texts = list(scalar_texts(actual))
     if len(actual_texts) != 1:
         return None
-    seen_at = context.last_mention(actual_texts[0])
-    if seen_at < 0:
+    said = actual_texts[0].casefold()
+    messages = [(m.role, (m.content or "").casefold()) for m in context.messages]
+    first_said = next((k for k, (_, text) in enumerate(messages) if _mentions(text, said)), -1)
+    if first_said < 0:
         return None
     for value in wanted:
-        for text in scalar_texts(value):
-            if text.casefold() != actual_texts[0].casefold() and context.last_mention(text) > seen_at:
-                return text
+        for gold in scalar_texts(value):
+            new = gold.casefold()
+            if new in said or said in new:
+                continue
+            for role, text in messages[first_said + 1:]:
+                if role == "user" and _mentions(text, new) and _CORRECTION.search(text):
+                    return gold
     return None
 
 

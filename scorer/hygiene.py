@@ -4,8 +4,9 @@
   nearly: word 3-gram Jaccard similarity at or above ``NEAR_DUPLICATE``) but whose expected answers differ,
   and neither accepts the other's answer as an alternative;
 - ``unknown_tool``: an expected call to a tool the case does not offer;
-- ``schema_violation``: an expected call that fails its own tool's schema (a wrong type, a parameter the
-  tool does not have);
+- ``schema_violation``: an expected call, or a value its rule accepts, that fails its own tool's schema (a
+  wrong type, an enum it breaks, a parameter the tool does not have). An agent matching such a value is not
+  failed for the schema (the annotator vouched for it), so the gold should be fixed;
 - ``missing_required_value``: a required argument the expected call leaves out, sets to null or leaves
   empty;
 - ``ungrounded_value``: in a case labeled *call*, an identifier-like expected value (an id, an email, a
@@ -26,7 +27,8 @@ from typing import Any, Final, Literal
 
 from scorer import canonical
 from scorer.grounding import Context, is_identifier_key, is_phone_key, scalar_texts
-from scorer.model import Answer, Frozen, GoldCase
+from scorer.matchers import show
+from scorer.model import Answer, ArgRule, Frozen, GoldCase
 from scorer.schemas import compiled
 
 ProblemCode = Literal["conflicting_duplicate", "conflicting_near_duplicate", "unknown_tool", "schema_violation",
@@ -50,6 +52,9 @@ class HygieneProblem(Frozen):
 # -- one case at a time ------------------------------------------------------------------------------------
 
 
+_EXACT = ArgRule()
+
+
 def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -67,6 +72,7 @@ def case_problems(case: GoldCase) -> list[HygieneProblem]:
                                             message=f"expected call to `{call.name}`, which the case does not offer"))
             continue
         schema = compiled(spec.parameters)
+        rules = {**case.arg_rules.get(call.name, {}), **call.arg_rules}
         for key in call.arguments:
             if not schema.is_known(key):
                 found.append(HygieneProblem(code="schema_violation", case_id=case.id, tool=call.name, arg=key,
@@ -76,7 +82,7 @@ def case_problems(case: GoldCase) -> list[HygieneProblem]:
             found.append(HygieneProblem(code="schema_violation", case_id=case.id, tool=call.name, arg=problem.arg,
                                         message=f"`{where}`: {problem.message}"))
         for key in case.required_for(call.name):
-            if case.rule_for(call.name, key).optional:
+            if rules.get(key, _EXACT).optional:
                 continue
             if key not in call.arguments:
                 found.append(HygieneProblem(code="missing_required_value", case_id=case.id, tool=call.name, arg=key,
@@ -84,10 +90,18 @@ def case_problems(case: GoldCase) -> list[HygieneProblem]:
             elif _empty(call.arguments[key]):
                 found.append(HygieneProblem(code="missing_required_value", case_id=case.id, tool=call.name, arg=key,
                                             message=f"required `{call.name}.{key}` is empty"))
+        for key, rule in sorted(rules.items()):
+            if rule.match not in ("exact", "one_of", "normalized"):
+                continue  # other kinds accept phrasings ("NYC" for a ci rule), not literal arguments
+            for value in rule.accept:
+                for problem in schema.problems({key: value}):
+                    found.append(HygieneProblem(
+                        code="schema_violation", case_id=case.id, tool=call.name, arg=key,
+                        message=f"`{call.name}.{key}` accepts {show(value)}: {problem.message}"))
         if case.expected.behavior == "call":
             enums = {k: v.get("enum", ()) for k, v in spec.properties.items() if isinstance(v, dict)}
             for key, value in call.arguments.items():
-                rule = case.rule_for(call.name, key)
+                rule = rules.get(key, _EXACT)
                 if rule.grounded is False or rule.match in ("from_call", "any", "semantic", "regex"):
                     continue
                 if not (rule.grounded or is_identifier_key(key)):

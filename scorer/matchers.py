@@ -20,7 +20,7 @@ from typing import Any, Final
 import phonenumbers
 
 from scorer import canonical
-from scorer.dates import is_relative, parse_when
+from scorer.dates import is_relative, parse_when, zone_named
 from scorer.model import ArgRule
 
 Verdict = bool | None
@@ -57,6 +57,26 @@ def _ci(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | Non
     return any(isinstance(v, str) and " ".join(v.casefold().split()) == folded for v in values)
 
 
+_BFCL_DROPPED = re.compile(r"[ ,./\-_*^]")
+
+
+def normalized_text(value: Any) -> Any:
+    """BFCL's string standardization, applied to every string inside ``value``: lower-cased, with spaces
+    and ``,./-_*^`` dropped and ``'`` read as ``"`` (its checker's ``standardize_string``)."""
+    if isinstance(value, str):
+        return _BFCL_DROPPED.sub("", value).lower().replace("'", '"')
+    if isinstance(value, list | tuple):
+        return [normalized_text(v) for v in value]
+    if isinstance(value, dict):
+        return {k: normalized_text(v) for k, v in value.items()}
+    return value
+
+
+def _normalized(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
+    got = normalized_text(actual)
+    return any(canonical.equal(got, normalized_text(v)) for v in values)
+
+
 def as_number(value: Any) -> float | None:
     """A finite number from a JSON number or a numeric string; None for anything else (booleans too)."""
     if isinstance(value, bool):
@@ -85,24 +105,38 @@ def _number(rule: ArgRule, values: list[Any], actual: Any, reference: datetime |
 
 
 def _date(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
-    wanted = [w for w in (parse_when(v, reference, relative=True) for v in values) if w is not None]
+    zone = zone_named(rule.tz)
+    wanted = [w for w in (parse_when(v, reference, relative=True, zone=zone) for v in values) if w is not None]
     if not wanted:
         return None
-    got = parse_when(actual, reference, relative=False)
+    got = parse_when(actual, reference, relative=False, zone=zone)
     if got is None:
         return False
     return any(got.astimezone(w.tzinfo).date() == w.date() for w in wanted)
 
 
 def _datetime(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | None) -> Verdict:
-    wanted = [w for w in (parse_when(v, reference, relative=True) for v in values) if w is not None]
+    zone = zone_named(rule.tz)
+    wanted = [w for w in (parse_when(v, reference, relative=True, zone=zone) for v in values) if w is not None]
     if not wanted:
         return None
-    got = parse_when(actual, reference, relative=False)
+    got = parse_when(actual, reference, relative=False, zone=zone)
     if got is None:
         return False
     tolerance = rule.tolerance or 0.0
     return any(abs((got - w).total_seconds()) <= tolerance for w in wanted)
+
+
+def read_as(rule: ArgRule, actual: Any, reference: datetime | None) -> str | None:
+    """How a date or time rule read the agent's value (``2026-03-10T15:00:00-05:00``), for the note, when
+    that is not what the value already says: a note must show what it compared."""
+    if rule.match not in ("date", "datetime"):
+        return None
+    got = parse_when(actual, reference, relative=False, zone=zone_named(rule.tz))
+    if got is None:
+        return None
+    shown = got.date().isoformat() if rule.match == "date" else got.isoformat()
+    return None if isinstance(actual, str) and actual.strip() == shown else shown
 
 
 _CURRENCY_SYMBOLS: Final = {"US$": "USD", "C$": "CAD", "A$": "AUD", "$": "USD", "€": "EUR", "£": "GBP",
@@ -219,6 +253,7 @@ MATCHERS: Final[dict[str, Matcher]] = {
     "one_of": _exact,
     "any": _always,
     "ci": _ci,
+    "normalized": _normalized,
     "number": _number,
     "date": _date,
     "datetime": _datetime,
@@ -229,20 +264,20 @@ MATCHERS: Final[dict[str, Matcher]] = {
     "from_call": _always,  # the value's source is checked by the caller, against earlier results
 }
 
-_BARE = re.compile(r"[\w.\-@+:/#]{1,60}")
-
-
 def show(value: Any) -> str:
-    """A value as it reads in a note: simple strings bare (C-1042), the rest as short JSON."""
-    if isinstance(value, str) and _BARE.fullmatch(value):
-        return value
-    text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
+    """A value as it reads in a note: strings quoted (``'2'`` is not ``2``), the rest as short JSON."""
+    if isinstance(value, str):
+        text = f"'{value}'" if value.isprintable() and "'" not in value else json.dumps(value, ensure_ascii=False)
+    else:
+        text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 80 else text[:79] + "…"
 
 
 def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
     """What the rule expects, for a note: ``C-1042 (exact)``, ``10 ± 0.5 (number)``, …"""
     values = expected_values(rule, gold)
+    if len(values) > 1:  # the gold value is often listed among the accepted ones too
+        values = [v for k, v in enumerate(values) if not any(canonical.equal(v, w) for w in values[:k])]
     shown = ", ".join(show(v) for v in values) if values else "nothing"
     if len(values) > 1:
         shown = "one of " + shown
@@ -257,16 +292,23 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
         return f"{shown}: {rule.intent} (semantic)"
     if kind == "ci":
         return f"{shown}, ignoring case (ci)"
+    if kind == "normalized":
+        return f"{shown}, ignoring case, spaces and ,./-_*^ (normalized)"
     if kind in ("date", "datetime"):
+        zone = zone_named(rule.tz)
         resolved = []
         for v in values:
+            when = parse_when(v, reference, relative=True, zone=zone)
+            day = (when.date().isoformat() if kind == "date" else when.isoformat()) if when else "?"
             if isinstance(v, str) and is_relative(v):
-                when = parse_when(v, reference, relative=True)
-                day = when.date().isoformat() if kind == "date" and when else (when.isoformat() if when else "?")
-                resolved.append(f"{day} ({v!r} from {reference.date().isoformat() if reference else 'no reference'})")
+                local = reference.astimezone(zone) if reference and zone else reference
+                resolved.append(f"{day} ({v!r} from {local.date().isoformat() if local else 'no reference'})")
+            elif when is not None and not (isinstance(v, str) and v.strip() == day):
+                resolved.append(f"{day} (from {show(v)})")
             else:
                 resolved.append(show(v))
-        return ("one of " if len(resolved) > 1 else "") + ", ".join(resolved) + f" ({kind})"
+        in_zone = f", {rule.tz}" if rule.tz else ""
+        return ("one of " if len(resolved) > 1 else "") + ", ".join(resolved) + f" ({kind}{in_zone})"
     if kind == "currency" and rule.currency:
         return f"{shown} (currency, default {rule.currency})"
     if kind == "from_call":
@@ -277,4 +319,4 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
 
 
 __all__ = ["ABSENT", "MATCHERS", "as_number", "describe", "e164", "expected_values", "match_value",
-           "parse_money", "show"]
+           "normalized_text", "parse_money", "read_as", "show"]

@@ -13,7 +13,8 @@ import json
 import marshal
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jsonschema
 from pydantic import (
@@ -41,6 +42,7 @@ MatchKind = Literal[
     "one_of",
     "any",
     "ci",
+    "normalized",
     "number",
     "date",
     "datetime",
@@ -59,20 +61,38 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Extended(Frozen):
+    """A type that gained optional fields after its format version was published: an unset addition is
+    left out when written, so files (and content hashes) of records that do not use it stay byte-identical."""
+
+    ADDED: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_unset_additions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in self.ADDED:
+            if data.get(key) in (None, {}, []):
+                data.pop(key, None)
+        return data
+
+
 # --------------------------------------------------------------------------------------------------
 # Tools and messages (OpenAI chat shape, the lingua franca every importer converts into)
 # --------------------------------------------------------------------------------------------------
 
 
-class ToolSpec(Frozen):
+class ToolSpec(Extended):
     """A tool offered to the agent: its name, description and JSON Schema for the arguments."""
+
+    ADDED = ("annotations",)
 
     name: str = Field(min_length=1)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     annotations: dict[str, Any] = Field(default_factory=dict)
     """MCP tool annotations as the server declared them (``readOnlyHint``, ``destructiveHint``...); hints
-    for the annotator, never trusted for scoring."""
+    for the annotator, never a reason to fail a call: scoring reads them only to tell whether a repeated
+    read follows a write (``writes``), which makes it a confirmation instead of a redundant call."""
     output_schema: dict[str, Any] | None = None
     """MCP ``outputSchema``: the JSON Schema of the tool's structured result, when the server gives one."""
 
@@ -85,6 +105,16 @@ class ToolSpec(Frozen):
         if data.get("output_schema") is None:
             data.pop("output_schema", None)
         return data
+
+    @property
+    def writes(self) -> bool | None:
+        """Whether the tool changes state: from its MCP annotations (``readOnlyHint: false`` or
+        ``destructiveHint: true`` says it does, ``readOnlyHint: true`` that it does not); None when unknown."""
+        if self.annotations.get("readOnlyHint") is True:
+            return False
+        if self.annotations.get("readOnlyHint") is False or self.annotations.get("destructiveHint") is True:
+            return True
+        return None
 
     @field_validator("parameters")
     @classmethod
@@ -206,32 +236,20 @@ class Transcript(Frozen):
 # --------------------------------------------------------------------------------------------------
 
 
-class Call(Frozen):
-    """A tool call with parsed arguments (what the gold expects)."""
-
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class Answer(Frozen):
-    """What the agent should do at a decision point: call tools, make no call, or ask the user."""
-
-    behavior: Behavior
-    calls: tuple[Call, ...] = ()
-    tool_only: bool = False
-    """When true only the tool names are checked (an alternative that accepts any arguments)."""
-
-    @model_validator(mode="after")
-    def _calls_fit_behavior(self) -> Answer:
-        if self.behavior == "call" and not self.calls:
-            raise ValueError("behavior 'call' needs at least one call")
-        if self.behavior != "call" and self.calls:
-            raise ValueError(f"behavior {self.behavior!r} takes no calls")
-        return self
+def known_zone(name: str | None) -> str | None:
+    """``name`` when it is an IANA time zone the standard library knows (``zoneinfo``)."""
+    if name is not None:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {name!r} (an IANA name such as America/New_York)") from exc
+    return name
 
 
-class ArgRule(Frozen):
+class ArgRule(Extended):
     """How one argument of the actual call is compared with the gold value."""
+
+    ADDED = ("tz",)
 
     match: MatchKind = "exact"
     accept: tuple[Any, ...] = ()
@@ -252,6 +270,14 @@ class ArgRule(Frozen):
     """Default region for ``phone`` numbers written without a country code (e.g. ``US``)."""
     grounded: bool | None = None
     """Force (true) or waive (false) the check that the value appears in the context."""
+    tz: str | None = None
+    """IANA time zone (``America/New_York``) for ``date`` / ``datetime``: naive values are read in the offset
+    in force on their own date (daylight saving time included); overrides the case's ``tz``."""
+
+    @field_validator("tz")
+    @classmethod
+    def _zone_known(cls, value: str | None) -> str | None:
+        return known_zone(value)
 
     @model_validator(mode="after")
     def _parameters_fit_kind(self) -> ArgRule:
@@ -268,6 +294,35 @@ class ArgRule(Frozen):
                 re.compile(self.pattern)
             except re.error as exc:
                 raise ValueError(f"pattern is not a valid regular expression: {exc}") from exc
+        return self
+
+
+class Call(Extended):
+    """A tool call with parsed arguments (what the gold expects)."""
+
+    ADDED = ("arg_rules",)
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    arg_rules: dict[str, ArgRule] = Field(default_factory=dict)
+    """Rules for this call alone, over the case's ``arg_rules`` for the tool: two parallel calls to one tool
+    that accept different values ("copper" or left out in one, "aluminum" in the other)."""
+
+
+class Answer(Frozen):
+    """What the agent should do at a decision point: call tools, make no call, or ask the user."""
+
+    behavior: Behavior
+    calls: tuple[Call, ...] = ()
+    tool_only: bool = False
+    """When true only the tool names are checked (an alternative that accepts any arguments)."""
+
+    @model_validator(mode="after")
+    def _calls_fit_behavior(self) -> Answer:
+        if self.behavior == "call" and not self.calls:
+            raise ValueError("behavior 'call' needs at least one call")
+        if self.behavior != "call" and self.calls:
+            raise ValueError(f"behavior {self.behavior!r} takes no calls")
         return self
 
 
@@ -297,7 +352,7 @@ class Provenance(Frozen):
     gold_version: str | None = None
 
 
-class GoldCase(Frozen):
+class GoldCase(Extended):
     """The expected behaviour at one decision point (``kind: turn``) or over a whole conversation
     (``kind: trajectory``). ``format: toolgold.gold/1``.
 
@@ -305,6 +360,8 @@ class GoldCase(Frozen):
     point in the conversation (so ``len(messages) == turn`` when the context is complete). Several calls
     in ``expected.calls`` of a turn case are parallel calls, matched without regard to order.
     """
+
+    ADDED = ("tz",)
 
     format: Literal["toolgold.gold/1"] = GOLD_FORMAT
     id: str = Field(min_length=1)
@@ -315,6 +372,10 @@ class GoldCase(Frozen):
     tools: tuple[ToolSpec, ...] = ()
     messages: tuple[Message, ...] = ()
     reference_time: datetime | None = None
+    tz: str | None = None
+    """IANA time zone of the case (``America/New_York``): naive date/time values, in the gold and from the
+    agent, are read in the offset in force on their own date, and relative gold phrases move by wall-clock
+    days in it. Without it naive values take the reference time's fixed offset."""
     expected: Answer
     alternatives: tuple[Answer, ...] = ()
     arg_rules: dict[str, dict[str, ArgRule]] = Field(default_factory=dict)
@@ -325,6 +386,11 @@ class GoldCase(Frozen):
     tags: tuple[str, ...] = ()
     rationale: str = ""
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("tz")
+    @classmethod
+    def _zone_known(cls, value: str | None) -> str | None:
+        return known_zone(value)
 
     @field_validator("reference_time")
     @classmethod

@@ -71,6 +71,27 @@ class Sequencing(Frozen):
     errors: dict[str, int]
 
 
+class Mean(Frozen):
+    """A mean over the results where the measure is defined."""
+
+    value: float | None = None
+    results: int = 0
+
+
+_PARTS: Final = 10**9
+PARTIAL_METRICS: Final = ("argument_accuracy", "call_precision", "call_recall", "call_f1", "sequence_alignment")
+
+
+class PartialSummary(Frozen):
+    """Partial credit, averaged over the results where each is defined (beside, never inside, pass/fail)."""
+
+    argument_accuracy: Mean = Mean()
+    call_precision: Mean = Mean()
+    call_recall: Mean = Mean()
+    call_f1: Mean = Mean()
+    sequence_alignment: Mean = Mean()
+
+
 class Abstention(Frozen):
     no_call_precision: Rate
     no_call_recall: Rate
@@ -195,6 +216,8 @@ class Report(Frozen):
     """Repeated identical calls over all calls."""
     ungrounded: Rate
     """Results with an ungrounded value over results with calls."""
+    partial: PartialSummary = PartialSummary()
+    """Partial credit (absent from reports written before it existed)."""
     pass_hat_k: tuple[PassHatK, ...]
     confusion: tuple[ConfusionCell, ...]
     error_counts: dict[str, int]
@@ -238,7 +261,8 @@ _PATTERN_TEXT: Final[dict[ErrorCode, Callable[[CaseError], str]]] = {
     ErrorCode.SCHEMA_TYPE_ERROR: lambda e: f"{_arg(e)} has the wrong type",
     ErrorCode.WRONG_ARG_VALUE: lambda e: f"{_arg(e)} has the wrong value",
     ErrorCode.MALFORMED_ARGUMENTS: lambda e: f"{_tool(e)} called with unparseable arguments",
-    ErrorCode.STALE_VALUE: lambda e: f"{_arg(e)} uses a value the conversation replaced",
+    ErrorCode.STALE_VALUE: lambda e: f"{_arg(e)} uses a value the user replaced",
+    ErrorCode.SWAPPED_ARGS: lambda e: f"{_tool(e)} called with {' and '.join(sorted(e.actual or ()))} swapped",
     ErrorCode.UNGROUNDED_VALUE: lambda e: f"{_arg(e)} not found in the conversation",
     ErrorCode.FABRICATED_VALUE: lambda e: f"{_arg(e)} invented instead of asking the user",
     ErrorCode.MISSING_STEP: lambda e: f"{_tool(e)} step never called",
@@ -265,6 +289,7 @@ class _Signature(NamedTuple):
     selection: bool | None
     arguments: bool | None
     sequencing: bool | None
+    abstention: bool | None
     expected_behavior: str
     actual_behavior: str
     split: str
@@ -290,6 +315,9 @@ class ReportBuilder:
         self.edit_distance = 0.0
         self.calls = 0
         self.redundant = 0
+        # sums in billionths, as integers: shards merged in any order give the very same means
+        self.partial_sums = dict.fromkeys(PARTIAL_METRICS, 0)
+        self.partial_counts = dict.fromkeys(PARTIAL_METRICS, 0)
         self.errors: Counter[str] = Counter()
         self.arg_errors_by_tool: Counter[tuple[str, str]] = Counter()
         self.arg_errors_by_arg: Counter[tuple[str, str]] = Counter()
@@ -314,7 +342,8 @@ class ReportBuilder:
         if r.errors:
             ungrounded, fabricated = self._add_errors(r)
         self.signatures[_Signature(
-            r.status, r.kind, v.selection, v.arguments, v.sequencing, r.expected_behavior, r.actual_behavior,
+            r.status, r.kind, v.selection, v.arguments, v.sequencing, v.abstention, r.expected_behavior,
+            r.actual_behavior,
             r.split, r.toolkit_size, r.tags, r.expected_tools, r.confusion, r.calls > 0, ungrounded,
             fabricated)] += 1
         if r.sequence is not None:
@@ -323,6 +352,12 @@ class ReportBuilder:
             self.edit_distance += r.sequence.edit_distance
         self.calls += r.calls
         self.redundant += r.redundant_calls
+        if r.partial is not None:
+            for metric in PARTIAL_METRICS:
+                value = getattr(r.partial, metric)
+                if value is not None:
+                    self.partial_sums[metric] += round(value * _PARTS)
+                    self.partial_counts[metric] += 1
         if r.status != "pass" and len(self.failures) < self.max_failures:
             self.failures.append(r)
         if self.keep_cases:
@@ -358,6 +393,9 @@ class ReportBuilder:
         self.edit_distance += other.edit_distance
         self.calls += other.calls
         self.redundant += other.redundant
+        for metric in PARTIAL_METRICS:
+            self.partial_sums[metric] += other.partial_sums[metric]
+            self.partial_counts[metric] += other.partial_counts[metric]
         for counter_name in ("signatures", "errors", "arg_errors_by_tool", "arg_errors_by_arg", "patterns", "trials"):
             getattr(self, counter_name).update(getattr(other, counter_name))
         for key, examples in other.pattern_examples.items():
@@ -402,6 +440,9 @@ class ReportBuilder:
             abstention=self._abstention(),
             redundancy=rate(self.redundant, self.calls),
             ungrounded=rate(self._count(called=True, ungrounded=True), self._count(called=True)),
+            partial=PartialSummary(**{
+                m: Mean(value=self.partial_sums[m] / _PARTS / n if (n := self.partial_counts[m]) else None, results=n)
+                for m in PARTIAL_METRICS}),
             pass_hat_k=self._pass_hat_k(),
             confusion=tuple(ConfusionCell(gold=g, actual=a, count=n)
                             for (g, a), n in sorted(self._confusion().items())),
@@ -443,17 +484,19 @@ class ReportBuilder:
             micro=Averages(precision=micro, recall=micro, f1=micro))
 
     def _abstention(self) -> Abstention:
+        # From the per-result abstention verdicts, so the aggregates agree with them: a tau task whose gold
+        # changes nothing abstains when it makes no write, though it may read (it made calls).
+        abstained = sum(self._count(expected_behavior=b, abstention=True) for b in ("no_call", "clarify"))
         gold_no_call = self._count(expected_behavior="no_call") + self._count(expected_behavior="clarify")
-        agent_no_call = self._count(actual_behavior="no_call")
-        both = agent_no_call - self._count(actual_behavior="no_call", expected_behavior="call")
+        under = self._count(expected_behavior="call", actual_behavior="no_call")
         clarify = self._count(expected_behavior="clarify")
         gold_call = self._count(expected_behavior="call")
         return Abstention(
-            no_call_precision=rate(both, agent_no_call),
-            no_call_recall=rate(both, gold_no_call),
-            over_call=rate(gold_no_call - both, gold_no_call),
-            under_call=rate(self._count(expected_behavior="call", actual_behavior="no_call"), gold_call),
-            clarify_asked=rate(self._count(expected_behavior="clarify", actual_behavior="no_call"), clarify),
+            no_call_precision=rate(abstained, abstained + under),
+            no_call_recall=rate(abstained, gold_no_call),
+            over_call=rate(gold_no_call - abstained, gold_no_call),
+            under_call=rate(under, gold_call),
+            clarify_asked=rate(self._count(expected_behavior="clarify", abstention=True), clarify),
             clarify_fabricated=rate(self._count(expected_behavior="clarify", fabricated=True), clarify))
 
     def _pass_hat_k(self) -> tuple[PassHatK, ...]:

@@ -54,6 +54,21 @@ class Verdicts(Frozen):
     grounding: bool | None = None
 
 
+class PartialCredit(Frozen):
+    """Graded scores beside the strict verdict (docs/scoring.md, "Partial credit"); None where undefined."""
+
+    argument_accuracy: float | None = None
+    """Gold arguments matched over gold arguments, in the answer compared with (an argument of an expected
+    call no same-tool call realized counts as missed)."""
+    call_precision: float | None = None
+    """Correct calls (the right tool for an expected call, no argument error) over calls made."""
+    call_recall: float | None = None
+    """Correct calls over expected calls."""
+    call_f1: float | None = None
+    sequence_alignment: float | None = None
+    """Trajectories: 2 × the longest common subsequence of the tool names over the two lengths summed."""
+
+
 class SequenceMetrics(Frozen):
     """Trajectory metrics over the sequence of tool names."""
 
@@ -85,6 +100,8 @@ class CaseResult(Frozen):
     confusion: tuple[tuple[str, str], ...] = ()
     """(gold tool, actual tool) pairs of a turn, ``NO_CALL`` standing for a missing side."""
     sequence: SequenceMetrics | None = None
+    partial: PartialCredit | None = None
+    """Partial credit, for call answers (None for no-call and ask answers, and tool-only answers)."""
     calls: int = 0
     redundant_calls: int = 0
     tags: tuple[str, ...] = ()
@@ -102,6 +119,7 @@ __all__ = [
     "CaseResult",
     "JudgeVerdict",
     "Matched",
+    "PartialCredit",
     "Review",
     "SequenceMetrics",
     "Status",

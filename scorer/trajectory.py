@@ -27,7 +27,7 @@ from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_er
 from scorer.assignment import optimal_pairs
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
-from scorer.grounding import Context, ungrounded
+from scorer.grounding import Context, scalar_texts, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, Call, ForbiddenCall, GoldCase, Message, RunCall, RunRecord
@@ -121,6 +121,13 @@ def longest_increasing(values: Sequence[int]) -> set[int]:
     return keep
 
 
+def _scalars(call: RunCall) -> frozenset[str]:
+    """The string and integer values of a call's arguments, casefolded (what the call is about)."""
+    if isinstance(call.arguments, str):
+        return frozenset()
+    return frozenset(text.casefold() for value in call.arguments.values() for text in scalar_texts(value))
+
+
 class _Trajectory:
     """One run of a trajectory case, with the per-call contexts built lazily."""
 
@@ -140,6 +147,20 @@ class _Trajectory:
             repeats = run_messages[:len(given)] == given if len(run_messages) >= len(given) else False
             self._contexts[made.message] = Context(run_messages if repeats else (*given, *run_messages))
         return self._contexts[made.message]
+
+    def _touched_since(self, earlier: int, made: Made) -> bool:
+        """Whether a write between call ``earlier`` and ``made`` touched what ``made`` reads: a call to a
+        tool whose annotations say it writes, sharing a value with ``made`` (or naming none), so reading
+        again (``get_order`` -> ``cancel_order`` -> ``get_order``) confirms the change."""
+        values = _scalars(made.call)
+        for between in self.made[earlier + 1:made.position]:
+            spec = self.facts.spec(between.call.name)
+            if spec is None or not spec.writes:
+                continue
+            written = _scalars(between.call)
+            if not written or written & values:
+                return True
+        return False
 
     def forbidden(self, made: Made) -> ForbiddenCall | None:
         for rule in self.case.forbidden:
@@ -188,6 +209,7 @@ class _Trajectory:
         score.errors.extend(forbidden_errors)
         checks: dict[tuple[int, int], PairCheck] = {}
         matched = self.assign(expected, candidates, answer.tool_only, checks)
+        score.paired = tuple(sorted(matched))
         position = {i: candidates[j].position for i, j in matched.items()}
         errors = score.errors
 
@@ -212,6 +234,8 @@ class _Trajectory:
         seen: dict[str, int] = {}
         for j, made in enumerate(candidates):
             earlier = seen.setdefault(made.key, made.position)
+            if earlier != made.position and self._touched_since(earlier, made):
+                earlier = seen[made.key] = made.position  # a confirmation after a write, not a repeat
             if j in used:
                 continue
             if earlier != made.position:
@@ -348,11 +372,15 @@ def score_trajectory(case: GoldCase, run: RunRecord, *, judge: Judge | None = No
 
     best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
+    if answer.behavior == "no_call" and case.order_mode == "superset":
+        abstained = not forbidden_errors  # reads are allowed: abstaining means changing nothing
+    else:
+        abstained = (answer.behavior == "call") == bool(made)
     verdicts = verdicts_of(
         None,
         (not any(e.code in ARGUMENT_CODES for e in best.errors)) if answer.behavior == "call" and made else None,
         dimension_ok(best.errors, "sequencing"),
-        (answer.behavior == "call") == bool(made),
+        abstained,
         not any(e.code in GROUNDING_CODES for e in best.errors) if made else None)
     return build_result(case, run.trial, best, status, actual_tools=actual_names, verdicts=verdicts,
                         calls=len(made))

@@ -24,6 +24,7 @@ from scorer.results import CaseError, CaseResult, Status
 from scorer.verdict import AnswerScore, Label, build_result, choose, verdicts_of
 
 GROUNDING_CODES = frozenset({ErrorCode.UNGROUNDED_VALUE, ErrorCode.FABRICATED_VALUE})
+_ONE = (0,)
 WRONG_TOOL_COST = 1_000
 """Above any realistic count of argument errors: pairing the right tools always comes first."""
 
@@ -122,6 +123,7 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
     score.confusion += [(NO_CALL, c.name) for j, c in enumerate(actual) if j not in matched_cols]
     score.confusion.sort()
     score.selection_ok = sorted(c.name for c in expected) == sorted(c.name for c in actual)
+    score.paired = tuple(sorted(i for i, j in pairs if expected[i].name == actual[j].name))
     if not answer.tool_only:  # "only the tool names are checked": the values are not the gold's concern
         score.errors.extend(grounding)
     return score
@@ -226,13 +228,14 @@ def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) 
             return None
     elif not _same_multiset(expected, actual):
         return None
-    if facts.case.arg_rules and any(r.match == "from_call" for c in expected for r in facts.rules(c.name).values()):
+    if any(r.match == "from_call" for c in expected for r in facts.call_rules(c).values()):
         return None
     if len(expected) == 1:
         name = expected[0].name
-        return AnswerScore("expected", expected_tools=(name,), confusion=[(name, name)])
+        return AnswerScore("expected", expected_tools=(name,), confusion=[(name, name)], paired=_ONE)
     names = tuple(c.name for c in expected)
-    return AnswerScore("expected", expected_tools=names, confusion=sorted((n, n) for n in names))
+    return AnswerScore("expected", expected_tools=names, confusion=sorted((n, n) for n in names),
+                       paired=tuple(range(len(names))))
 
 
 def _same_multiset(expected: Sequence[Call], actual: Sequence[RunCall]) -> bool:

@@ -17,8 +17,17 @@ from scorer.codes import DIMENSION_OF, ErrorCode
 from scorer.facts import CaseFacts
 from scorer.judging import ArgumentQuestion, Judge
 from scorer.matchers import show
-from scorer.model import GoldCase
-from scorer.results import ActualBehavior, CaseError, CaseResult, Review, SequenceMetrics, Status, Verdicts
+from scorer.model import Answer, GoldCase
+from scorer.results import (
+    ActualBehavior,
+    CaseError,
+    CaseResult,
+    PartialCredit,
+    Review,
+    SequenceMetrics,
+    Status,
+    Verdicts,
+)
 
 Label = Literal["expected"] | int
 
@@ -35,6 +44,8 @@ class AnswerScore:
     confusion: list[tuple[str, str]] = field(default_factory=list)
     sequence: SequenceMetrics | None = None
     redundant_calls: int = 0
+    paired: tuple[int, ...] = ()
+    """Expected calls (by index) that a call to the same tool realized."""
 
     @property
     def clean(self) -> bool:
@@ -99,6 +110,56 @@ def dimension_ok(errors: Sequence[CaseError], dimension: str) -> bool:
     return not any(DIMENSION_OF[e.code] == dimension for e in errors)
 
 
+_ARGUMENT_CODES = frozenset(code for code, dimension in DIMENSION_OF.items() if dimension == "arguments")
+
+
+def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_tools: tuple[str, ...],
+                   calls: int) -> PartialCredit | None:
+    """Argument accuracy, call precision / recall / F1 and (trajectories) sequence alignment."""
+    if answer.behavior != "call" or answer.tool_only:
+        return None
+    expected = answer.calls
+    single = case.kind == "turn" and len(expected) == 1
+    missed: dict[int, set[str]] = {}  # per expected call, the gold arguments it got wrong
+    for e in best.errors:
+        step = 0 if single else e.step
+        if e.code not in _ARGUMENT_CODES or step is None:
+            continue
+        if e.code == ErrorCode.MALFORMED_ARGUMENTS:
+            keys = set(expected[step].arguments) | {"\0"}  # nothing could be read
+        elif e.code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
+            keys = set(e.expected)
+        else:
+            keys = {e.arg or "\0"}
+        missed.setdefault(step, set()).update(keys)
+    for review in best.reviews:  # an argument only a judge or a person can settle is not matched yet
+        for i in best.paired:
+            if expected[i].name == review.tool and review.arg in expected[i].arguments:
+                missed.setdefault(i, set()).add(review.arg)
+    gold_args = sum(len(c.arguments) for c in expected)
+    matched_args = sum(len(expected[i].arguments.keys() - missed.get(i, set())) for i in best.paired)
+    correct = sum(1 for i in best.paired if i not in missed)
+    precision = correct / calls if calls else None
+    recall = correct / len(expected)
+    f1 = 2 * correct / (calls + len(expected))
+    alignment = None
+    if case.kind == "trajectory":
+        names = tuple(c.name for c in expected)
+        alignment = 2 * _common_subsequence(names, actual_tools) / (len(names) + len(actual_tools))
+    return PartialCredit(argument_accuracy=matched_args / gold_args if gold_args else None,
+                         call_precision=precision, call_recall=recall, call_f1=f1, sequence_alignment=alignment)
+
+
+def _common_subsequence(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence (dynamic programming, one row at a time)."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        previous = 0
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], previous + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
 def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, *, actual_tools: tuple[str, ...],
                  verdicts: Verdicts, calls: int) -> CaseResult:
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
@@ -110,7 +171,8 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
         expected_behavior=answer.behavior, actual_behavior=actual_behavior,
         expected_tools=best.expected_tools, actual_tools=actual_tools, confusion=tuple(best.confusion),
         sequence=best.sequence, calls=calls, redundant_calls=best.redundant_calls, tags=case.tags,
+        partial=partial_credit(case, answer, best, actual_tools, calls),
         split=case.split, toolkit_size=len(case.tools))
 
 
-__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "resolve_reviews", "verdicts_of"]
+__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "partial_credit", "resolve_reviews", "verdicts_of"]

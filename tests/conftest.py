@@ -12,6 +12,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 TEST_DATA = Path(__file__).resolve().parent / "data"
 ARTIFACTS = REPO / "test-artifacts"
+SHARED_DATA = Path(os.environ.get("TOOLGOLD_SHARED_DATA") or REPO.parent / "shared" / "data")
+"""The full public datasets: CI keeps shared/ beside the clone; a git worktree points here by the variable."""
 
 
 @pytest.fixture(autouse=True)

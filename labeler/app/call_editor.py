@@ -21,7 +21,8 @@ from scorer.model import MATCH_KINDS, Call, ToolSpec
 
 MATCH_LABELS = {
     "exact": "exact", "one_of": "one of (extra accepted values)", "any": "any value (key only)",
-    "ci": "case-insensitive", "number": "number ± tolerance", "date": "date", "datetime": "date and time",
+    "ci": "case-insensitive", "normalized": "normalized (BFCL: case, spaces, ,./-_*^)",
+    "number": "number ± tolerance", "date": "date", "datetime": "date and time",
     "currency": "currency amount", "phone": "phone number", "regex": "regular expression",
     "semantic": "semantic (intent)", "from_call": "comes from call k",
 }

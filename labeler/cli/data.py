@@ -16,9 +16,10 @@ from labeler.store import ImportItem, Store, StoreError
 from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
+from scorer.hygiene import case_problems
 from scorer.importers import Converted, ImportOptions
 from scorer.importers.tools_file import tools_from_json
-from scorer.model import ToolSpec
+from scorer.model import GoldCase, ToolSpec
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 
@@ -88,6 +89,38 @@ def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, r
                 rejects.append(empty)
 
 
+class GoldSchemaWarnings:
+    """Notes, as the records stream past, the imported gold cases whose own values fail their tool schema
+    (``toolgold lint`` lists every problem): scoring does not fail an agent for matching them, but the gold
+    should be fixed. Keeps the first few, and a count."""
+
+    def __init__(self, shown: int = 5) -> None:
+        self.shown = shown
+        self.gold = 0
+        self.broken = 0
+        self.examples: list[tuple[ImportItem, list[str]]] = []
+
+    def watch(self, items: Iterator[ImportItem]) -> Iterator[ImportItem]:
+        for item in items:
+            if isinstance(item.record, GoldCase):
+                self.gold += 1
+                problems = [p.message for p in case_problems(item.record) if p.code == "schema_violation"]
+                if problems:
+                    self.broken += 1
+                    if len(self.examples) < self.shown:
+                        self.examples.append((item, problems))
+            yield item
+
+    def report(self) -> None:
+        for item, problems in self.examples:
+            where = f"{item.source}:{item.line}" if item.line is not None else item.source
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            click.echo(f"{where}: gold case {item.record.id}: {problems[0]}{more}; an agent matching these "
+                       "values is not failed for them, but fix the gold (toolgold lint)", err=True)
+        if self.broken:
+            click.echo(f"{self.broken} of {self.gold} gold cases fail their own tool schema", err=True)
+
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--from", "fmt", type=click.Choice([i.NAME for i in importers.IMPORTERS]), default=None,
@@ -116,13 +149,16 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     schemas_before = store.stats()["tool_schemas"]
     # Streams: the store spools the items before it writes, so a bad record raised here (without
     # --skip-invalid) stops the import before anything is written.
-    result = store.import_items(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid),
-                                skip_invalid=skip_invalid, actor=actor)
+    warnings = GoldSchemaWarnings()
+    result = store.import_items(
+        warnings.watch(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid)),
+        skip_invalid=skip_invalid, actor=actor)
     if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
         stale = store.check_schema_drift(actor=actor)
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)
+    warnings.report()
     rejects += result.rejects
     result.rejects = rejects
     click.echo(result.summary)

@@ -12,7 +12,8 @@ A question file ``BFCL_v4_<category>.json`` is JSON Lines despite its name: ``{"
   a flat message list is read as one turn.
 - Tool schemas: BFCL's pseudo-types are mapped to JSON Schema (``bfcl_schema``).
 - Answers: see ``bfcl_answers`` (first value expected, the list as ``accept`` with ``one_of``, ``""`` ->
-  ``optional``, dict patterns expanded, per-call differences in parallel answers as alternatives).
+  ``optional``, dict patterns expanded, strings ``normalized`` as BFCL compares them, per-call
+  differences in parallel answers as the calls' own rules).
   Several calls in one answer (the ``parallel`` categories) are the case's parallel calls, matched
   without regard to order, as in BFCL.
 - ``irrelevance`` and ``live_irrelevance`` have no answer file: none of the functions fits, so the

@@ -11,18 +11,16 @@ Mapping decisions:
   ``array`` of dicts a list of such patterns), as BFCL's checker reads it. Each pattern is expanded into
   the concrete values it accepts -- the first values of each key first, a key whose list holds ``""``
   also left out -- so the expected value is a plain dict and the others are in ``accept``.
+- Strings: BFCL's checker compares them standardized (lower-cased, spaces and ``,./-_*^`` dropped) for
+  parameters declared string, any, array, tuple or dict, so such an argument whose acceptable values hold a
+  string gets ``match: normalized`` (with its ``accept`` list): imported BFCL gold scores as BFCL does.
 - ``arg_rules`` are per tool, but a parallel answer may call one tool twice with different acceptable
   values per call (``resistivity`` ``["", "copper"]`` in one call, ``["aluminum"]`` in the other). Such
-  an argument gets no per-tool rule: the expected calls carry the first values and the other
-  combinations become ``alternatives`` (whole answers), so one call can never borrow another's values.
-- Expansion stops at ``MAX_VARIANTS`` values per argument and ``MAX_ALTERNATIVES`` alternatives
-  (listed with the fewest changes from the expected answer first); a case cut short is tagged
-  ``bfcl:truncated`` and says so in its rationale. In BFCL v4 no argument reaches the first limit (the
-  largest has 128 values) and 6 of the 400 parallel answers reach the second (up to 2,304
-  combinations); those cases are stricter than BFCL for the combinations left out.
-
-BFCL's checker is more lenient than exact matching on strings (it strips spaces and punctuation and
-ignores case); that leniency belongs to the scorer's match kinds, not to the imported gold.
+  an argument gets no per-tool rule: each call carries its own (``Call.arg_rules``), so one call can never
+  borrow another's values, and no combination is expanded into alternatives.
+- Expansion of dict patterns stops at ``MAX_VARIANTS`` values per argument; a case cut short is tagged
+  ``bfcl:truncated`` and says so in its rationale. In BFCL v4 no argument reaches it (the largest has 128
+  values).
 """
 
 from __future__ import annotations
@@ -39,7 +37,6 @@ from scorer.importers.common import need_dict, need_list
 from scorer.model import Answer, ArgRule, Call
 
 MAX_VARIANTS = 256
-MAX_ALTERNATIVES = 256
 OMIT: Any = object()  # "leave the argument out", as one of an argument's options
 
 
@@ -51,17 +48,19 @@ class Slot:
     values: tuple[Any, ...]
     may_omit: bool
     truncated: bool = False
+    lenient: bool = False
+    """BFCL standardizes strings for this parameter's declared type (string, array, tuple, dict)."""
 
     def key(self) -> str:
         return canonical.dumps([list(self.values), self.may_omit])
 
     def rule(self) -> ArgRule | None:
+        if self.lenient and any(_holds_string(v) for v in self.values):
+            return ArgRule(match="normalized", accept=self.values if len(self.values) > 1 else (),
+                           optional=self.may_omit)
         if len(self.values) > 1:
             return ArgRule(match="one_of", accept=self.values, optional=self.may_omit)
         return ArgRule(optional=True) if self.may_omit and self.values else None
-
-    def options(self) -> list[Any]:
-        return list(self.values) + ([OMIT] if self.may_omit and self.values else [])
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,22 @@ class GoldAnswer:
     alternatives: tuple[Answer, ...]
     arg_rules: dict[str, dict[str, ArgRule]]
     truncated: bool = False
+
+
+_LENIENT_TYPES = frozenset({"string", "any", "array", "tuple", "dict"})
+"""The declared types whose string values BFCL's checker standardizes (its string, list and dict checkers;
+``any`` is read as a string);
+a string given for, say, an ``integer`` or ``boolean`` parameter is compared exactly."""
+
+
+def _holds_string(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_holds_string(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_string(v) for v in value.values())
+    return False
 
 
 def slot(possible: Any, schema: Any, where: str) -> Slot:
@@ -90,7 +105,8 @@ def slot(possible: Any, schema: Any, where: str) -> Slot:
                 break
             seen.add(key)
             concrete.append(variant)
-    return Slot(values=tuple(concrete), may_omit="" in values, truncated=truncated)
+    return Slot(values=tuple(concrete), may_omit="" in values, truncated=truncated,
+                lenient=bfcl_type(schema) in _LENIENT_TYPES)
 
 
 def _variants(value: Any, schema: Any) -> Iterator[Any]:
@@ -128,13 +144,23 @@ def gold_answer(ground_truth: Any, schemas: dict[str, Any]) -> GoldAnswer:
         properties = (schemas.get(tool) or {}).get("properties") or {}
         calls.append((tool, {arg: slot(values, properties.get(arg), f"ground_truth[{i}].{tool}.{arg}")
                              for arg, values in args.items()}))
-    expected = Answer(behavior="call", calls=tuple(
-        Call(name=tool, arguments={arg: s.values[0] for arg, s in slots.items() if s.values})
-        for tool, slots in calls))
     arg_rules, varying = _rules(calls)
-    alternatives, cut = _alternatives(expected, calls, varying)
-    truncated = cut or any(s.truncated for _, slots in calls for s in slots.values())
-    return GoldAnswer(expected=expected, alternatives=alternatives, arg_rules=arg_rules, truncated=truncated)
+    expected = Answer(behavior="call", calls=tuple(
+        Call(name=tool, arguments={arg: s.values[0] for arg, s in slots.items() if s.values},
+             arg_rules=_own_rules(tool, slots, varying))
+        for tool, slots in calls))
+    truncated = any(s.truncated for _, slots in calls for s in slots.values())
+    return GoldAnswer(expected=expected, alternatives=(), arg_rules=arg_rules, truncated=truncated)
+
+
+def _own_rules(tool: str, slots: dict[str, Slot], varying: set[tuple[str, str]]) -> dict[str, ArgRule]:
+    """The call's own rules: for its arguments whose slot differs between the tool's calls."""
+    own = {}
+    for arg, s in sorted(slots.items()):
+        rule = s.rule() if (tool, arg) in varying else None
+        if rule is not None:
+            own[arg] = rule
+    return own
 
 
 def _rules(calls: Sequence[tuple[str, dict[str, Slot]]]) -> tuple[dict[str, dict[str, ArgRule]],
@@ -155,34 +181,3 @@ def _rules(calls: Sequence[tuple[str, dict[str, Slot]]]) -> tuple[dict[str, dict
             if rule is not None:
                 rules.setdefault(tool, {})[arg] = rule
     return rules, varying
-
-
-def _alternatives(expected: Answer, calls: Sequence[tuple[str, dict[str, Slot]]],
-                  varying: set[tuple[str, str]]) -> tuple[tuple[Answer, ...], bool]:
-    positions = [(i, arg, s.options()) for i, (tool, slots) in enumerate(calls) for arg, s in slots.items()
-                 if (tool, arg) in varying and len(s.options()) > 1]
-    if not positions:
-        return (), False
-    out: list[Answer] = []
-    for changes in _deviations([options for _, _, options in positions]):
-        if len(out) == MAX_ALTERNATIVES:
-            return tuple(out), True
-        new_calls = [dict(call.arguments) for call in expected.calls]
-        for position, value in changes:
-            i, arg, _ = positions[position]
-            if value is OMIT:
-                new_calls[i].pop(arg, None)
-            else:
-                new_calls[i][arg] = value
-        out.append(Answer(behavior="call", calls=tuple(
-            Call(name=call.name, arguments=args) for call, args in zip(expected.calls, new_calls, strict=True))))
-    return tuple(out), False
-
-
-def _deviations(options: Sequence[Sequence[Any]]) -> Iterator[tuple[tuple[int, Any], ...]]:
-    """Every other combination of the options, fewest changes from the first values first: if the
-    list is cut short, what remains are the answers closest to the expected one."""
-    for size in range(1, len(options) + 1):
-        for chosen in itertools.combinations(range(len(options)), size):
-            for values in itertools.product(*(options[p][1:] for p in chosen)):
-                yield tuple(zip(chosen, values, strict=True))

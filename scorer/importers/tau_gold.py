@@ -18,6 +18,8 @@ independent steps. The case therefore uses:
   ``summary``) and for arguments a tau2 action leaves out of ``compare_args``.
 - A task without actions (the agent should change nothing) gets ``behavior: no_call`` with the
   forbidden list, so reads stay allowed and writes are errors.
+- ``tools`` carry MCP-style ``annotations`` (``readOnlyHint``) in the known domains, from the same
+  read/write split, so reading an order again after a write to it is a confirmation, not a redundant call.
 - ``rationale`` carries the user's goal (the instruction the user simulator followed) and the facts
   the agent must tell the user (tau-bench ``outputs``), so a reviewer sees what the task was.
 """
@@ -93,11 +95,21 @@ def trajectory_case(*, case_id: str, benchmark: str, domain: str, calls: Sequenc
     if outputs:
         rationale.append("The agent must tell the user: " + "; ".join(outputs))
     return GoldCase(
-        id=case_id, conversation_id=None, split=split, kind="trajectory", tools=tuple(tools),
+        id=case_id, conversation_id=None, split=split, kind="trajectory", tools=annotated(tools, domain),
         expected=expected, arg_rules=arg_rules, order="superset", forbidden=forbidden,
         tags=(benchmark, domain, *extra_tags) + (() if calls else ("no_action",)),
         rationale="\n".join(rationale), provenance=Provenance(source=benchmark),
     )
+
+
+def annotated(tools: Sequence[ToolSpec], domain: str) -> tuple[ToolSpec, ...]:
+    """The tools with ``readOnlyHint`` from the domain's write tools (tools already annotated, and the
+    tools of unknown domains, as they are)."""
+    writes = WRITE_TOOLS.get(domain)
+    if writes is None:
+        return tuple(tools)
+    return tuple(t if t.annotations else t.model_copy(update={"annotations": {"readOnlyHint": t.name not in writes}})
+                 for t in tools)
 
 
 def string_list(value: Any, where: str) -> tuple[str, ...]:

@@ -60,6 +60,11 @@ def headline_rows(report: Report) -> list[Row]:
         Row("abstention", "under-call rate", a.under_call),
         Row("abstention", "clarify: asked", a.clarify_asked),
         Row("abstention", "clarify: fabricated", a.clarify_fabricated),
+        Row("partial", "argument accuracy (mean)", report.partial.argument_accuracy.value),
+        Row("partial", "call precision (mean)", report.partial.call_precision.value),
+        Row("partial", "call recall (mean)", report.partial.call_recall.value),
+        Row("partial", "call F1 (mean)", report.partial.call_f1.value),
+        Row("partial", "sequence alignment (mean, trajectories)", report.partial.sequence_alignment.value),
         Row("redundancy", "repeated identical calls", report.redundancy),
         Row("grounding", "results with ungrounded values", report.ungrounded),
     ]

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 from scorer.render.common import unscored_lines
-from scorer.report import Report
+from scorer.report import PARTIAL_METRICS, Report
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -30,10 +30,14 @@ def write_junit(report: Report, out: TextIO, cases: Iterable[dict[str, Any]], *,
     out.write(f"  <testsuite name={_attr(name)} tests=\"{t.results}\" failures=\"{t.failed}\" "
               f"skipped=\"{t.needs_review}\" errors=\"0\">\n")
     unscored = unscored_lines(report)
-    if unscored:
+    partial = [(f"partial.{metric}", f"{mean.value:.4f}") for metric in PARTIAL_METRICS
+               if (mean := getattr(report.partial, metric)).value is not None]
+    if unscored or partial:
         out.write("    <properties>\n")
         for line in unscored:
             out.write(f"      <property name=\"unscored\" value={_attr(line)}/>\n")
+        for key, value in partial:
+            out.write(f"      <property name={_attr(key)} value={_attr(value)}/>\n")
         out.write("    </properties>\n")
     for case in cases:
         trial = case.get("trial") or 0

@@ -42,10 +42,11 @@ INVALID = {
         "messages[0]: tool result answers 'x', which no earlier assistant message called",
     "gold-naive-reference-time.jsonl":
         "reference_time: needs a timezone (e.g. 2024-05-15T15:00:00-05:00 or ...Z)",
+    "gold-unknown-time-zone.jsonl": "tz: unknown time zone 'EST5EDT-ish' (an IANA name such as America/New_York)",
     "gold-order-on-turn-case.jsonl": "order / after / forbidden belong to trajectory cases (kind: trajectory)",
     "gold-unknown-match-kind.jsonl":
-        "arg_rules.f.x.match: Input should be 'exact', 'one_of', 'any', 'ci', 'number', 'date', 'datetime', "
-        "'currency', 'phone', 'regex', 'semantic' or 'from_call'",
+        "arg_rules.f.x.match: Input should be 'exact', 'one_of', 'any', 'ci', 'normalized', 'number', 'date', "
+        "'datetime', 'currency', 'phone', 'regex', 'semantic' or 'from_call'",
     "gold-unknown-field.jsonl": "expected_tool: Extra inputs are not permitted",
     "run-calls-and-messages.jsonl":
         "a run record has either calls (turn case) or messages (trajectory), not both",

@@ -11,10 +11,10 @@ from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.importers import Converted, ImportOptions
 from scorer.model import GoldCase, Transcript
-from tests.conftest import REPO, TEST_DATA
+from tests.conftest import SHARED_DATA, TEST_DATA
 
 REAL = TEST_DATA / "real"
-SHARED = REPO.parent / "shared" / "data"
+SHARED = SHARED_DATA
 """The complete datasets: CI clones the repository with a copy of shared/ beside it."""
 
 needs_shared = pytest.mark.skipif(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from scorer import canonical
 from scorer.importers import ImportOptions, detect
+from scorer.importers.tau_gold import WRITE_TOOLS as DOMAIN_WRITES
 from scorer.model import Answer, Call, ForbiddenCall, GoldCase, Message, Provenance, ToolSpec, Transcript
 from tests.importers.helpers import REAL, SHARED, convert, needs_shared
 
@@ -57,7 +58,9 @@ def test_a_task_becomes_a_superset_trajectory_case_with_unused_write_tools_forbi
     case = convert(SLICE).case("tau-bench/airline/task-0")
     task = json.loads(SLICE.read_text())[0]["info"]["task"]
     assert case == GoldCase(
-        id="tau-bench/airline/task-0", kind="trajectory", tools=airline_tools(),
+        id="tau-bench/airline/task-0", kind="trajectory", tools=tuple(
+            t.model_copy(update={"annotations": {"readOnlyHint": t.name not in DOMAIN_WRITES["airline"]}})
+            for t in airline_tools()),
         expected=Answer(behavior="call", calls=(Call(name="book_reservation", arguments=task["actions"][0]["kwargs"]),)),
         order="superset",
         forbidden=tuple(ForbiddenCall(name=name, reason="changes the airline database and the gold never calls it")
@@ -88,7 +91,9 @@ def test_tools_given_in_options_replace_the_ones_found_beside_the_data() -> None
     mine = (ToolSpec(name="book_reservation"),)
     result = convert(SLICE, options=ImportOptions(tools=mine, split="rolling"))
     assert all(t.tools == mine for t in result.transcripts)
-    assert all(c.tools == mine and c.split == "rolling" for c in result.gold)
+    # the gold's copy says which tools write (book_reservation does), for redundancy
+    written = (ToolSpec(name="book_reservation", annotations={"readOnlyHint": False}),)
+    assert all(c.tools == written and c.split == "rolling" for c in result.gold)
 
 
 def test_a_bad_run_is_reported_at_its_line_and_the_others_still_convert(tmp_path: Path) -> None:

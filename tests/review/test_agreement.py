@@ -13,6 +13,7 @@ from scorer.agreement import (
     cohen_kappa,
     disagreeing_fields,
     fleiss_kappa,
+    gwet_ac1,
     krippendorff_alpha,
     label_ratings,
     majority,
@@ -214,3 +215,32 @@ def test_three_annotators_get_fleiss_and_alpha_but_no_cohen() -> None:
     # P_1 = 1, P_2 = 2/6: P̄ = 2/3; no_call 5/6, call 1/6: P̄_e = 26/36; κ = (24/36 - 26/36)/(10/36) = -0.2.
     assert decision.fleiss == stat("fleiss_kappa", -0.2, 2 / 3, 26 / 36, 2, 6)
     assert decision.headline == decision.alpha
+
+
+def test_gwet_ac1_stays_informative_where_one_label_dominates_and_kappa_collapses() -> None:
+    # 100 turns, both annotators say "call" on 90, each says no_call on 5 the other calls: 90% agreement
+    pairs = [("call", "call")] * 90 + [("call", "no_call")] * 5 + [("no_call", "call")] * 5
+    kappa = cohen_kappa(pairs)
+    assert kappa.value == pytest.approx((0.90 - 0.905) / (1 - 0.905))  # below zero: kappa's paradox
+    ac1 = gwet_ac1([list(p) for p in pairs])
+    # pi_call = 0.95, pi_no_call = 0.05: p_e = 2 * 0.95 * 0.05 / (2 - 1) = 0.095
+    assert (ac1.observed, ac1.expected) == (pytest.approx(0.90), pytest.approx(0.095))
+    assert ac1.value == pytest.approx((0.90 - 0.095) / (1 - 0.095))
+
+
+def test_gwet_ac1_by_hand_with_three_raters_and_its_degenerate_cases() -> None:
+    items = [["a", "a", "b"], ["a", "a", "a"], ["b", "b", "c"]]
+    # P_i = 1/3, 1, 1/3 -> p_a = 5/9; pi = (5/9, 3/9, 1/9) -> p_e = (5*4 + 3*6 + 1*8) / 81 / 2 = 46/162
+    ac1 = gwet_ac1(items)
+    assert ac1.value == pytest.approx((5 / 9 - 46 / 162) / (1 - 46 / 162))
+    one = gwet_ac1([["call", "call"]])
+    assert one.value is None and one.reason is not None and "every rating is 'call'" in one.reason
+    assert gwet_ac1([["call"]]).reason == NO_OVERLAP
+
+
+def test_each_field_reports_ac1_beside_kappa_and_alpha() -> None:
+    from scorer.agreement import _field_agreement
+
+    field = _field_agreement("decision", [{"ann": "call", "bob": "call"}] * 9 + [{"ann": "call", "bob": "no_call"}])
+    assert field.ac1 is not None and field.ac1.method == "gwet_ac1"
+    assert field.ac1.value == gwet_ac1([["call", "call"]] * 9 + [["call", "no_call"]]).value

@@ -139,6 +139,7 @@ def test_the_agreement_page_shows_fields_and_the_worst_turns(team: Store, app: A
     assert "Overlap now: off (every turn gets one annotator)" in texts(app)
     assert app.metric[0].value == "1"
     assert "t1#t2" in texts(app)  # the disagreement is listed
+    assert "Gwet AC1" in list(app.table[0].value.columns)  # beside the kappas and alpha
     app.number_input(key="overlap-n").set_value(3)  # inside a form: sent with the submit button
     app.slider(key="overlap-percent").set_value(25)
     app.button(key="FormSubmitter:overlap-Set overlap").click().run()

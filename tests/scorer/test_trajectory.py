@@ -20,7 +20,7 @@ from scorer.model import (
     RunRecord,
     ToolCallRef,
 )
-from scorer.results import CaseError, CaseResult, SequenceMetrics, Verdicts
+from scorer.results import CaseError, CaseResult, PartialCredit, SequenceMetrics, Verdicts
 from scorer.trajectory import levenshtein, longest_increasing
 from tests.scorer.kit import TOOLS, call, calls, case, rules, user
 
@@ -61,6 +61,7 @@ NAMES = ("search_orders", "get_order", "issue_refund")
 def test_the_expected_trajectory_passes_with_full_metrics() -> None:
     result = score_case(trajectory(*REFUND_FLOW), agent(SEARCH, GET, REFUND))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=1.0, call_precision=1.0, call_recall=1.0, call_f1=1.0, sequence_alignment=1.0),
         case_id="c1", kind="trajectory", status="pass", matched="expected",
         verdicts=Verdicts(arguments=True, sequencing=True, abstention=True, grounding=True),
         expected_tools=NAMES, actual_tools=NAMES,
@@ -145,7 +146,7 @@ def test_from_call_values_must_come_from_the_named_result() -> None:
     result = score_case(gold, agent(SEARCH, guessed))
     assert result.errors == (CaseError(
         code=ErrorCode.DEPENDENCY_VIOLATION, tool="issue_refund", arg="order_id", step=1, actual="O-9",
-        note="called issue_refund with order_id O-9, which is not in the result of search_orders (step 0)"),)
+        note="called issue_refund with order_id 'O-9', which is not in the result of search_orders (step 0)"),)
     early = score_case(gold, agent(REFUND, SEARCH))
     assert ErrorCode.DEPENDENCY_VIOLATION in early.codes
 
@@ -157,6 +158,7 @@ def test_placing_an_order_after_a_negative_inventory_check_is_forbidden() -> Non
     out_of_stock = ("check_inventory", {"sku": "SKU-1"}, {"in_stock": False})
     result = score_case(gold, agent(out_of_stock, ("place_order", {"sku": "SKU-1", "quantity": 2})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=1.0, call_precision=0.5, call_recall=1.0, call_f1=2 / 3, sequence_alignment=2 / 3),
         case_id="c1", kind="trajectory", status="fail", errors=(CaseError(
             code=ErrorCode.FORBIDDEN_CALL, tool="place_order",
             note="called place_order (call 1), which is forbidden: the item is out of stock"),),

@@ -9,15 +9,19 @@ from scorer.codes import NO_CALL as NO
 from scorer.codes import ErrorCode
 from scorer.judging import ArgumentQuestion, ArgumentVerdict
 from scorer.model import Answer, ArgRule, FunctionCall, Message, ToolCallRef
-from scorer.results import CaseError, CaseResult, JudgeVerdict, Review, Verdicts
+from scorer.results import CaseError, CaseResult, JudgeVerdict, PartialCredit, Review, Verdicts
 from tests.scorer.kit import CLARIFY, NO_CALL, TOOLS, call, calls, case, rules, run, user
 
 CALLED_OK = Verdicts(selection=True, arguments=True, abstention=True, grounding=True)
 SIZE = len(TOOLS)
 
 
+FULL = PartialCredit(argument_accuracy=1.0, call_precision=1.0, call_recall=1.0, call_f1=1.0)
+
+
 def ok(c: str = "c1", *, tools: tuple[str, ...], matched: str | int = "expected", **fields: object) -> CaseResult:
     """A passing result of a call answer."""
+    fields.setdefault("partial", FULL)
     return CaseResult(case_id=c, status="pass", matched=matched, compared_with=matched, verdicts=CALLED_OK,
                       expected_tools=tools, actual_tools=tools, confusion=tuple(sorted((t, t) for t in tools)),
                       calls=len(tools), toolkit_size=SIZE, **fields)  # type: ignore[arg-type]
@@ -34,9 +38,10 @@ def test_a_wrong_value_names_the_value_and_the_rule() -> None:
                 messages=(user("I'm customer C-1042, and my old account was C-17."),))
     result = score_case(gold, run(("search_orders", {"customer_id": "C-17"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_ARG_VALUE, tool="search_orders", arg="customer_id", expected="C-1042",
-            actual="C-17", note="called search_orders with customer_id C-17; expected C-1042 (exact)"),),
+            actual="C-17", note="called search_orders with customer_id 'C-17'; expected 'C-1042' (exact)"),),
         verdicts=Verdicts(selection=True, arguments=False, abstention=True, grounding=True),
         expected_tools=("search_orders",), actual_tools=("search_orders",),
         confusion=(("search_orders", "search_orders"),), calls=1, toolkit_size=SIZE)
@@ -47,6 +52,7 @@ def test_near_duplicate_tools_report_the_confused_pair() -> None:
                 messages=(user("I'm U-9; change my display name to Ana."),))
     result = score_case(gold, run(("update_user", {"user_id": "U-9"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_TOOL, tool="update_user", expected="update_user_profile", actual="update_user",
             note="called update_user where update_user_profile was expected"),),
@@ -67,6 +73,7 @@ def test_no_call_where_one_was_expected_is_a_missing_call() -> None:
     gold = case(calls(call("search_orders", customer_id="C-1042")))
     result = score_case(gold, run())
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=None, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.MISSING_CALL, tool="search_orders", note="made no call; expected search_orders"),),
         verdicts=Verdicts(selection=False, abstention=False), actual_behavior="no_call",
@@ -105,7 +112,7 @@ def test_inventing_a_zip_code_instead_of_asking_is_fabrication() -> None:
             CaseError(code=ErrorCode.CALLED_INSTEAD_OF_ASKING, tool="get_shipping_estimate",
                       note="called get_shipping_estimate where the agent should have asked the user"),
             CaseError(code=ErrorCode.FABRICATED_VALUE, tool="get_shipping_estimate", arg="zip_code", actual="00000",
-                      note="called get_shipping_estimate with zip_code 00000, which the user never gave; "
+                      note="called get_shipping_estimate with zip_code '00000', which the user never gave; "
                            "the gold says to ask")),
         verdicts=Verdicts(selection=False, abstention=False, grounding=False), expected_behavior="clarify",
         actual_tools=("get_shipping_estimate",), confusion=((NO, "get_shipping_estimate"),), calls=1,
@@ -139,6 +146,7 @@ def test_fewer_parallel_calls_than_expected_is_a_wrong_call_count() -> None:
                 messages=(user("Where are orders O-1 and O-2?"),))
     result = score_case(gold, run(("get_order", {"order_id": "O-2"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.5, call_precision=1.0, call_recall=0.5, call_f1=2 / 3),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.WRONG_CALL_COUNT, expected=2, actual=1,
             note="made 1 call (get_order); expected 2 (get_order, get_order)"),),
@@ -161,16 +169,17 @@ def test_missing_required_arguments_come_from_the_schema_and_the_gold() -> None:
     result = score_case(gold_required, run(("update_user", {"user_id": "U-9"})))
     assert result.errors == (CaseError(
         code=ErrorCode.MISSING_REQUIRED_ARG, tool="update_user", arg="email", expected="a@b.co",
-        note="called update_user without required email; expected a@b.co (exact)"),)
+        note="called update_user without required email; expected 'a@b.co' (exact)"),)
 
 
 def test_a_parameter_the_schema_does_not_have_is_hallucinated() -> None:
     gold = case(calls(call("search_orders", customer_id="C-1042")))
     result = score_case(gold, run(("search_orders", {"customer_id": "C-1042", "discount_code": "FREE"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=1.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.HALLUCINATED_PARAM, tool="search_orders", arg="discount_code", actual="FREE",
-            note="called search_orders with discount_code FREE, which is not a parameter of search_orders"),),
+            note="called search_orders with discount_code 'FREE', which is not a parameter of search_orders"),),
         verdicts=Verdicts(selection=True, arguments=False, abstention=True, grounding=True),
         expected_tools=("search_orders",), actual_tools=("search_orders",),
         confusion=(("search_orders", "search_orders"),), calls=1, toolkit_size=SIZE)
@@ -181,16 +190,17 @@ def test_a_value_of_the_wrong_type_is_a_schema_type_error_only() -> None:
     result = score_case(gold, run(("issue_refund", {"order_id": "O-7", "amount": "20"})))
     assert result.errors == (CaseError(
         code=ErrorCode.SCHEMA_TYPE_ERROR, tool="issue_refund", arg="amount", actual="20",
-        note="called issue_refund with amount 20: '20' is not of type 'number'"),)
+        note="called issue_refund with amount '20': '20' is not of type 'number'"),)
 
 
 def test_unparseable_arguments_are_malformed_never_dropped() -> None:
     gold = case(calls(call("search_orders", customer_id="C-1042")))
     result = score_case(gold, run(("search_orders", '{"customer_id": "C-1042"')))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=0.0, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.MALFORMED_ARGUMENTS, tool="search_orders", actual='{"customer_id": "C-1042"',
-            note='called search_orders with arguments that are not a JSON object: "{\\"customer_id\\": \\"C-1042\\""'),),
+            note="called search_orders with arguments that are not a JSON object: '{\"customer_id\": \"C-1042\"'"),),
         verdicts=Verdicts(selection=True, arguments=False, abstention=True, grounding=True),
         expected_tools=("search_orders",), actual_tools=("search_orders",),
         confusion=(("search_orders", "search_orders"),), calls=1, toolkit_size=SIZE)
@@ -206,9 +216,10 @@ def test_an_order_number_never_looked_up_is_ungrounded() -> None:
     assert score_case(gold, run(("get_order", {"order_id": "O-7"}))).status == "pass"
     result = score_case(gold, run(("get_order", {"order_id": "O-8"})))
     assert result == CaseResult(
+        partial=PartialCredit(argument_accuracy=1.0, call_precision=1.0, call_recall=1.0, call_f1=1.0),
         case_id="c1", status="fail", errors=(CaseError(
             code=ErrorCode.UNGROUNDED_VALUE, tool="get_order", arg="order_id", actual="O-8",
-            note="called get_order with order_id O-8, which appears nowhere in the conversation"),),
+            note="called get_order with order_id 'O-8', which appears nowhere in the conversation"),),
         verdicts=Verdicts(selection=True, arguments=True, abstention=True, grounding=False),
         expected_tools=("get_order",), actual_tools=("get_order",), confusion=(("get_order", "get_order"),),
         calls=1, toolkit_size=SIZE)
@@ -220,8 +231,8 @@ def test_a_value_the_user_replaced_later_is_stale() -> None:
     result = score_case(gold, run(("get_account_balance", {"account_id": "ACC-1"})))
     assert result.errors == (CaseError(
         code=ErrorCode.STALE_VALUE, tool="get_account_balance", arg="account_id", expected="ACC-2", actual="ACC-1",
-        note="called get_account_balance with account_id ACC-1, which the conversation later replaced with "
-             "ACC-2; expected ACC-2 (exact)"),)
+        note="called get_account_balance with account_id 'ACC-1', which the user later replaced with 'ACC-2'; "
+             "expected 'ACC-2' (exact)"),)
     assert result.verdicts.arguments is False
 
 
@@ -232,7 +243,7 @@ def test_optional_arguments_may_be_left_out_but_other_gold_arguments_may_not() -
     strict = case(calls(call("search_orders", customer_id="C-1042", status="open")))
     assert score_case(strict, run(("search_orders", {"customer_id": "C-1042"}))).errors == (CaseError(
         code=ErrorCode.WRONG_ARG_VALUE, tool="search_orders", arg="status", expected="open",
-        note="called search_orders without status; expected open (exact)"),)
+        note="called search_orders without status; expected 'open' (exact)"),)
 
 
 def test_an_extra_argument_at_its_schema_default_is_accepted_any_other_is_not() -> None:
@@ -253,7 +264,7 @@ def test_next_tuesday_in_the_gold_resolves_against_the_reference_time() -> None:
     result = score_case(gold, run(("book_table", {"date": "2026-07-03"})))
     assert result.errors == (CaseError(
         code=ErrorCode.WRONG_ARG_VALUE, tool="book_table", arg="date", expected="next Tuesday", actual="2026-07-03",
-        note="called book_table with date 2026-07-03; expected 2026-07-07 ('next Tuesday' from 2026-07-01) (date)"),)
+        note="called book_table with date '2026-07-03'; expected 2026-07-07 ('next Tuesday' from 2026-07-01) (date)"),)
 
 
 def test_phone_and_currency_rules_normalize_both_sides() -> None:
@@ -293,6 +304,8 @@ def test_a_semantic_argument_without_a_judge_needs_review() -> None:
     gold, agent = semantic_case()
     result = score_case(gold, agent)
     assert result == CaseResult(
+        # the date matched; the note waits for a judge, so it is not matched yet, nor is the call
+        partial=PartialCredit(argument_accuracy=0.5, call_precision=0.0, call_recall=0.0, call_f1=0.0),
         case_id="c1", status="needs_review", reviews=(Review(
             tool="book_table", arg="note", match="semantic", intent="a window seat request",
             expected="window seat please", actual="by the window", reason="no judge configured"),),
@@ -311,7 +324,7 @@ def test_a_semantic_argument_goes_to_the_judge_with_a_narrow_question() -> None:
     failed = score_case(gold, agent, judge=FakeJudge("not_equivalent", "no seat preference"))
     assert failed.errors == (CaseError(
         code=ErrorCode.WRONG_ARG_VALUE, tool="book_table", arg="note", expected="window seat please",
-        actual="by the window", note="called book_table with note \"by the window\"; the judge found it does not "
+        actual="by the window", note="called book_table with note 'by the window'; the judge found it does not "
                                      "capture: a window seat request (no seat preference)"),)
     unsure = score_case(gold, agent, judge=FakeJudge("ambiguous", "could be either"))
     assert unsure.status == "needs_review"

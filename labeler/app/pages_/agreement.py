@@ -63,10 +63,11 @@ def field_table(report: AgreementReport) -> None:
         "Cohen κ": [number(f.cohen) for f in report.fields],
         "Fleiss κ": [number(f.fleiss) for f in report.fields],
         "Krippendorff α": [number(f.alpha) for f in report.fields],
+        "Gwet AC1": [number(f.ac1) for f in report.fields],
     })
     with st.container(key="agreement-fields"):
         st.table(frame, hide_index=True)
-    reasons = sorted({s.reason for f in report.fields for s in (f.cohen, f.fleiss, f.alpha) if s and s.reason})
+    reasons = sorted({s.reason for f in report.fields for s in (f.cohen, f.fleiss, f.alpha, f.ac1) if s and s.reason})
     for reason in reasons:
         render.caption("– " + reason)
     chart = pd.DataFrame({"field": [field_name(f.field) for f in report.fields],
