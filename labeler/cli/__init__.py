@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
 # start-up). The first sentence of each command's docstring; tests/labeler/test_cli_startup.py checks
 # they match. A command missing here is imported to list it.
 SHORT_HELP: dict[str, str] = {
+    "users": "Who may label, review and administer (the users table is the authority on roles).",
     "init": "Create or migrate the database (and seed the demo).",
     "import": "Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL, "
               "ToolTalk, the seed format, or toolgold JSONL).",
