@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 from tqdm import tqdm
 
 from labeler.store import ImportItem, Store
-from scorer import importers
+from scorer import importers, strict_json
 from scorer.errors import InvalidRecord
-from scorer.formats import json_schemas
+from scorer.formats import describe_validation_error, json_schemas
 from scorer.importers import Converted, ImportOptions
 from scorer.model import ToolSpec
 
@@ -33,20 +34,22 @@ def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
 
 def load_tools(path: Path) -> tuple[ToolSpec, ...]:
     """Tool schemas from a JSON file: a list of ``{name, description, parameters}`` or OpenAI
-    ``{"type": "function", "function": {...}}`` entries."""
+    ``{"type": "function", "function": {...}}`` entries. A problem is one ``InvalidRecord`` naming the file."""
+    source = str(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidRecord(f"cannot read tool schemas: {exc}", source=str(path)) from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidRecord(f"cannot read tool schemas: {exc.strerror}", source=source) from None
+    raw = strict_json.loads(data.removeprefix(b"\xef\xbb\xbf"), source=source)
     if not isinstance(raw, list):
-        raise InvalidRecord("expected a JSON array of tool schemas", source=str(path))
+        raise InvalidRecord("expected a JSON array of tool schemas", source=source)
     tools = []
     for i, entry in enumerate(raw):
         spec = entry.get("function", entry) if isinstance(entry, dict) else entry
         try:
             tools.append(ToolSpec.model_validate(spec))
-        except Exception as exc:
-            raise InvalidRecord(f"tool {i}: {exc}", source=str(path)) from None
+        except ValidationError as exc:
+            raise InvalidRecord(f"tool {i}: {describe_validation_error(exc)}", source=source) from None
     return tuple(tools)
 
 
