@@ -7,12 +7,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
 from labeler.store import ImportItem, Store
+
+if TYPE_CHECKING:
+    from labeler.store import ImportResult
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
@@ -91,10 +96,39 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
     options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
+    wanted = rejects_file or Path("toolgold-rejects.txt")
+    target = _unused_name(wanted) if skip_invalid else None
+    if target is not None:  # before anything is imported: a rejects file that cannot be written loses lines
+        check_writable(target)
     items, rejects = convert_files(list(files), fmt, options)
     if rejects and not skip_invalid:
         raise rejects[0]
     store = Store(db)
+    if target is not None and rejects:
+        # The rejects known so far are on disk before the import commits: a full disk stops it here.
+        with output_file(target, exclusive=True) as fh:
+            fh.write("".join(f"{r}\n" for r in rejects))
+            fh.flush()
+            os.fsync(fh.fileno())
+            result = _import(store, items, skip_invalid)
+            fh.write("".join(f"{r}\n" for r in result.rejects))
+    else:
+        result = _import(store, items, skip_invalid)
+        if target is not None and result.rejects:
+            try:
+                write_text(target, "".join(f"{r}\n" for r in result.rejects), exclusive=True)
+            except OutputError:  # the import has committed: keep the rejects on stderr instead
+                click.echo("".join(f"rejected: {r}\n" for r in result.rejects), err=True, nl=False)
+                raise
+    rejects += result.rejects
+    result.rejects = rejects
+    click.echo(result.summary)
+    if rejects and target is not None:
+        moved = f" ({wanted} already exists)" if target != wanted else ""
+        click.echo(f"{len(rejects)} rejected records listed in {target}{moved}", err=True)
+
+
+def _import(store: Store, items: list[ImportItem], skip_invalid: bool) -> ImportResult:
     schemas_before = store.stats()["tool_schemas"]
     result = store.import_items(items, skip_invalid=skip_invalid)
     if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
@@ -102,13 +136,16 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)
-    rejects += result.rejects
-    result.rejects = rejects
-    click.echo(result.summary)
-    if rejects:
-        target = rejects_file or Path("toolgold-rejects.txt")
-        target.write_text("".join(f"{r}\n" for r in rejects), encoding="utf-8")
-        click.echo(f"{len(rejects)} rejected records listed in {target}", err=True)
+    return result
+
+
+def _unused_name(path: Path) -> Path:
+    """``path``, or ``NAME-2.txt``, ``NAME-3.txt``... beside it: an earlier rejects file is never overwritten."""
+    candidate, n = path, 1
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
 
 
 @click.command("export")
@@ -129,6 +166,8 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
                hf_dir: Path | None, user: str | None, db: str | None) -> None:
     """Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same bytes).
     With --version or --hf: a frozen version, byte for byte as frozen."""
+    if out is not None:
+        check_writable(out)
     store = Store(db)
     if version is not None or hf_dir is not None:
         from labeler.cli.gold import export_frozen
@@ -141,12 +180,10 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
         for line in lines:
             sys.stdout.write(line + "\n")
         return
-    tmp = out.with_name(out.name + ".part")
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh, _progress(total=total, desc="export", unit=" cases") as bar:
+    with output_file(out) as fh, _progress(total=total, desc="export", unit=" cases") as bar:
         for line in lines:
             fh.write(line + "\n")
             bar.update()
-    tmp.replace(out)
     click.echo(f"{total} gold cases written to {out}", err=True)
 
 
@@ -164,10 +201,13 @@ def schema_cmd(write_dir: Path | None) -> None:
     if write_dir is None:
         click.echo(json.dumps(schemas, indent=2, sort_keys=True))
         return
-    write_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        write_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(describe_os_error(write_dir, exc, verb="cannot create")) from None
     for tag, schema in schemas.items():
         name = tag.replace("toolgold.", "").replace("/", "-v") + ".schema.json"
-        (write_dir / name).write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_text(write_dir / name, json.dumps(schema, indent=2, sort_keys=True) + "\n")
         click.echo(str(write_dir / name))
 
 

@@ -32,6 +32,7 @@ import click
 import numpy as np
 
 from labeler.cli.runs import save_options
+from labeler.files import check_writable, output_file
 from scorer.api import UNSCORED_EXAMPLES, score_trials
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
 from scorer.errors import InvalidRecord, InvalidReport
@@ -445,6 +446,8 @@ def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tu
         from labeler.cli.gold import check_stale
 
         check_stale(gold, current_tools, allow_stale=allow_stale)
+    if out is not None:
+        check_writable(out)
     thresholds = [parse_threshold(t) for t in fail_under]
     base = _load_baseline(baseline) if baseline else None
     spooled = fmt in ("json", "junit") or save
@@ -464,7 +467,7 @@ def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tu
             _render(fmt, scored, sys.stdout)
             sys.stdout.flush()
         else:
-            with out.open("w", encoding="utf-8") as fh:
+            with output_file(out) as fh:
                 _render(fmt, scored, fh)
         if save:  # a run that fails its gates is history too
             from labeler.cli.runs import save_scored, saved_line
