@@ -15,7 +15,16 @@ from click.testing import CliRunner
 from labeler.cli import cli
 from labeler.store import Store
 from tests.fakes.anthropic_api import FakeMessagesAPI, error
-from tests.judge.kit import KEY, export_version, orders_case, orders_run, route_cli_to, seeded, verdict_reply, write_jsonl
+from tests.judge.kit import (
+    KEY,
+    export_version,
+    orders_case,
+    orders_run,
+    route_cli_to,
+    seeded,
+    verdict_reply,
+    write_jsonl,
+)
 
 CUSTOMERS = ["O-1 and O-2", "O-3 and O-4", "O-5 and O-6", "O-7 and O-8"]
 POISONED = "O-5"
