@@ -25,7 +25,7 @@ from labeler.store import synthetic as _synthetic
 from labeler.store import transcripts as _transcripts
 from labeler.store import users as _users
 from labeler.store import versions as _versions
-from labeler.store.common import REVIEWER_ROLES, ROLES, Overlap, PermissionDenied, label_key
+from labeler.store.common import REVIEWER_ROLES, ROLES, Overlap, PermissionDenied, UnreadableRecord, label_key
 from labeler.store.drift import RelabelItem
 from labeler.store.engine import (
     DEFAULT_DB,
@@ -278,6 +278,7 @@ __all__ = [
     "TranscriptSummary",
     "TurnState",
     "TurnSummary",
+    "UnreadableRecord",
     "User",
     "VersionDiff",
     "agent_answer",

@@ -33,6 +33,7 @@ from labeler.store.common import (
     REVIEWER_ROLES,
     Overlap,
     PermissionDenied,
+    UnreadableRecord,
     audit,
     label_key,
     load_transcript,
@@ -559,10 +560,19 @@ def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status
             q = q.where(t.TranscriptRow.external_id != skip)
         # PostgreSQL: a candidate another claimer is taking right now is skipped, not waited for.
         q = q.with_for_update(of=t.TranscriptRow, skip_locked=True)
-        row = (conn.execute(q.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()  # type: ignore[union-attr]
-               or conn.execute(q.limit(1)).first())
-        if row is None:
-            return None
+        unreadable: list[int] = []
+        while True:
+            candidates = q.where(t.TranscriptRow.id.not_in(unreadable)) if unreadable else q  # type: ignore[union-attr]
+            row = (conn.execute(candidates.where(t.TranscriptRow.id.in_(mine)).limit(1)).first()  # type: ignore[union-attr]
+                   or conn.execute(candidates.limit(1)).first())
+            if row is None:
+                return None
+            try:  # a transcript this toolgold cannot load would be handed out again and again: pass it by
+                load_transcript(conn, row.external_id)
+            except UnreadableRecord:
+                unreadable.append(row.id)
+                continue
+            break
         conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
         conn.execute(insert(t.LeaseRow).values(transcript_id=row.id, holder=annotator, claimed_at=stamp,
                                                expires_at=until))
