@@ -345,7 +345,8 @@ def score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
     _INDEX = index = RunIndex(runs)
     _JUDGE = judge
     try:
-        if gold.stat().st_size == 0:
+        size = gold.stat().st_size
+        if size == 0 or (size <= 65536 and not gold.read_bytes().strip(b" \t\r\n\xef\xbb\xbf")):
             raise InvalidRecord("no gold cases in this file (it is empty)", source=str(gold))
         if workers <= 0:
             big = gold.stat().st_size >= PARALLEL_MIN_BYTES
@@ -404,6 +405,8 @@ def _load_baseline(path: Path) -> tuple[Report, tuple[np.ndarray[Any, Any], np.n
             return report, _baseline_outcomes(cases)
     except OSError as exc:
         raise InvalidReport(f"{path}: cannot read the baseline report: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidReport(f"{path}: not a toolgold.report/1 report: not valid UTF-8 (byte {exc.start})") from None
 
 
 @click.command("score")
