@@ -136,3 +136,32 @@ def test_a_lock_held_past_the_timeout_is_one_line_without_sql_or_content(
                    "try again\n")
     assert SECRET not in err
     assert Store(db).stats()["transcripts"] == 0
+
+
+def test_a_full_disk_under_the_database_is_one_line_and_loses_nothing(tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs to fill needs root")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    try:
+        db = mount / "toolgold.db"
+        small = tmp_path / "small.jsonl"
+        small.write_text(json.dumps(TRANSCRIPT) + "\n")
+        assert invoke(db, "import", str(small))[0] == 0
+        before = Store(db).dump()
+        big = tmp_path / "big.jsonl"
+        big.write_text("".join(json.dumps({**TRANSCRIPT, "id": f"big-{i}", "messages": [
+            {"role": "user", "content": f"{SECRET} {i} " + "x" * 20_000}]}) + "\n" for i in range(200)))
+        code, _, err = invoke(db, "import", str(big))
+        assert code == 2
+        assert err == f"error: the database {db}: the disk is full; nothing was written\n"
+        assert SECRET not in err
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert Store(db).dump() == before
+    finally:
+        subprocess.run(["umount", "--lazy", str(mount)], check=True)
