@@ -64,3 +64,21 @@ def test_start_labeling_never_lands_on_it_and_opening_it_is_one_line(people: Sto
     listing.run()
     assert not listing.exception, listing.exception
     assert listing.error[0].value.startswith(PROBLEM)
+
+
+@pytest.mark.parametrize("typed,words", [('{"reservation_id": NaN}', "NaN/Infinity is not JSON"),
+                                         ('{"reservation_id": "\\ud800"}', "lone UTF-16 surrogate")])
+def test_an_annotator_typing_nan_or_a_surrogate_is_told_and_nothing_is_saved(
+        typed: str, words: str, people: Store) -> None:  # noqa: F811
+    from tests.app.test_labeling import button, open_turn, texts
+
+    app = open_turn(AppTest.from_file(str(APP_MAIN), default_timeout=30), turn=4)
+    button(app, "decide-different").click().run()
+    [toggle] = [t for t in app.toggle if t.label == "Edit as JSON"]
+    toggle.set_value(True).run()
+    before = people.get_label(TAU, 4, "ann").body.calls[0].arguments  # type: ignore[union-attr]
+    [area] = [a for a in app.text_area if a.label == "Arguments (JSON object)"]
+    area.input(typed).run()
+    assert not app.exception, app.exception
+    assert any(t.startswith("not valid JSON: ") and words in t for t in texts(app)), texts(app)
+    assert people.get_label(TAU, 4, "ann").body.calls[0].arguments == before  # type: ignore[union-attr]
