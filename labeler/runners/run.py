@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from labeler.files import OutputError, describe_os_error
 from labeler.llm.anthropic_gateway import LLMUnavailable, Usage
 from labeler.runners.agents import AgentError, AgentFn, AgentTurn, coerce_output
 from scorer import strict_json
@@ -121,40 +122,43 @@ def run_cases(
             summary.usage = summary.usage + turn.usage
         return record
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", encoding="utf-8", newline="\n") as fh, ThreadPoolExecutor(max_workers=concurrency) as pool:
-        pending: dict[Future[RunRecord], tuple[str, int]] = {}
-        queue = iter(todo)
+    try:  # a full disk or a vanished folder: one line; the records written so far stay for the resume
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8", newline="\n") as fh, ThreadPoolExecutor(max_workers=concurrency) as pool:
+            pending: dict[Future[RunRecord], tuple[str, int]] = {}
+            queue = iter(todo)
 
-        def refill() -> None:
-            while len(pending) < concurrency * 2:
-                try:
-                    case, trial = next(queue)
-                except StopIteration:
-                    return
-                pending[pool.submit(one, case, trial)] = (case.id, trial)
-
-        refill()
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    case_id, trial = pending.pop(future)
+            def refill() -> None:
+                while len(pending) < concurrency * 2:
                     try:
-                        record = future.result()
-                    except (LLMUnavailable, AgentError) as exc:
-                        summary.failures.append((case_id, trial, str(exc)))
-                    else:
-                        fh.write(dumps_record(record) + "\n")
-                        fh.flush()
-                        summary.written += 1
-                    if on_progress:
-                        on_progress(1)
-                refill()
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+                        case, trial = next(queue)
+                    except StopIteration:
+                        return
+                    pending[pool.submit(one, case, trial)] = (case.id, trial)
+
+            refill()
+            try:
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        case_id, trial = pending.pop(future)
+                        try:
+                            record = future.result()
+                        except (LLMUnavailable, AgentError) as exc:
+                            summary.failures.append((case_id, trial, str(exc)))
+                        else:
+                            fh.write(dumps_record(record) + "\n")
+                            fh.flush()
+                            summary.written += 1
+                        if on_progress:
+                            on_progress(1)
+                    refill()
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
+    except OSError as exc:
+        raise OutputError(describe_os_error(out, exc)) from None
     return summary
 
 

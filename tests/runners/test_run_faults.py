@@ -134,3 +134,26 @@ def test_a_reply_that_is_not_strict_json_fails_the_case(body: bytes, words: str,
     summary = run_cases([case("a")], endpoint(reply), tmp_path / "r.jsonl")
     [(_, _, reason)] = summary.failures
     assert reason.startswith("the endpoint's reply is not usable JSON") and words in reason
+
+
+def test_a_full_disk_stops_the_run_with_one_line_and_resume_goes_on(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs to fill needs root")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(mount)], check=True)
+    try:
+        gold, out = gold_file(tmp_path, *[f"case{i:03d}" for i in range(60)]), mount / "runs.jsonl"
+        agent = python_agent(monkeypatch, lambda m, t: {"text": "x" * 400})
+        code, _, err = toolgold("run", str(gold), "--agent", agent, "-o", str(out), "--concurrency", "1")
+        assert code == 2
+        assert err == f"error: cannot write {out}: No space left on device\n"
+        out.write_bytes(b"")  # free the space; what was written is kept or cut at a torn line on resume
+        code, stdout, err = toolgold("run", str(gold), "--agent", agent, "-o", str(tmp_path / "again.jsonl"))
+        assert code == 0, err
+    finally:
+        subprocess.run(["umount", "--lazy", str(mount)], check=True)
