@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 from scorer.errors import InvalidRecord
@@ -27,8 +26,18 @@ NOT_FINITE = "NaN/Infinity is not JSON"
 _DEEP = "nested deeper than"
 _SURROGATE = "a string holds a lone UTF-16 surrogate"
 
-# Only texts that could hold a surrogate are walked: an escape \uD800-\uDFFF or a raw one in a str.
-_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+def _maybe_surrogate(text: str) -> bool:
+    """Whether ``text`` could hold a lone surrogate: an escape ``\\uD...`` or a raw one in a str. Only such
+    texts are walked; substring search and ``isascii`` run at memory speed (a regex was 40x the parse)."""
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):  # most lines have no escape: one pass
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class _NotFinite(ValueError):
@@ -92,7 +101,7 @@ def embedded_problem(text: str) -> str | None:
     """Why JSON text carried inside a string (tool-call arguments) would parse into a value that cannot be
     stored (a lone surrogate, nesting deeper than ``MAX_DEPTH``), or None. Text that is not JSON at all
     is not a problem here: it stays a string."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH and _MAYBE_SURROGATE.search(text) is None:
+    if text.count("[") + text.count("{") <= MAX_DEPTH and not _maybe_surrogate(text):
         return None
     try:
         loads(text)
@@ -144,7 +153,7 @@ def _checked(value: Any, text: str, *, source: str | None, line: int | None) -> 
     # Nesting depth cannot exceed the number of opening brackets; only walk values that could be too deep
     # or could hold a surrogate (the common record costs two counts and one regex scan).
     deep = text.count("[") + text.count("{") > MAX_DEPTH
-    surrogate = _MAYBE_SURROGATE.search(text) is not None
+    surrogate = _maybe_surrogate(text)
     if deep or surrogate:
         problem = _problem(value, check_leaves=surrogate)
         if problem:
