@@ -178,3 +178,21 @@ def test_score_refuses_hostile_gold_and_runs(which: str, hostile: str, words: st
     code, err = invoke("score", str(gold), str(runs), "--format", "json")
     assert code == 2
     assert_one_line(err, f"error: {target}:2: ", words)
+
+
+DEEP_TEXT = "[" * 5000 + "]" * 5000
+
+
+def test_a_deep_tool_result_is_just_text_to_the_trajectory_scorer() -> None:
+    from scorer.trajectory import failed_result
+
+    assert failed_result(DEEP_TEXT) is False
+    assert failed_result('{"status": "error", "x": NaN}') is False  # not JSON: judged as text
+    assert failed_result('{"status": "error"}') is True
+
+
+def test_the_app_shows_a_deep_tool_result_as_text() -> None:
+    from labeler.app.render import _pretty_content
+
+    assert _pretty_content(DEEP_TEXT) == (DEEP_TEXT, None)
+    assert _pretty_content('{"a": 1}') == ('{\n  "a": 1\n}', "json")

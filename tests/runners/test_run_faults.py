@@ -153,7 +153,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_resume_goes_on(tmp_path: Pa
         assert code == 2
         assert err == f"error: cannot write {out}: No space left on device\n"
         out.write_bytes(b"")  # free the space; what was written is kept or cut at a torn line on resume
-        code, stdout, err = toolgold("run", str(gold), "--agent", agent, "-o", str(tmp_path / "again.jsonl"))
+        code, _, err = toolgold("run", str(gold), "--agent", agent, "-o", str(tmp_path / "again.jsonl"))
         assert code == 0, err
     finally:
         subprocess.run(["umount", "--lazy", str(mount)], check=True)
