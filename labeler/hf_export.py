@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from labeler.files import OutputError, describe_os_error, output_file, write_text
 from labeler.store import GoldVersion
 from scorer import canonical
 
@@ -51,14 +52,15 @@ class WrittenSplit:
 
 
 def _write_atomically(path: Path, lines: Iterable[str]) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(describe_os_error(path.parent, exc, verb="cannot create")) from None
     digest = hashlib.sha256()
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+    with output_file(path) as fh:
         for line in lines:
             fh.write(line + "\n")
             digest.update((line + "\n").encode("utf-8"))
-    tmp.replace(path)
     return digest.hexdigest()
 
 
@@ -121,8 +123,7 @@ def write_manifest(target: Path, splits: Sequence[WrittenSplit]) -> None:
          "created_by": s.version.created_by, "created_at": s.version.created_at, "note": s.version.note,
          "provenance": dict(s.version.provenance)} for s in splits]}
     (target / "toolgold").mkdir(parents=True, exist_ok=True)
-    (target / "toolgold" / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
-                                                       encoding="utf-8")
+    write_text(target / "toolgold" / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
 __all__ = ["WrittenSplit", "dataset_card", "flat_row", "write_manifest", "write_split"]

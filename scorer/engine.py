@@ -373,7 +373,8 @@ def score_files(gold: Path, runs: Path, *, workers: int = 0, spool_dir: Path | N
     _INDEX = index = RunIndex(runs)
     _JUDGE = judge
     try:
-        if gold.stat().st_size == 0:
+        size = gold.stat().st_size
+        if size == 0 or (size <= 65536 and not gold.read_bytes().strip(b" \t\r\n\xef\xbb\xbf")):
             raise InvalidRecord("no gold cases in this file (it is empty)", source=str(gold))
         if workers <= 0:
             big = gold.stat().st_size >= PARALLEL_MIN_BYTES

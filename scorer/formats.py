@@ -7,14 +7,13 @@ Reading works on an iterable of lines (text or bytes) and a source name, so erro
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from scorer import canonical
+from scorer import canonical, strict_json
 from scorer.errors import InvalidRecord, UnknownFormat
 from scorer.model import GOLD_FORMAT, RUN_FORMAT, TRANSCRIPT_FORMAT, GoldCase, RunRecord, Transcript
 
@@ -29,8 +28,6 @@ M = TypeVar("M", bound=BaseModel)
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """A record longer than this is refused before parsing: no real transcript line comes near it."""
 
-MAX_DEPTH = 200
-"""Values nested deeper than this are rejected: no real tool argument needs it, and it bounds recursion."""
 
 
 def iter_json_lines(lines: Iterable[str | bytes], source: str) -> Iterator[tuple[int, Any]]:
@@ -78,47 +75,19 @@ mapping every digit to 9 and searching (a tenth of the time a regex takes on a r
 
 
 def parse_json_text(text: str, *, source: str | None = None, line: int | None = None) -> Any:
-    """Parse one JSON document, turning every failure into an ``InvalidRecord`` at ``source:line``."""
-    # orjson is 2-4x faster than json on records; anything it refuses (NaN, 1e400, lone surrogates, deep
-    # nesting) or might read differently (huge integers) goes to json, whose verdict and messages stand.
+    """The one strict reader: one JSON document, no NaN/Infinity/1e400, no lone surrogates, at most
+    ``MAX_DEPTH`` levels; every failure is an ``InvalidRecord`` at ``source:line``."""
+    # orjson is 2-4x faster than json on records and refuses NaN and Infinity itself; what it accepts is
+    # checked by the strict reader's rules, and what it refuses (or might read differently: huge integers)
+    # goes to the strict reader, whose verdict and messages stand.
     if _LONG_NUMBER not in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_NINE):
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
         else:
-            if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-                raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", source=source, line=line)
-            return value
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", source=source, line=line) from None
-    except ValueError as exc:
-        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        col = f" (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise InvalidRecord(f"not valid JSON: {msg}{col}", source=source, line=line) from None
-    # Nesting depth cannot exceed the number of opening brackets; only walk values that could be too deep.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-        raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", source=source, line=line)
-    return value
-
-
-def _depth(value: Any) -> int:
-    depth, frontier = 0, [value]
-    while frontier:
-        nxt: list[Any] = []
-        for v in frontier:
-            if isinstance(v, dict):
-                nxt.extend(v.values())
-            elif isinstance(v, list):
-                nxt.extend(v)
-        if nxt:
-            depth += 1
-            if depth > MAX_DEPTH:
-                return depth
-        frontier = nxt
-    return depth
+            return strict_json.check(value, source=source, line=line)
+    return strict_json.loads(text, source=source, line=line)
 
 
 def describe_validation_error(exc: ValidationError) -> str:

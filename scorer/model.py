@@ -27,6 +27,9 @@ from pydantic import (
     model_validator,
 )
 
+from scorer import strict_json
+from scorer.errors import InvalidRecord
+
 TRANSCRIPT_FORMAT: Final = "toolgold.transcript/1"
 GOLD_FORMAT: Final = "toolgold.gold/1"
 RUN_FORMAT: Final = "toolgold.run/1"
@@ -140,6 +143,16 @@ class FunctionCall(Frozen):
 
     name: str = Field(min_length=1)
     arguments: str = "{}"
+
+    @field_validator("arguments")
+    @classmethod
+    def _storable(cls, value: str) -> str:
+        # Malformed arguments are kept (agents produce them), but not ones that parse into a value no
+        # store or hash can hold: a lone surrogate, or nesting that crashes whatever walks it.
+        problem = strict_json.embedded_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class ToolCallRef(Frozen):
@@ -508,7 +521,10 @@ class RunRecord(Frozen):
 
 @lru_cache(maxsize=4096)
 def _schema_problem(schema_json: str) -> str | None:
-    schema = json.loads(schema_json)
+    try:  # stored as JSON: a NaN bound would come back as null, a schema that could never be loaded again
+        schema = strict_json.loads(schema_json)
+    except InvalidRecord as exc:
+        return exc.message
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         validator.check_schema(schema)
@@ -545,8 +561,8 @@ def json_schema_problem(schema: dict[str, Any]) -> str | None:
 def parse_arguments(raw: str) -> dict[str, Any] | str:
     """Parse a JSON-object argument string; return the raw string when it is not one."""
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
+        value = strict_json.loads(raw) if raw.strip() else {}
+    except InvalidRecord:  # not JSON, or NaN / a lone surrogate / too deep: kept as malformed
         return raw
     return value if isinstance(value, dict) else raw
 

@@ -17,15 +17,15 @@ call repeating an earlier one (same tool, same canonical arguments) that no step
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from scorer import canonical
+from scorer import canonical, strict_json
 from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors
 from scorer.assignment import optimal_pairs
 from scorer.codes import ErrorCode
+from scorer.errors import InvalidRecord
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, ungrounded
 from scorer.judging import Judge
@@ -72,8 +72,8 @@ def failed_result(text: str | None) -> bool:
     if stripped.casefold().startswith("error"):
         return True
     try:
-        value = json.loads(stripped)
-    except ValueError:
+        value = strict_json.loads(stripped)
+    except InvalidRecord:  # not JSON (or too deep, or NaN): judged as text
         return False
     if not isinstance(value, dict):
         return False

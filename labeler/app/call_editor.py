@@ -97,7 +97,7 @@ def _on_arg(item: Item, work: Work, n: int, arg: str, key: str, kind: str, obser
         value: Any = UNSET
     elif kind == "json":
         try:
-            value = json.loads(raw)
+            value = editing.typed_json(raw)
         except ValueError as exc:
             errors[f"{n}:{arg}"] = f"not valid JSON: {exc}"
             return
@@ -119,7 +119,7 @@ def _on_raw(item: Item, work: Work, n: int, key: str, observed: list[dict[str, A
     errors = work_errors(work)
     errors.pop(f"{n}:raw", None)
     try:
-        value = json.loads(st.session_state[key] or "{}")
+        value = editing.typed_json(st.session_state[key] or "{}")
     except ValueError as exc:
         errors[f"{n}:raw"] = f"not valid JSON: {exc}"
         return
@@ -141,7 +141,7 @@ def _on_rule(item: Item, work: Work, tool: str, arg: str, key: str, field: str) 
     errors.pop(f"rule:{tool}:{arg}", None)
     if field == "accept":
         try:
-            parsed = json.loads(raw) if raw.strip().startswith("[") else [v.strip() for v in raw.split(",") if v.strip()]
+            parsed = editing.typed_json(raw) if raw.strip().startswith("[") else [v.strip() for v in raw.split(",") if v.strip()]
         except ValueError as exc:
             errors[f"rule:{tool}:{arg}"] = f"not a JSON list: {exc}"
             return

@@ -22,8 +22,19 @@ from labeler.app import context
 from labeler.candidates import proposed_label
 from labeler.labels import LabelBody, LabelIncomplete, TrajectoryBody, observed_as_calls
 from labeler.store import ConflictError, LabelRecord, StoreError, TrajectoryRecord, observed_calls
+from scorer import strict_json
+from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.model import Call, Transcript
+
+
+def typed_json(raw: str) -> Any:
+    """JSON a person typed, read as strictly as files are (no NaN/Infinity, no lone surrogates, bounded
+    depth); a ``ValueError`` saying what is wrong otherwise, which the editors show next to the field."""
+    try:
+        return strict_json.loads(raw)
+    except InvalidRecord as exc:
+        raise ValueError(exc.message.removeprefix("not valid JSON: ")) from None
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ def _add_alternative(item: Item, work: Work, prefix: str) -> None:
         if behavior == "call":
             raw = st.session_state.get(f"{prefix}:args") or "{}"
             only = bool(st.session_state.get(f"{prefix}:only"))
-            arguments = {} if only else json.loads(raw)
+            arguments = {} if only else editing.typed_json(raw)
             answer = Answer(behavior="call", tool_only=only,
                             calls=(Call(name=st.session_state[f"{prefix}:tool"], arguments=arguments),))
         else:

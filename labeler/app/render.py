@@ -16,6 +16,8 @@ from typing import Any
 
 import streamlit as st
 
+from scorer import strict_json
+from scorer.errors import InvalidRecord
 from scorer.model import Message, ToolCallRef, ToolSpec, Transcript
 
 PREVIEW_CHARS = 140
@@ -119,8 +121,8 @@ def pretty_json(value: Any) -> str:
 def _pretty_content(text: str) -> tuple[str, str | None]:
     """Tool results are often JSON: indent them; anything else is shown as it is."""
     try:
-        return pretty_json(json.loads(text)), "json"
-    except ValueError:
+        return pretty_json(strict_json.loads(text)), "json"
+    except InvalidRecord:  # not JSON, or too deep to indent: shown as it is
         return text, None
 
 

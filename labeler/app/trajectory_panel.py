@@ -87,7 +87,7 @@ def _on_tool(item: Item, work: Work, n: int, key: str) -> None:
 def _on_args(item: Item, work: Work, n: int, key: str) -> None:
     work.input_errors.pop(f"step{n}", None)
     try:
-        value = json.loads(st.session_state[key] or "{}")
+        value = editing.typed_json(st.session_state[key] or "{}")
     except ValueError as exc:
         work.input_errors[f"step{n}"] = f"not valid JSON: {exc}"
         return

@@ -99,6 +99,31 @@ class ToolgoldGroup(click.Group):
         except ToolgoldError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except Exception as exc:
+            if not type(exc).__module__.startswith("sqlalchemy"):
+                raise
+            # A database failure mid-command (locked past the timeout, read-only, disk full): one line,
+            # never the SQL statement and its parameters that SQLAlchemy's message carries.
+            from labeler.store import describe_database_error
+
+            line = describe_database_error(exc, _database_named(ctx))
+            if line is None:
+                raise
+            click.echo(f"error: {line}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+
+
+def _database_named(ctx: click.Context) -> str:
+    """The database the command ran on: its --db, else TOOLGOLD_DB, else the default (as the store picks)."""
+    from labeler.store import database_url
+
+    args = [*ctx.protected_args, *ctx.args]
+    for i, arg in enumerate(args):
+        if arg == "--db" and i + 1 < len(args):
+            return database_url(args[i + 1])
+        if arg.startswith("--db="):
+            return database_url(arg.removeprefix("--db="))
+    return database_url(None)
 
 
 @click.group(cls=ToolgoldGroup, context_settings={"help_option_names": ["-h", "--help"]})

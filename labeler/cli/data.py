@@ -6,14 +6,19 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
 from labeler.cli.options import db_option
+from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
 from labeler.store import ImportItem, Store, StoreError
-from scorer import importers
+
+if TYPE_CHECKING:
+    from labeler.store import ImportResult
+from scorer import importers, strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
 from scorer.hygiene import case_problems
@@ -33,17 +38,20 @@ def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
 def load_tools(path: Path) -> tuple[ToolSpec, ...]:
     """Tool schemas from a JSON file: an array of OpenAI, plain, Anthropic or MCP tool entries, an MCP
     ``tools/list`` result (bare or as its JSON-RPC response), or one MCP tool (see
-    ``scorer.importers.tools_file``)."""
+    ``scorer.importers.tools_file``). Read by the strict reader; a problem is one ``InvalidRecord`` naming
+    the file."""
+    source = str(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidRecord(f"cannot read tool schemas: {exc}", source=str(path)) from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidRecord(f"cannot read tool schemas: {exc.strerror}", source=source) from None
+    raw = strict_json.loads(data.removeprefix(b"\xef\xbb\xbf"), source=source)
     try:
         return tools_from_json(raw)
     except InvalidRecord as err:
-        raise err.located(str(path), None) from None
+        raise err.located(source, None) from None
     except ValidationError as exc:
-        raise InvalidRecord(describe_validation_error(exc), source=str(path)) from None
+        raise InvalidRecord(describe_validation_error(exc), source=source) from None
 
 
 def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
@@ -141,11 +149,51 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
     options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
-    rejects: list[InvalidRecord] = []
+    wanted = rejects_file or Path("toolgold-rejects.txt")
+    target = _unused_name(wanted) if skip_invalid else None
+    if target is not None:  # before anything is imported: a rejects file that cannot be written loses lines
+        check_writable(target)
     store = Store(db)
     if user is not None and ((known := store.get_user(user)) is None or not known.active):
         raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
     actor = user or "import"
+    if target is None:
+        result, rejects = _import(store, files, fmt, options, RejectList(), skip_invalid, actor)
+    else:
+        with output_file(target, exclusive=True) as fh:
+            # Each reject is on disk as it is found, before the import commits (the store reads the whole
+            # stream before its transaction): a full disk stops the import here, with nothing written.
+            result, rejects = _import(store, files, fmt, options, RejectList(fh), skip_invalid, actor)
+            try:
+                for reject in result.rejects:  # conflicts the store found: known only after the commit
+                    rejects.append(reject)
+            except OSError:  # the import has committed: keep those rejects on stderr instead
+                click.echo("".join(f"rejected: {r}\n" for r in result.rejects), err=True, nl=False)
+                raise
+    result.rejects = list(rejects)
+    click.echo(result.summary)
+    if rejects and target is not None:
+        moved = f" ({wanted} already exists)" if target != wanted else ""
+        click.echo(f"{len(rejects)} rejected records listed in {target}{moved}", err=True)
+
+
+class RejectList(list[InvalidRecord]):
+    """The rejected records, each also written (and synced) to the rejects file the moment it is found."""
+
+    def __init__(self, fh: IO[str] | None = None) -> None:
+        super().__init__()
+        self.fh = fh
+
+    def append(self, reject: InvalidRecord) -> None:
+        if self.fh is not None:
+            self.fh.write(f"{reject}\n")
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+        super().append(reject)
+
+
+def _import(store: Store, files: tuple[Path, ...], fmt: str | None, options: ImportOptions, rejects: RejectList,
+            skip_invalid: bool, actor: str) -> tuple[ImportResult, RejectList]:
     schemas_before = store.stats()["tool_schemas"]
     # Streams: the store spools the items before it writes, so a bad record raised here (without
     # --skip-invalid) stops the import before anything is written.
@@ -159,13 +207,16 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)
     warnings.report()
-    rejects += result.rejects
-    result.rejects = rejects
-    click.echo(result.summary)
-    if rejects:
-        target = rejects_file or Path("toolgold-rejects.txt")
-        target.write_text("".join(f"{r}\n" for r in rejects), encoding="utf-8")
-        click.echo(f"{len(rejects)} rejected records listed in {target}", err=True)
+    return result, rejects
+
+
+def _unused_name(path: Path) -> Path:
+    """``path``, or ``NAME-2.txt``, ``NAME-3.txt``... beside it: an earlier rejects file is never overwritten."""
+    candidate, n = path, 1
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
 
 
 @click.command("export")
@@ -187,6 +238,8 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
                hf_dir: Path | None, user: str | None, db: str | None) -> None:
     """Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same bytes).
     With --version or --hf: a frozen version, byte for byte as frozen."""
+    if out is not None:
+        check_writable(out)
     store = Store(db)
     if version is not None or hf_dir is not None:
         from labeler.cli.gold import export_frozen
@@ -200,12 +253,10 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
         for line in lines:
             sys.stdout.write(line + "\n")
         return
-    tmp = out.with_name(out.name + ".part")
-    with tmp.open("w", encoding="utf-8", newline="\n") as fh, _progress(total=total, desc="export", unit=" cases") as bar:
+    with output_file(out) as fh, _progress(total=total, desc="export", unit=" cases") as bar:
         for line in lines:
             fh.write(line + "\n")
             bar.update()
-    tmp.replace(out)
     click.echo(f"{total} gold cases written to {out}", err=True)
 
 
@@ -223,10 +274,13 @@ def schema_cmd(write_dir: Path | None) -> None:
     if write_dir is None:
         click.echo(json.dumps(schemas, indent=2, sort_keys=True))
         return
-    write_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        write_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(describe_os_error(write_dir, exc, verb="cannot create")) from None
     for tag, schema in schemas.items():
         name = tag.replace("toolgold.", "").replace("/", "-v") + ".schema.json"
-        (write_dir / name).write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_text(write_dir / name, json.dumps(schema, indent=2, sort_keys=True) + "\n")
         click.echo(str(write_dir / name))
 
 

@@ -6,14 +6,17 @@ annotator cannot freeze or export the held-out regression split from the command
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from labeler.cli.data import load_tools
 from labeler.cli.options import db_option
+from labeler.files import output_file, write_text
 from labeler.hf_export import dataset_card, write_manifest, write_split
 from labeler.store import SPLITS, GoldVersion, Store, StoreError
 from scorer.drift import StaleGold, stale_cases
@@ -31,6 +34,13 @@ def _need_user(user: str | None, what: str) -> str:
     if not user:
         raise StoreError(f"{what} needs --user NAME (a reviewer or admin), or TOOLGOLD_USER")
     return user
+
+
+def _started(lines: Iterator[str]) -> Iterator[str]:
+    """``lines`` with its first item already read, so whatever the generator checks first (the actor's
+    role) fails now, before a caller creates folders or files."""
+    first = next(lines, None)
+    return lines if first is None else itertools.chain([first], lines)
 
 
 def resolve_version(store: Store, version: str, split: str | None) -> GoldVersion:
@@ -59,8 +69,10 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
             chosen = [v for s in ([split] if split else SPLITS) if (v := store.latest_version(s)) is not None]
             if not chosen:
                 raise StoreError("nothing is frozen yet (toolgold freeze regression)")
-        written = [write_split(hf_dir, v, store.iter_version_lines(v.id, actor=actor)) for v in chosen]
-        (hf_dir / "README.md").write_text(dataset_card(written), encoding="utf-8")
+        # Started before anything is written: the first line is where the store checks the actor's role.
+        streams = [_started(store.iter_version_lines(v.id, actor=actor)) for v in chosen]
+        written = [write_split(hf_dir, v, lines) for v, lines in zip(chosen, streams, strict=True)]
+        write_text(hf_dir / "README.md", dataset_card(written))
         write_manifest(hf_dir, written)
         for w in written:
             store.note_export(w.version.id, actor=actor, target=str(hf_dir))
@@ -69,16 +81,14 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
         return
     assert version is not None
     chosen_version = resolve_version(store, version, split)
-    lines = store.iter_version_lines(chosen_version.id, actor=actor)
+    lines = _started(store.iter_version_lines(chosen_version.id, actor=actor))
     if out is None:
         for line in lines:
             sys.stdout.write(line + "\n")
     else:
-        tmp = out.with_name(out.name + ".part")
-        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        with output_file(out) as fh:
             for line in lines:  # the content hash is checked after the last line: a mismatch leaves no file
                 fh.write(line + "\n")
-        tmp.replace(out)
     store.note_export(chosen_version.id, actor=actor, target=str(out) if out else "stdout")
     click.echo(f"{chosen_version.id}: {chosen_version.n_cases} cases (sha256 {chosen_version.content_hash})",
                err=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from scorer.errors import InvalidRecord
 from scorer.formats import read_records
 from scorer.model import GoldCase
 
@@ -53,6 +54,9 @@ def run_cmd(gold: Path, agent: str, model: str | None, out: Path, trials: int, c
         agent_fn = OpenAIChatAgent(model, base_url=base_url, temperature=temperature)
     else:
         agent_fn = load_python_agent(agent)
+    if not any(c.kind == "turn" for c in cases):
+        what = "no gold cases (it is empty)" if not cases else "only trajectory cases; toolgold run replays turn cases"
+        raise InvalidRecord(what, source=str(gold))
     todo = sum(trials for c in cases if c.kind == "turn")
     with tqdm(total=todo, desc="run", unit=" cases", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
         summary = run_cases(cases, agent_fn, out, trials=trials, concurrency=concurrency, model=model,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from labeler.files import check_writable, output_file
 from scorer.formats import iter_json_lines, parse_record
 from scorer.model import GoldCase, RunRecord
 from scorer.report import Report
@@ -239,6 +240,7 @@ def baseline_cmd(run_id: str | None, gold: Path | None, gold_version: str | None
     version (runs are only compared on the same gold version)."""
     from scorer.render import write_json
 
+    check_writable(out)
     if gold is not None and gold_version is None:
         gold_version = _read_gold(gold, set())[0].version
     store = _store()
@@ -260,7 +262,7 @@ def baseline_cmd(run_id: str | None, gold: Path | None, gold_version: str | None
 
             raise GoldVersionMismatch([(run_id, info.gold_version), (str(gold or "--gold-version"), gold_version)])
         report = store.run_report(run_id)
-        with out.open("w", encoding="utf-8") as fh:
+        with output_file(out) as fh:
             write_json(report, fh, store.result_lines(run_id))
     finally:
         store.close()

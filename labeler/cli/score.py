@@ -19,6 +19,7 @@ from typing import TextIO
 import click
 
 from labeler.cli.runs import save_options
+from labeler.files import check_writable, output_file
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT
 from scorer.engine import Outcomes, Scored, baseline_outcomes, score_files, spooled_lines
 from scorer.errors import InvalidReport
@@ -54,6 +55,8 @@ def _load_baseline(path: Path) -> tuple[Report, Outcomes]:
             return report, baseline_outcomes(cases)
     except OSError as exc:
         raise InvalidReport(f"{path}: cannot read the baseline report: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidReport(f"{path}: not a toolgold.report/1 report: not valid UTF-8 (byte {exc.start})") from None
 
 
 @click.command("score")
@@ -96,6 +99,8 @@ def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tu
         from labeler.cli.gold import check_stale
 
         check_stale(gold, current_tools, allow_stale=allow_stale)
+    if out is not None:
+        check_writable(out)
     thresholds = [parse_threshold(t) for t in fail_under]
     base = _load_baseline(baseline) if baseline else None
     spooled = fmt in ("json", "junit") or save
@@ -115,7 +120,7 @@ def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tu
             _render(fmt, scored, sys.stdout)
             sys.stdout.flush()
         else:
-            with out.open("w", encoding="utf-8") as fh:
+            with output_file(out) as fh:
                 _render(fmt, scored, fh)
         if save:  # a run that fails its gates is history too
             from labeler.cli.runs import save_scored, saved_line

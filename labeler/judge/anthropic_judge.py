@@ -81,7 +81,7 @@ class AnthropicJudge:
                         return
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
-                        yield running.pop(future), future.result()
+                        yield running.pop(future), _outcome_of(future)
             finally:
                 for future in running:
                     future.cancel()
@@ -95,6 +95,15 @@ class AnthropicJudge:
         if outcome.verdict == "needs_review" or outcome.verdict is None:
             return ArgumentVerdict(verdict="needs_review", reason=outcome.problem or "no usable verdict")
         return ArgumentVerdict(verdict=outcome.verdict, reason=outcome.rationale)
+
+
+def _outcome_of(future: Future[Outcome]) -> Outcome:
+    """The future's outcome; a question whose asking failed unexpectedly stays pending with the reason,
+    so one bad reply never costs the answers that already arrived (they were paid for)."""
+    try:
+        return future.result()
+    except Exception as exc:  # the other questions must go on; the reason is stored
+        return Outcome(answered=False, problem=f"asking failed: {type(exc).__name__}")
 
 
 __all__ = ["DEFAULT_CONCURRENCY", "AnthropicJudge", "Outcome"]

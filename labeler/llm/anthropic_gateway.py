@@ -17,7 +17,8 @@ from typing import Any
 import anthropic
 import httpx2
 
-from scorer.errors import ToolgoldError
+from scorer import strict_json
+from scorer.errors import InvalidRecord, ToolgoldError
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MODEL_ENV = "TOOLGOLD_MODEL"
@@ -92,6 +93,7 @@ class AnthropicGateway:
         key = api_key or api_key_from_environment()
         if not key:
             raise MissingAPIKey(f"no Anthropic API key: set {KEY_ENV} (or anthropic_api_key in Streamlit secrets)")
+        self._key = key
         self._client = anthropic.Anthropic(api_key=key, http_client=http_client, max_retries=max_retries,
                                            timeout=timeout_s)
 
@@ -109,16 +111,18 @@ class AnthropicGateway:
             kwargs["temperature"] = temperature
         started = time.perf_counter()
         try:
-            message = self._client.messages.create(**kwargs)
+            raw = self._client.messages.with_raw_response.create(**kwargs)
         except anthropic.APITimeoutError:
             raise LLMUnavailable("timed out after retries") from None
         except anthropic.APIConnectionError as exc:
             raise LLMUnavailable(f"connection failed after retries: {type(exc).__name__}") from None
         except anthropic.APIStatusError as exc:
             retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            raise LLMUnavailable(f"HTTP {exc.status_code} from the API: {_short(_error_message(exc))}",
+            raise LLMUnavailable(f"HTTP {exc.status_code} from the API: "
+                                 f"{_short(scrub_secrets(_error_message(exc), self._key))}",
                                  retryable=retryable) from None
         latency = time.perf_counter() - started
+        message = _message_of(raw, self._key)
         text_parts, uses = [], []
         for block in message.content:
             if block.type == "text":
@@ -126,12 +130,44 @@ class AnthropicGateway:
             elif block.type == "tool_use":
                 uses.append(ToolUse(block.id, block.name, dict(block.input) if isinstance(block.input, dict) else {
                     "_raw": block.input}))
+        usage = Usage(message.usage.input_tokens or 0, message.usage.output_tokens or 0)
+        if usage.input_tokens < 0 or usage.output_tokens < 0:
+            raise LLMUnavailable(f"the API reported negative token usage ({usage.input_tokens} in, "
+                                 f"{usage.output_tokens} out): reply not used", retryable=False)
         return Reply(
             text="".join(text_parts), tool_uses=tuple(uses), stop_reason=message.stop_reason,
-            model=message.model, latency_s=latency,
-            usage=Usage(message.usage.input_tokens or 0, message.usage.output_tokens or 0),
-            raw=message.model_dump(mode="json"),
+            model=message.model, latency_s=latency, usage=usage, raw=message.model_dump(mode="json"),
         )
+
+
+def _message_of(raw: Any, key: str) -> anthropic.types.Message:
+    """The reply, checked strictly first (no NaN, no lone surrogates, bounded depth), then parsed by the SDK.
+
+    A 200 whose body is something else (a proxy's HTML login page) raises ``LLMUnavailable``: the
+    question stays pending, and the answers that did arrive are kept."""
+    response: httpx2.Response = raw.http_response
+    kind = response.headers.get("content-type", "unknown").split(";")[0].strip() or "unknown"
+    try:
+        strict_json.loads(response.content, source="the API's reply")
+    except InvalidRecord as exc:
+        raise LLMUnavailable(f"HTTP {response.status_code} from the API but the body is not usable JSON "
+                             f"({kind}): {_short(scrub_secrets(exc.message, key))}") from None
+    message = raw.parse()
+    if not isinstance(message, anthropic.types.Message) or not isinstance(message.content, list):
+        raise LLMUnavailable(f"HTTP {response.status_code} from the API but the body is not a message ({kind})")
+    return message
+
+
+# Anything shaped like a credential: Anthropic and OpenAI-style keys, bearer tokens.
+_SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{8,}|(?i:bearer\s+)[A-Za-z0-9._~+/\-]{8,}=*")
+
+
+def scrub_secrets(text: str, key: str | None = None) -> str:
+    """``text`` with the API key and anything shaped like one replaced by ``[redacted]``: error bodies
+    (a proxy echoing the request) are stored and shown."""
+    if key:
+        text = text.replace(key, "[redacted]")
+    return _SECRET.sub("[redacted]", text)
 
 
 def _error_message(exc: anthropic.APIStatusError) -> str:

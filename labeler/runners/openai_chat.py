@@ -8,7 +8,6 @@ The key comes from ``OPENAI_API_KEY`` (local servers may need none) and is only 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Any
@@ -17,12 +16,34 @@ import httpx2
 
 from labeler.llm.anthropic_gateway import LLMUnavailable, Usage
 from labeler.runners.agents import AgentError, AgentTurn
+from scorer import strict_json
+from scorer.errors import InvalidRecord
 from scorer.model import Message, RunCall, ToolSpec
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 KEY_ENV = "OPENAI_API_KEY"
 RETRY_STATUS = (408, 409, 429)
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _usage(raw: Any) -> Usage:
+    """Token counts of a reply; anything but non-negative integers is refused, never a negative cost."""
+    usage = raw if isinstance(raw, dict) else {}
+    counts = [usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0]
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0 and float(n).is_integer()
+               for n in counts):
+        raise LLMUnavailable(f"the endpoint reported invalid token usage (prompt_tokens {counts[0]!r}, "
+                             f"completion_tokens {counts[1]!r}): reply not used", retryable=False)
+    return Usage(int(counts[0]), int(counts[1]))
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc)
+    for known in ("Connection refused", "Name or service not known", "Temporary failure in name resolution"):
+        if known in text:
+            return known.lower()
+    return type(exc).__name__
 
 
 def safe_name(name: str) -> str:
@@ -59,7 +80,8 @@ class OpenAIChatAgent:
         self.url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
         key = api_key or os.environ.get(KEY_ENV)
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.client = client or httpx2.Client(timeout=timeout_s)
+        # A server that does not answer the connection within seconds is not there; a slow model is normal.
+        self.client = client or httpx2.Client(timeout=httpx2.Timeout(timeout_s, connect=CONNECT_TIMEOUT_S))
         self.max_tokens, self.temperature = max_tokens, temperature
         self.retries, self.backoff_s = retries, backoff_s
 
@@ -78,9 +100,8 @@ class OpenAIChatAgent:
                           for c in message.get("tool_calls") or ())
         except (KeyError, IndexError, TypeError) as exc:
             raise AgentError(f"the endpoint's reply is not a chat completion ({type(exc).__name__}: {exc})") from None
-        usage = reply.get("usage") or {}
         return AgentTurn(calls=calls, text=message.get("content") or None, model=reply.get("model"),
-                         usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)))
+                         usage=_usage(reply.get("usage")))
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         problem = ""
@@ -89,14 +110,17 @@ class OpenAIChatAgent:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
                 response = self.client.post(self.url, json=body, headers=self.headers)
+            except httpx2.ConnectError as exc:
+                # Refused or unresolvable: nothing listens there, and waiting will not change that.
+                raise LLMUnavailable(f"cannot connect to {self.url}: {_reason(exc)}", retryable=False) from None
             except httpx2.TransportError as exc:
                 problem = f"connection failed: {type(exc).__name__}"
                 continue
             if response.status_code == 200:
                 try:
-                    data = response.json()
-                except json.JSONDecodeError:
-                    raise AgentError("the endpoint's reply is not JSON") from None
+                    data = strict_json.loads(response.content, source="the endpoint's reply")
+                except InvalidRecord as exc:
+                    raise AgentError(f"the endpoint's reply is not usable JSON: {exc.message}") from None
                 if not isinstance(data, dict):
                     raise AgentError("the endpoint's reply is not a JSON object")
                 return data

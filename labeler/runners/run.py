@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from labeler.files import OutputError, describe_os_error
 from labeler.llm.anthropic_gateway import LLMUnavailable, Usage
 from labeler.runners.agents import AgentError, AgentFn, AgentTurn, coerce_output
+from scorer import strict_json
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.formats import dumps_record, parse_json_text, parse_record
 from scorer.model import GoldCase, RunRecord
@@ -109,50 +111,74 @@ def run_cases(
     lock = threading.Lock()
 
     def one(case: GoldCase, trial: int) -> RunRecord:
-        turn = coerce_output(agent(case.messages, case.tools))
+        try:
+            turn = coerce_output(agent(case.messages, case.tools))
+            record = _record(case, trial, turn, summary.run_id, model, metadata)
+        except (LLMUnavailable, AgentError):
+            raise
+        except Exception as exc:  # the agent under test is someone's code: one case fails, the run goes on
+            raise AgentError(f"the agent raised {type(exc).__name__}: {_one_line(str(exc))}") from None
         with lock:
             summary.usage = summary.usage + turn.usage
-        return _record(case, trial, turn, summary.run_id, model, metadata)
+        return record
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("a", encoding="utf-8", newline="\n") as fh, ThreadPoolExecutor(max_workers=concurrency) as pool:
-        pending: dict[Future[RunRecord], tuple[str, int]] = {}
-        queue = iter(todo)
+    try:  # a full disk or a vanished folder: one line; the records written so far stay for the resume
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8", newline="\n") as fh, ThreadPoolExecutor(max_workers=concurrency) as pool:
+            pending: dict[Future[RunRecord], tuple[str, int]] = {}
+            queue = iter(todo)
 
-        def refill() -> None:
-            while len(pending) < concurrency * 2:
-                try:
-                    case, trial = next(queue)
-                except StopIteration:
-                    return
-                pending[pool.submit(one, case, trial)] = (case.id, trial)
-
-        refill()
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    case_id, trial = pending.pop(future)
+            def refill() -> None:
+                while len(pending) < concurrency * 2:
                     try:
-                        record = future.result()
-                    except (LLMUnavailable, AgentError) as exc:
-                        summary.failures.append((case_id, trial, str(exc)))
-                    else:
-                        fh.write(dumps_record(record) + "\n")
-                        fh.flush()
-                        summary.written += 1
-                    if on_progress:
-                        on_progress(1)
-                refill()
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
+                        case, trial = next(queue)
+                    except StopIteration:
+                        return
+                    pending[pool.submit(one, case, trial)] = (case.id, trial)
+
+            refill()
+            try:
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        case_id, trial = pending.pop(future)
+                        try:
+                            record = future.result()
+                        except (LLMUnavailable, AgentError) as exc:
+                            summary.failures.append((case_id, trial, str(exc)))
+                        else:
+                            fh.write(dumps_record(record) + "\n")
+                            fh.flush()
+                            summary.written += 1
+                        if on_progress:
+                            on_progress(1)
+                    refill()
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
+    except OSError as exc:
+        raise OutputError(describe_os_error(out, exc)) from None
     return summary
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _record(case: GoldCase, trial: int, turn: AgentTurn, run_id: str, model: str | None,
             metadata: dict[str, Any] | None) -> RunRecord:
+    for call in turn.calls:  # what an agent hands back must be writable as JSON and read back the same
+        try:
+            strict_json.check(call.arguments)
+        except InvalidRecord as exc:
+            raise AgentError(f"the agent's arguments for {call.name!r}: {exc.message}") from None
+    if turn.text is not None:
+        try:
+            strict_json.check(turn.text)
+        except InvalidRecord as exc:
+            raise AgentError(f"the agent's text: {exc.message}") from None
     meta = dict(metadata or {})
     if turn.usage.input_tokens or turn.usage.output_tokens:
         meta["usage"] = {"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens}

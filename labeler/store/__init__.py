@@ -25,9 +25,18 @@ from labeler.store import synthetic as _synthetic
 from labeler.store import transcripts as _transcripts
 from labeler.store import users as _users
 from labeler.store import versions as _versions
-from labeler.store.common import REVIEWER_ROLES, ROLES, Overlap, PermissionDenied, label_key
+from labeler.store.common import REVIEWER_ROLES, ROLES, Overlap, PermissionDenied, UnreadableRecord, label_key
 from labeler.store.drift import RelabelItem
-from labeler.store.engine import DEFAULT_DB, Database, StoreError, database_url, head_revision, now_iso
+from labeler.store.engine import (
+    DEFAULT_DB,
+    Database,
+    DatabaseUnavailable,
+    StoreError,
+    database_url,
+    describe_database_error,
+    head_revision,
+    now_iso,
+)
 from labeler.store.judge import (
     NOT_ASKED,
     REVIEW_KIND,
@@ -227,6 +236,7 @@ __all__ = [
     "CaseSummary",
     "ConflictError",
     "Coverage",
+    "DatabaseUnavailable",
     "DiffCase",
     "GoldVersion",
     "GoldVersionConflict",
@@ -269,10 +279,12 @@ __all__ = [
     "TranscriptSummary",
     "TurnState",
     "TurnSummary",
+    "UnreadableRecord",
     "User",
     "VersionDiff",
     "agent_answer",
     "database_url",
+    "describe_database_error",
     "head_revision",
     "label_key",
     "now_iso",

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pydantic import ValidationError
 from sqlalchemy import ColumnElement, Connection, and_, delete, exists, false, func, insert, select, update
 
 from labeler.store import tables as t
 from labeler.store.engine import StoreError, now_iso, upsert
 from scorer import canonical
-from scorer.formats import dumps_record
+from scorer.formats import describe_validation_error, dumps_record
 from scorer.model import GoldCase, Transcript
 
 ROLES: Final = ("annotator", "reviewer", "admin")
@@ -30,6 +31,10 @@ OVERLAP_SPREAD: Final = 5761
 
 class PermissionDenied(StoreError):
     """The acting user's role does not allow this action."""
+
+
+class UnreadableRecord(StoreError):
+    """A stored record this toolgold cannot load (written by an older version, or altered outside it)."""
 
 
 def label_key(transcript_id: str, message_index: int, annotator: str) -> str:
@@ -89,12 +94,25 @@ def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str
                        .where(t.TranscriptRow.external_id == external_id)).first()
     if row is None:
         raise StoreError(f"no transcript with id {external_id!r}")
-    tools = [json.loads(b) for b in conn.scalars(
+    tools = conn.scalars(
         select(t.ToolSchemaRow.body)
         .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
         .where(t.TranscriptToolRow.transcript_id == row.id)
-        .order_by(t.TranscriptToolRow.position))]
-    return Transcript.model_validate({**json.loads(row.body), "tools": tools}), str(row.source)
+        .order_by(t.TranscriptToolRow.position)).all()
+    return stored_transcript(external_id, row.body, tools), str(row.source)
+
+
+def stored_transcript(external_id: str, body: str, tool_bodies: Sequence[str]) -> Transcript:
+    """A transcript from its stored body and tool schemas; ``UnreadableRecord`` (one line) when this
+    toolgold cannot load what is stored (an older toolgold kept a NaN bound as null, say)."""
+    try:
+        return Transcript.model_validate({**json.loads(body), "tools": [json.loads(b) for b in tool_bodies]})
+    except ValidationError as exc:
+        problem = describe_validation_error(exc)
+    except ValueError as exc:
+        problem = f"not valid JSON: {exc}"
+    raise UnreadableRecord(f"transcript {external_id!r} is stored in a form this toolgold cannot read ({problem});"
+                           " the queue skips it")
 
 
 def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, before: Any = None,
@@ -212,6 +230,7 @@ __all__ = [
     "ROLES",
     "Overlap",
     "PermissionDenied",
+    "UnreadableRecord",
     "audit",
     "blob",
     "check_role",
@@ -226,5 +245,6 @@ __all__ = [
     "require_role",
     "require_user",
     "stamp",
+    "stored_transcript",
     "withdraw_gold",
 ]

@@ -20,13 +20,15 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
 from alembic.runtime.migration import MigrationContext, MigrationInfo
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, select, text
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, select, text
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
 from labeler.store.tables import Base
 from scorer.errors import ToolgoldError
@@ -44,6 +46,12 @@ class StoreError(ToolgoldError):
     """A store action could not be done (the message says why)."""
 
 
+class DatabaseUnavailable(StoreError):
+    """The database cannot be opened or used (missing, not a database, unreachable, locked, read-only, full).
+
+    One line naming the database (password hidden) and why; never the SQL, its parameters or stored content."""
+
+
 def database_url(value: str | os.PathLike[str] | None = None) -> str:
     """A SQLAlchemy URL from an explicit value, ``TOOLGOLD_DB``, or the default file."""
     raw = str(value) if value is not None else os.environ.get("TOOLGOLD_DB") or DEFAULT_DB
@@ -52,6 +60,68 @@ def database_url(value: str | os.PathLike[str] | None = None) -> str:
     path = Path(raw)
     path.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{path}"
+
+
+def shown_url(url: str) -> str:
+    """The database as a person named it: the file path, or the URL with its password hidden."""
+    if url.startswith("sqlite:///"):
+        return url.removeprefix("sqlite:///")
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not even a URL: show the scheme only
+        return url.split("://", 1)[0] + "://…"
+
+
+def read_only_message(url: str) -> str:
+    return f"the database {shown_url(url)} is read-only: this command needs to write to it"
+
+
+def describe_database_error(exc: BaseException, url: str, *, opening: bool = False) -> str | None:
+    """One line for a database failure, or None when ``exc`` is not one. Only the driver's first line is
+    kept (a PostgreSQL error's DETAIL can quote row values), never the statement or its parameters."""
+    shown = shown_url(url)
+    if isinstance(exc, DatabaseUnavailable):
+        return str(exc)
+    if isinstance(exc, NoSuchModuleError):
+        scheme = url.split("://", 1)[0]
+        return (f"cannot open the database {shown}: unknown database type {scheme!r} (use a file path, "
+                "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB)")
+    if isinstance(exc, ArgumentError):
+        return f"cannot open the database {shown}: not a database URL"
+    if isinstance(exc, OSError):
+        return f"cannot open the database {shown}: {exc.strerror or type(exc).__name__}"
+    if not isinstance(exc, DBAPIError):
+        return None
+    reason = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
+    lowered = reason.lower()
+    if "locked" in lowered or "lock timeout" in lowered:
+        return (f"the database {shown} is locked by another writer (waited {BUSY_TIMEOUT_MS / 1000:g} s); "
+                "nothing was written: try again")
+    if "readonly" in lowered or "read-only" in lowered:
+        return read_only_message(url)
+    if "disk is full" in lowered or "no space left" in lowered:
+        return f"the database {shown}: the disk is full; nothing was written"
+    if opening:
+        path = _sqlite_path(url) if url.startswith("sqlite") else None
+        if path is not None and Path(path).is_dir():
+            reason = "it is a folder"
+        return f"cannot open the database {shown}: {reason[:300]}"
+    return f"database error on {shown}: {reason[:300]}"
+
+
+def _sqlite_path(url: str) -> str:
+    return url.removeprefix("sqlite:///")
+
+
+def _read_only_file(url: str) -> bool:
+    """Whether the SQLite file exists and cannot be written (a read-only mount, or no permission)."""
+    path = _sqlite_path(url)
+    if path.startswith("file:") or path in ("", ":memory:") or not os.path.isfile(path):
+        return False
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY) or not os.access(path, os.W_OK)
+    except OSError:
+        return False
 
 
 # -- timestamps -------------------------------------------------------------------------------------
@@ -146,23 +216,44 @@ class Database:
     def __init__(self, url: str | os.PathLike[str] | None = None) -> None:
         self.url = database_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
-        self.engine = self._create_engine()
-        self._in_transaction = threading.local()
-        self.migrate()
+        self.read_only = self.is_sqlite and _read_only_file(self.url)
+        try:
+            self.engine = self._create_engine()
+            self._in_transaction = threading.local()
+            if self.read_only:  # nothing can be migrated there: read it if it is current
+                self._require_current()
+            else:
+                self.migrate()
+        except Exception as exc:
+            problem = describe_database_error(exc, self.url, opening=True)
+            if problem is None:
+                raise
+            raise DatabaseUnavailable(problem) from None
+
+    def _require_current(self) -> None:
+        if self.schema_version() != head_revision():
+            raise DatabaseUnavailable(f"the database {shown_url(self.url)} is read-only and needs migrating: "
+                                      "open it once where it can be written (toolgold init)")
 
     def _create_engine(self) -> Engine:
         if not self.is_sqlite:
             return create_engine(self.url, pool_pre_ping=True)
+        url = self.url
+        if self.read_only:
+            # immutable: SQLite must not try to create the -wal/-shm files a read-only folder cannot hold.
+            url = f"sqlite:///file:{quote(_sqlite_path(self.url))}?mode=ro&immutable=1&uri=true"
         engine = create_engine(
-            self.url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+            url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
         )
+        read_only = self.read_only
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_conn: Any, _record: Any) -> None:
             # Take transaction control from the driver so BEGIN IMMEDIATE below is ours to emit.
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            if not read_only:
+                cur.execute("PRAGMA journal_mode=WAL")
             cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA synchronous=NORMAL")
@@ -171,6 +262,8 @@ class Database:
         @event.listens_for(engine, "begin")
         def _on_begin(conn: Connection) -> None:
             immediate = conn.get_execution_options().get("toolgold_write", False)
+            if immediate and read_only:
+                raise DatabaseUnavailable(read_only_message(self.url))
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
@@ -230,6 +323,7 @@ class Database:
 
 
 
-__all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "StoreError", "current_revision",
-           "database_url", "dialect_insert", "head_revision", "insert_missing", "iso", "now_iso", "one_at_a_time", "parse_iso", "upgrade",
-           "upsert"]
+__all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "DatabaseUnavailable", "StoreError",
+           "current_revision", "database_url", "describe_database_error", "dialect_insert", "head_revision",
+           "insert_missing", "iso", "now_iso", "one_at_a_time", "parse_iso", "read_only_message", "shown_url",
+           "upgrade", "upsert"]

@@ -32,6 +32,7 @@ from labeler.store import tables as t
 from labeler.store.common import (
     REVIEWER_ROLES,
     PermissionDenied,
+    UnreadableRecord,
     audit,
     label_key,
     load_transcript,
@@ -567,6 +568,11 @@ def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status
                    or conn.execute(free.limit(1)).first())
             if row is None:
                 return None
+            try:  # a transcript this toolgold cannot load would be handed out again and again: pass it by
+                load_transcript(conn, row.external_id)
+            except UnreadableRecord:
+                taken.append(row.id)
+                continue
             if _lease_unless_held(conn, row.id, annotator, stamp, until):
                 conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator,
                                                       t.LeaseRow.transcript_id != row.id))

@@ -20,12 +20,12 @@ from sqlalchemy import Connection, func, insert, select
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
-from labeler.store.common import REVIEWER_ROLES, PermissionDenied, audit, require_role
+from labeler.store.common import REVIEWER_ROLES, PermissionDenied, audit, require_role, stored_transcript
 from labeler.store.engine import CHUNK, IMPORT_LOCK, Database, StoreError, now_iso, one_at_a_time
 from scorer import canonical
 from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record, to_json
-from scorer.model import GoldCase, Message, ToolSpec, Transcript
+from scorer.model import GoldCase, Message, Transcript
 
 _TOOL_MEMO: dict[str, tuple[str, str, str]] = {}
 """(hash, name, canonical JSON) by a tool's JSON: the same tools recur in every transcript of an import."""
@@ -349,11 +349,11 @@ def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
         if row is None:
             raise StoreError(f"no transcript with id {external_id!r}")
         pk = row.id
-        tools = [ToolSpec.model_validate_json(b) for b in conn.scalars(
+        tools = conn.scalars(
             select(t.ToolSchemaRow.body)
             .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
             .where(t.TranscriptToolRow.transcript_id == pk)
-            .order_by(t.TranscriptToolRow.position))]
+            .order_by(t.TranscriptToolRow.position)).all()
         turns = conn.execute(
             select(t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
                    t.TurnRow.n_calls)
@@ -362,8 +362,7 @@ def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
             select(t.GoldCaseRow.turn, t.GoldCaseRow.id)
             .where(t.GoldCaseRow.conversation_id == external_id)
             .order_by(t.GoldCaseRow.id)).all()
-    body = json.loads(row.body)
-    transcript = Transcript.model_validate({**body, "tools": [to_json(x) for x in tools]})
+    transcript = stored_transcript(external_id, row.body, tools)
     by_turn: dict[int | None, list[str]] = {}
     for turn, case_id in gold:
         by_turn.setdefault(turn, []).append(case_id)

@@ -20,12 +20,12 @@ of a Messages API request, optionally with the final assistant reply appended. M
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scorer import strict_json
 from scorer.errors import InvalidRecord
 from scorer.importers import logged
 from scorer.importers.base import ImportOptions, Item
@@ -64,8 +64,8 @@ def sniff(path: Path, head: bytes) -> bool:
     if not (first_line.startswith(b"{") and (b'"messages"' in first_line or response_line)):
         return False
     try:
-        record = json.loads(first_line)
-    except ValueError:  # a line longer than the head: judge by the markers alone
+        record = strict_json.loads(first_line)
+    except InvalidRecord:  # a line longer than the head (or bad JSON, reported by convert): judge by the markers
         return bool(_MARKERS.search(first_line))
     return isinstance(record, dict) and _looks_anthropic(record)
 

@@ -7,12 +7,12 @@ object member keeps the line it starts on.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scorer import strict_json
 from scorer.errors import InvalidRecord
 
 WHITESPACE = " \t\r\n"
@@ -25,7 +25,6 @@ class JsonDocument:
         self.text = text
         self.source = source
         self._newlines = _newline_offsets(text)
-        self._decoder = json.JSONDecoder()
 
     @classmethod
     def read(cls, path: Path) -> JsonDocument:
@@ -59,13 +58,7 @@ class JsonDocument:
 
     def decode(self, pos: int) -> tuple[Any, int]:
         """The value at ``pos`` and the position just after it."""
-        try:
-            return self._decoder.raw_decode(self.text, pos)
-        except json.JSONDecodeError as exc:
-            raise InvalidRecord(f"not valid JSON: {exc.msg} (column {exc.colno})", source=self.source,
-                                line=exc.lineno) from None
-        except RecursionError:
-            raise InvalidRecord("nested too deeply", source=self.source, line=self.line(pos)) from None
+        return strict_json.decode_at(self.text, pos, source=self.source, line=self.line(pos))
 
     def items(self, pos: int) -> Iterator[tuple[int, int, Any]]:
         """``(line, position, value)`` of each item of the array at ``pos``."""

@@ -24,7 +24,8 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from scorer.errors import InvalidReport
+from scorer import strict_json
+from scorer.errors import InvalidRecord, InvalidReport
 from scorer.formats import describe_validation_error
 from scorer.report import Report
 
@@ -71,15 +72,15 @@ def load_report(lines: Iterable[str], source: str = "report") -> tuple[Report, I
     for line in iterator:
         if line.rstrip("\r\n") == _CASES_OPEN:
             try:
-                data = json.loads("".join(head).rstrip().rstrip(",") + "\n}")
-            except ValueError as exc:
-                raise InvalidReport(f"{source}: not a toolgold.report/1 report: not valid JSON ({exc})") from None
+                data = strict_json.loads("".join(head).rstrip().rstrip(",") + "\n}")
+            except InvalidRecord as exc:
+                raise InvalidReport(f"{source}: not a toolgold.report/1 report: {exc}") from None
             return _report(data, source), _stream_cases(iterator, source)
         head.append(line)
     try:
-        data = json.loads("".join(head))
-    except ValueError as exc:
-        raise InvalidReport(f"{source}: not a toolgold.report/1 report: not valid JSON ({exc})") from None
+        data = strict_json.loads("".join(head))
+    except InvalidRecord as exc:
+        raise InvalidReport(f"{source}: not a toolgold.report/1 report: {exc}") from None
     report = _report(data, source)
     cases = data.get("cases", [])
     return report, iter(cases if isinstance(cases, list) else [])
@@ -91,9 +92,9 @@ def _stream_cases(lines: Iterator[str], source: str) -> Iterator[dict[str, Any]]
         if not text or text in ("]", "}"):
             continue
         try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise InvalidReport(f"{source}: a case line is not valid JSON ({exc})") from None
+            value = strict_json.loads(text)
+        except InvalidRecord as exc:
+            raise InvalidReport(f"{source}: a case line is not valid JSON ({exc.message})") from None
         if isinstance(value, dict):
             yield value
 

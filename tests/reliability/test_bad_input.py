@@ -55,6 +55,15 @@ EXPECTED: dict[str, tuple[int | None, str]] = {
     "unknown_field_typo.jsonl": (1, "mesages: Extra inputs are not permitted"),
     "unknown_format_family.jsonl": (1, "unknown format 'acme.log/1'"),
     "unknown_format_version.jsonl": (1, "unknown format 'toolgold.transcript/2' (a newer version"),
+    "number_nan.jsonl": (2, "NaN/Infinity is not JSON (found NaN)"),
+    "number_infinity.jsonl": (2, "NaN/Infinity is not JSON (found Infinity)"),
+    "number_negative_infinity.jsonl": (1, "NaN/Infinity is not JSON (found -Infinity)"),
+    "number_overflow.jsonl": (2, "NaN/Infinity is not JSON (found 1e400)"),
+    "tool_schema_maximum_nan.jsonl": (1, "NaN/Infinity is not JSON (found NaN)"),
+    "lone_surrogate_content.jsonl": (2, "lone UTF-16 surrogate (\\ud800 at character 4)"),
+    "lone_surrogate_key.jsonl": (1, "lone UTF-16 surrogate (\\udfff at character 1)"),
+    "lone_surrogate_arguments.jsonl": (2, "arguments: a string holds a lone UTF-16 surrogate"),
+    "arguments_nested_deep.jsonl": (1, "arguments: nested deeper than 200 levels"),
     "unknown_role.jsonl": (1, "messages.0.role: Input should be 'system', 'user', 'assistant' or 'tool'"),
 }
 

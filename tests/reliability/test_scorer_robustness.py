@@ -58,7 +58,8 @@ records = st.fixed_dictionaries(
 @given(records)
 def test_arbitrary_run_records_give_a_result_or_a_clean_error(raw: dict[str, Any]) -> None:
     try:
-        run = parse_record(parse_json_text(json.dumps(raw)), expect=RunRecord, source="gen.jsonl", line=1)
+        run = parse_record(parse_json_text(json.dumps(raw), source="gen.jsonl", line=1), expect=RunRecord,
+                           source="gen.jsonl", line=1)
     except InvalidRecord as err:
         assert str(err).startswith("gen.jsonl:1: ")
         return

@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from labeler.app import context, identity, render
+from labeler.app import context, editing, identity, render
 from labeler.judge.prompts import data_block
 from labeler.store import AdjudicationItem, StoreError, User, agent_answer
 from scorer.model import Answer, GoldCase, Transcript
@@ -70,7 +70,7 @@ def judge_wrong(user: User, item_id: int) -> None:
 def fix_gold(user: User, item_id: int) -> None:
     raw = st.session_state.get(f"adj-fix-{item_id}", "")
     try:
-        fixed = Answer.model_validate(json.loads(raw))
+        fixed = Answer.model_validate(editing.typed_json(raw))
     except (ValueError, ValidationError) as exc:
         st.session_state["adj-error"] = f"The corrected answer is not a valid gold answer: {exc}"
         return

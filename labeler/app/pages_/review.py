@@ -13,7 +13,7 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from labeler.app import context, identity, render, review_view
+from labeler.app import context, editing, identity, render, review_view
 from labeler.store import REVIEWER_ROLES, ReviewDetail, StoreError, User
 from scorer.drift import migrate_case
 from scorer.model import GoldCase
@@ -62,7 +62,7 @@ def edit_and_accept(user: User, item_id: int, base: GoldCase) -> None:
     raw = st.session_state[f"edit-{item_id}"]
     comment = st.session_state.get(f"comment-{item_id}", "")
     try:
-        changes = json.loads(raw)
+        changes = editing.typed_json(raw)
         if not isinstance(changes, dict):
             raise ValueError("expected a JSON object")
         if fixed := sorted(set(changes) - set(EDITABLE)):  # who labeled (provenance) is a fact, not an edit

@@ -1,0 +1,205 @@
+"""The one strict JSON reader every toolgold reader uses (files, ``--tools``, agent and API replies).
+
+Python's ``json`` accepts more than JSON: ``NaN``, ``Infinity`` and ``-Infinity``, numbers that overflow
+to infinity (``1e400``), lone UTF-16 surrogates (``"\\ud800"``) and nesting until the interpreter's
+recursion limit. None of these survive a round trip (pydantic writes non-finite floats as ``null``,
+SQLite and UTF-8 refuse lone surrogates, deep values crash whatever walks them recursively), so they
+are refused here, at parse time, with one ``InvalidRecord`` naming the source and line.
+
+``loads`` parses text; ``check`` applies the same rules to a value something else already decoded
+(an SDK's parsed reply). ``decode_at`` is ``loads`` for one value inside a larger text, for the
+whole-file importers that need the line of each item.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from scorer.errors import InvalidRecord
+
+MAX_DEPTH = 200
+"""Values nested deeper than this are rejected: no real tool argument needs it, and it bounds recursion."""
+
+NOT_FINITE = "NaN/Infinity is not JSON"
+_DEEP = "nested deeper than"
+_SURROGATE = "a string holds a lone UTF-16 surrogate"
+
+def _maybe_surrogate(text: str) -> bool:
+    """Whether ``text`` could hold a lone surrogate: an escape ``\\uD...`` or a raw one in a str. Only such
+    texts are walked; substring search and ``isascii`` run at memory speed (a regex was 40x the parse)."""
+    if "\\u" in text and ("\\ud" in text or "\\uD" in text):  # most lines have no escape: one pass
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class _NotFinite(ValueError):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _refuse_constant(token: str) -> Any:
+    raise _NotFinite(token)
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _NotFinite(token)
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def loads(text: str | bytes, *, source: str | None = None, line: int | None = None) -> Any:
+    """Parse one JSON document strictly; every failure is an ``InvalidRecord`` at ``source:line``."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=source, line=line) from None
+    if text.startswith("\ufeff"):  # as json.loads says: only the first line of a file may carry one
+        raise InvalidRecord("not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)",
+                            source=source, line=line)
+    value, end = _decode(text, 0, source=source, line=line, whole_text=True)
+    rest = text[end:]
+    if rest.strip(" \t\r\n"):
+        column = end + len(rest) - len(rest.lstrip(" \t\r\n")) + 1
+        raise InvalidRecord(f"not valid JSON: Extra data (column {column})", source=source, line=line)
+    return _checked(value, text, source=source, line=line)
+
+
+def decode_at(text: str, pos: int, *, source: str | None = None, line: int | None = None) -> tuple[Any, int]:
+    """The value starting at ``pos`` in ``text`` and the position just after it, checked like ``loads``.
+
+    Syntax errors carry the line of ``text`` where they happened; other problems ``line`` (the line the
+    value starts on).
+    """
+    value, end = _decode(text, pos, source=source, line=line, whole_text=False)
+    return _checked(value, text[pos:end], source=source, line=line), end
+
+
+def check(value: Any, *, source: str | None = None, line: int | None = None) -> Any:
+    """Apply ``loads``'s rules to an already-decoded value (no non-finite float, lone surrogate or
+    nesting deeper than ``MAX_DEPTH``); return it unchanged or raise ``InvalidRecord``."""
+    problem = _problem(value, check_leaves=True)
+    if problem:
+        raise InvalidRecord(problem, source=source, line=line)
+    return value
+
+
+def embedded_problem(text: str) -> str | None:
+    """Why JSON text carried inside a string (tool-call arguments) would parse into a value that cannot be
+    stored (a lone surrogate, nesting deeper than ``MAX_DEPTH``), or None. Text that is not JSON at all
+    is not a problem here: it stays a string."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH and not _maybe_surrogate(text):
+        return None
+    try:
+        loads(text)
+    except InvalidRecord as exc:
+        return exc.message if exc.message.startswith((_DEEP, _SURROGATE)) else None
+    return None
+
+
+def _decode(text: str, pos: int, *, source: str | None, line: int | None, whole_text: bool) -> tuple[Any, int]:
+    if whole_text:  # a whole document: leading white space allowed, errors at the caller's line
+        pos = len(text) - len(text.lstrip(" \t\r\n"))
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except _NotFinite as exc:
+        if not whole_text or line is None:  # a document: name the line the token is on
+            at = _offset_outside_strings(text, pos, exc.token)
+            line = text.count("\n", 0, at) + 1 if at is not None else line
+        shown = exc.token if len(exc.token) <= 24 else exc.token[:21] + "..."
+        raise InvalidRecord(f"{NOT_FINITE} (found {shown})", source=source, line=line) from None
+    except RecursionError:
+        raise InvalidRecord(f"{_DEEP} {MAX_DEPTH} levels", source=source, line=line) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidRecord(f"not valid JSON: {exc.msg} (column {exc.colno})", source=source,
+                            line=exc.lineno if not whole_text or line is None else line) from None
+    except ValueError as exc:  # e.g. an integer longer than Python's 4,300-digit conversion limit
+        raise InvalidRecord(f"not valid JSON: {exc}", source=source, line=line) from None
+
+
+def _offset_outside_strings(text: str, start: int, token: str) -> int | None:
+    """Where ``token`` first appears in ``text`` after ``start``, not inside a string (errors only)."""
+    in_string = escaped = False
+    for at in range(start, len(text)):
+        ch = text[at]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif text.startswith(token, at):
+            return at
+    return None
+
+
+def _checked(value: Any, text: str, *, source: str | None, line: int | None) -> Any:
+    # Nesting depth cannot exceed the number of opening brackets; only walk values that could be too deep
+    # or could hold a surrogate (the common record costs two counts and one regex scan).
+    deep = text.count("[") + text.count("{") > MAX_DEPTH
+    surrogate = _maybe_surrogate(text)
+    if deep or surrogate:
+        problem = _problem(value, check_leaves=surrogate)
+        if problem:
+            raise InvalidRecord(problem, source=source, line=line)
+    return value
+
+
+def _problem(value: Any, *, check_leaves: bool) -> str | None:
+    """What makes ``value`` not plain JSON, or None. Iterative: it must not recurse on deep values."""
+    depth, frontier = 0, [value]
+    while frontier:
+        nxt: list[Any] = []
+        for v in frontier:
+            kind = type(v)
+            if kind is dict:
+                for key, item in v.items():
+                    if check_leaves and type(key) is str and _lone_surrogate(key):
+                        return _surrogate_message(key)
+                    nxt.append(item)
+            elif kind is list or kind is tuple:
+                nxt.extend(v)
+            elif check_leaves:
+                if kind is str:
+                    if _lone_surrogate(v):
+                        return _surrogate_message(v)
+                elif kind is float and not math.isfinite(v):
+                    return f"{NOT_FINITE} (found {v!r})"
+        if nxt:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return f"{_DEEP} {MAX_DEPTH} levels"
+        frontier = nxt
+    return None
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _surrogate_message(text: str) -> str:
+    at = next(i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF)
+    return f"{_SURROGATE} (\\u{ord(text[at]):04x} at character {at + 1}): not valid Unicode"
+
+
+__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "decode_at", "embedded_problem", "loads"]
