@@ -28,10 +28,19 @@ def add_user() -> None:
     report(f"Added {name}", lambda: store.add_user(name, role, actor=admin.name))
 
 
+def load_user() -> None:
+    """Fill the Update-user fields with the chosen user's current role and state, so saving a change of one
+    never silently changes the other (deactivating must not demote)."""
+    chosen = store.get_user(st.session_state["edit-user"])
+    if chosen is not None:
+        st.session_state["edit-role"], st.session_state["edit-active"] = chosen.role, chosen.active
+
+
 def change_user() -> None:
     name = st.session_state["edit-user"]
     report(f"Updated {name}", lambda: store.set_user(name, role=st.session_state["edit-role"],
                                                       active=st.session_state["edit-active"], actor=admin.name))
+    load_user()  # what is stored now, also after a refused change
 
 
 def save_tag() -> None:
@@ -65,11 +74,15 @@ with users_col:
         st.text_input("Name", key="new-user")
         st.selectbox("Role", ROLES, key="new-role")
         st.form_submit_button("Add user", on_click=add_user)
-    with st.form("edit-user", border=True):
-        st.selectbox("User", [u.name for u in everyone], key="edit-user")
+    with st.container(border=True, key="edit-user-box"):  # not a form: picking a user must load its fields
+        names = [u.name for u in everyone]
+        if names and st.session_state.get("edit-user") not in names:
+            st.session_state["edit-user"] = names[0]
+            load_user()
+        st.selectbox("User", names, key="edit-user", on_change=load_user)
         st.selectbox("Role", ROLES, key="edit-role")
-        st.checkbox("Active", value=True, key="edit-active")
-        st.form_submit_button("Update user", on_click=change_user)
+        st.checkbox("Active", key="edit-active")
+        st.button("Update user", on_click=change_user, key="update-user")
 
 with tags_col:
     st.subheader("Tag vocabulary")
