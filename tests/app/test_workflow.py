@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from labeler.app.render import md_escape
+from labeler.cli.data import convert_files
 from labeler.store import Store
+from scorer.importers import ImportOptions
+from tests.app.conftest import REPO
 from tests.app.test_labeling import TAU, as_user, button, open_turn, texts
 
 
@@ -33,3 +37,63 @@ def test_the_update_user_form_loads_the_selected_users_role_and_state(people: St
     assert (app.selectbox(key="edit-role").value, app.checkbox(key="edit-active").value) == ("annotator", True)
     app.selectbox(key="edit-user").select("rita").run()
     assert (app.selectbox(key="edit-role").value, app.checkbox(key="edit-active").value) == ("reviewer", False)
+
+
+DEMO = REPO / "labeler" / "demo"
+
+
+@pytest.fixture
+def demo(store: Store) -> Store:
+    items, rejects = convert_files(sorted(DEMO.glob("*.jsonl")), None, ImportOptions())
+    assert not rejects
+    store.import_items(items)
+    store.add_user("root", "admin")
+    store.add_user("ann", "annotator", actor="root")
+    return store
+
+
+def decide_and_submit(app: AppTest, decision: str) -> None:
+    button(app, f"decide-{decision}").click().run()
+    button(app, "submit").click().run()
+    assert not app.exception, app.exception
+
+
+def test_submit_and_next_stays_in_a_transcript_with_imported_gold_then_says_it_moved_on(
+        demo: Store, app: AppTest) -> None:
+    email = "tooltalk/SendEmail-easy"  # decision points 2 (text), 4 (text), 6 (call), all with imported gold
+    as_user(app, "ann", t=email, turn="2").run()
+    app.switch_page("pages_/label.py").run()
+    decide_and_submit(app, "clarify")
+    assert (app.query_params["t"], app.query_params["turn"]) == (email, "4")
+    assert not [s for s in app.success if "Done with" in s.value]
+    decide_and_submit(app, "clarify")
+    assert (app.query_params["t"], app.query_params["turn"]) == (email, "6")
+    decide_and_submit(app, "same")
+    assert app.query_params.get("t") != email
+    [notice] = [s.value for s in app.success if "Done with" in s.value]
+    assert notice.startswith(f"Done with {md_escape(email)}: every decision point has your label or gold. "
+                             f"Moved on to the next transcript from the queue, {md_escape(app.query_params['t'])}.")
+    assert [s.label_status for s in demo.turn_states(email, "ann")] == ["submitted"] * 3
+
+
+def test_a_submitted_turn_is_read_only_until_edit_and_an_edit_can_be_discarded(people: Store, app: AppTest) -> None:
+    open_turn(app, turn=2)
+    decide_and_submit(app, "clarify")
+    app.query_params["turn"] = "2"
+    app.run()
+    assert any(c.value.startswith("Submitted: read-only") for c in app.caption)
+    assert button(app, "decide-no_call").disabled
+    label = people.get_label(TAU, 2, "ann")
+    assert label is not None and (label.status, label.body.decision) == ("submitted", "clarify")
+    assert people.get_gold(f"{TAU}#t2").expected.behavior == "clarify"
+    button(app, "edit").click().run()
+    assert not button(app, "decide-no_call").disabled
+    button(app, "decide-no_call").click().run()
+    label = people.get_label(TAU, 2, "ann")
+    assert label is not None and (label.status, label.body.decision) == ("draft", "no_call")
+    button(app, "discard").click().run()
+    assert not app.exception
+    label = people.get_label(TAU, 2, "ann")
+    assert label is not None and (label.status, label.body.decision) == ("submitted", "clarify")
+    assert people.get_gold(f"{TAU}#t2").expected.behavior == "clarify"
+    assert button(app, "decide-no_call").disabled and button(app, "decide-clarify").proto.type == "primary"

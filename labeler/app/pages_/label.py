@@ -61,9 +61,23 @@ def queue_filter_widgets() -> QueueFilter:
                        search=search or None)
 
 
+def moved_on_notice() -> None:
+    """Say so when Submit & next left a finished transcript for another one (or for the queue)."""
+    moved = st.session_state.pop(panel.MOVED_ON_KEY, None)
+    slot = st.container(key="notice-slot")  # always there: the page's shape does not change under a notice
+    if moved is None:
+        return
+    finished, following = moved
+    with slot, st.container(key="moved-on"):
+        st.success(f"Done with {render.md_escape(finished)}: every decision point has your label or gold. "
+                   + (f"Moved on to the next transcript from the queue, {render.md_escape(following)}."
+                      if following else "Back to the queue."), icon=":material/skip_next:")
+
+
 def queue_view(user: User) -> None:
     store = context.store()
     st.title("Label")
+    moved_on_notice()
     if st.session_state.pop("queue-finished", False):
         st.success("Nothing left to label with these filters.", icon=":material/task_alt:")
     chosen = queue_filter_widgets()
@@ -149,6 +163,7 @@ def labeling_view(user: User, transcript_id: str) -> None:
     position = indexes.index(selected)
     state = states[position]
     hold_lease(user, transcript_id)
+    moved_on_notice()
 
     top = st.columns([6, 2, 1], vertical_alignment="center")
     with top[0]:
