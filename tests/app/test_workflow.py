@@ -10,7 +10,7 @@ from labeler.cli.data import convert_files
 from labeler.store import Store
 from scorer.importers import ImportOptions
 from tests.app.conftest import REPO
-from tests.app.test_labeling import TAU, as_user, button, open_turn, texts
+from tests.app.test_labeling import TAU, as_user, button, open_turn
 
 
 @pytest.fixture
