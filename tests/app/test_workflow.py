@@ -9,8 +9,9 @@ from labeler.app.render import md_escape
 from labeler.cli.data import convert_files
 from labeler.store import Store
 from scorer.importers import ImportOptions
+from tests.app import long_transcripts
 from tests.app.conftest import REPO
-from tests.app.test_labeling import TAU, as_user, button, open_turn
+from tests.app.test_labeling import TAU, as_user, button, open_turn, texts
 
 
 @pytest.fixture
@@ -97,3 +98,45 @@ def test_a_submitted_turn_is_read_only_until_edit_and_an_edit_can_be_discarded(p
     assert label is not None and (label.status, label.body.decision) == ("submitted", "clarify")
     assert people.get_gold(f"{TAU}#t2").expected.behavior == "clarify"
     assert button(app, "decide-no_call").disabled and button(app, "decide-clarify").proto.type == "primary"
+
+
+def labeled_turn_map(app: AppTest) -> list[str]:
+    return [b.label for b in app.button if b.key and (b.key.startswith("mm-"))]
+
+
+def test_a_long_transcript_draws_a_window_of_the_turn_map_and_of_the_conversation(
+        people: Store, app: AppTest) -> None:
+    tid = long_transcripts.add(people, long_transcripts.many_turns("long-300", 300))
+    turn = 2 * 199 + 2  # decision point 200
+    as_user(app, "ann", t=tid, turn=str(turn)).run()
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    assert labeled_turn_map(app) == ["◀", "1", *[str(n) for n in range(195, 206)], "300", "▶"]
+    assert [p.value for p in app.get("progress")] == [0]
+    assert "long-300 · decision point 200 of 300 · the agent answered in text" in texts(app)
+    shown = [t for t in texts(app) if t.startswith(("question ", "answer "))]
+    assert len(shown) <= 45 and "answer 200: record R199 holds nothing unusual" in shown
+    assert "question 1: what is in record R0?" not in shown
+    [earlier] = [b for b in app.button if b.label.startswith("Show 100 earlier messages")]
+    earlier.click().run()
+    assert len([t for t in texts(app) if t.startswith(("question ", "answer "))]) > len(shown)
+    [ahead] = [b for b in app.button if b.label == "▶"]
+    ahead.click().run()
+    assert app.query_params["turn"] == str(2 * 210 + 2)  # a window further: decision point 211
+
+
+def test_a_2_mb_message_without_whitespace_is_cut_and_shown_in_parts_on_request(people: Store, app: AppTest) -> None:
+    huge = "x" * 2_000_000
+    tid = long_transcripts.add(people, long_transcripts.many_turns("huge-message", 2, long_message=huge))
+    as_user(app, "ann", t=tid, turn="2").run()
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    assert sum(len(t) for t in texts(app)) < 10_000
+    assert not [c for c in app.code if len(c.value) > 100_000]
+    [show] = [t for t in app.toggle if t.label == "Show all 2,000,000 characters"]
+    show.set_value(True).run()
+    [part] = [c.value for c in app.code if len(c.value) > 100_000]
+    assert part == "x" * 200_000
+    [which] = [n for n in app.number_input if n.label.startswith("Part (of 10")]
+    which.set_value(10).run()
+    assert [c.value for c in app.code if len(c.value) > 100_000] == ["x" * 200_000]

@@ -108,14 +108,39 @@ def queue_view(user: User) -> None:
                      hide_index=True)
 
 
+MAP_SPAN = 5  # decision points shown each side of the selected one in the turn map
+
+
 def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
-    with st.container(horizontal=True, key="minimap", gap="small"):
-        for s in states:
+    """The turn map: the decision points around the selected one ("◀ 1 … 195 … 200 … 205 … 300 ▶"), so
+    its size does not grow with the transcript; ◀ / ▶ jump a whole window."""
+    position = next(n for n, s in enumerate(states) if s.message_index == selected)
+    low, high = max(0, position - MAP_SPAN), min(len(states), position + MAP_SPAN + 1)
+    shown = list(range(low, high))
+    if low > 0:
+        shown = [0, *shown]
+    if high < len(states):
+        shown = [*shown, len(states) - 1]
+    with st.container(horizontal=True, key="minimap", gap="small", vertical_alignment="center"):
+        if low > 0:
+            back = states[max(0, position - 2 * MAP_SPAN - 1)]
+            st.button("◀", key="mm-back", type="tertiary", help=f"Decision point {back.ordinal + 1}",
+                      on_click=goto, args=(transcript_id, back.message_index))
+        previous = None
+        for n in shown:
+            if previous is not None and n > previous + 1:
+                st.text("…")
+            previous = n
+            s = states[n]
             status = "done" if s.done else ("draft" if s.label_status == "draft" else "open")
             st.button(str(s.ordinal + 1), key=f"mm-{status}-{s.message_index}",
                       type="primary" if s.message_index == selected else "secondary",
                       help=f"Decision point {s.ordinal + 1}: {DID.get(s.observed_behavior, s.observed_behavior)}; {status}",
                       on_click=goto, args=(transcript_id, s.message_index))
+        if high < len(states):
+            ahead = states[min(len(states) - 1, position + 2 * MAP_SPAN + 1)]
+            st.button("▶", key="mm-ahead", type="tertiary", help=f"Decision point {ahead.ordinal + 1}",
+                      on_click=goto, args=(transcript_id, ahead.message_index))
 
 
 def hold_lease(user: User, transcript_id: str) -> None:
@@ -170,8 +195,11 @@ def labeling_view(user: User, transcript_id: str) -> None:
         st.button("Queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,), key="to-queue")
         view = st.segmented_control("View", VIEWS, default="Turns", key="view", bind="query-params",
                                     label_visibility="collapsed") or "Turns"
-    with top[1], st.container(key="progress"):
-        st.text(f"labeled {sum(s.done for s in states)}/{len(states)} turns")
+    done = sum(s.done for s in states)
+    with top[1]:
+        with st.container(key="progress"):
+            st.text(f"labeled {done}/{len(states)} turns")
+        st.progress(done / len(states) if states else 0.0)
     if top[2].button("Keys", shortcut="H", icon=":material/keyboard:", type="tertiary", key="keys"):
         cheatsheet()
     if view == "Trajectory":
