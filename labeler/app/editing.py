@@ -60,6 +60,9 @@ class Work:
     # A submitted label is read-only until the annotator chooses Edit; the submitted version is kept so the
     # edit can be abandoned (``discard_edit``) instead of leaving the turn a draft without gold.
     editing: bool = False
+    # Schema errors of a field show once the annotator touched it (``"n:arg"``), or all after a submit attempt.
+    touched: set[str] = field(default_factory=set)
+    tried_submit: bool = False
     submitted: LabelBody | TrajectoryBody | None = None
     submitted_version: int = 0
 
@@ -220,6 +223,7 @@ def submit(item: Item, work: Work) -> bool:
         record = _store_body(item, work, version=work.version, submit=True)
     except LabelIncomplete as exc:
         work.problems = exc.problems
+        work.tried_submit = True
         return False
     except ConflictError as exc:
         work.conflict = exc

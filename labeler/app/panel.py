@@ -42,16 +42,11 @@ def _decide(item: Item, work: Work, decision: Decision, observed: list[dict[str,
         if work.stash and (not calls or same_as_observed(observed, calls)):
             calls, work.stash = work.stash, None
         elif not calls:
-            calls = observed_as_calls(observed) or ((Call(name=next(iter(tools))),) if tools else ())
+            calls = observed_as_calls(observed)  # else the annotator picks the tool (call_editor.tool_picker)
         editing.change(item, work, regenerate=True, decision="different", calls=calls,
                        arg_rules=call_editor.with_suggestions(work.body.arg_rules, calls, tools))
         return
     editing.change(item, work, decision=decision)
-
-
-def _add_call(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
-    call_editor.set_calls(item, work, (*work.body.calls, Call(name=next(iter(tools)))), observed, tools,
-                          regenerate=True)
 
 
 def _on_field(item: Item, work: Work, field: str, key: str) -> None:
@@ -172,8 +167,7 @@ def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools
         st.caption("Prefilled from the agent's own call: a suggestion, check every value.")
     for n in range(len(work.body.calls)):
         call_editor.call_editor(item, work, n, tools, observed)
-    st.button("Add a parallel call", key=f"add-call-{item.key}", icon=":material/add:", type="tertiary",
-              on_click=_add_call, args=(item, work, observed, tools))
+    call_editor.tool_picker(item, work, tools, observed)
     if observed:
         diff = call_diff(observed, work.body.calls)
         if diff:
@@ -302,8 +296,10 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
     with st.container(key="label-panel"):
         if work.conflict is not None:
             conflict_box(item, work)
-        st.subheader("What should the agent do here?")
-        _decision_buttons(item, work, observed, tools)
+        with st.container(key="panel-head"):  # sticky: the turn and the decision stay in view
+            st.subheader("What should the agent do here?")
+            st.caption(f"Decision point {state.ordinal + 1} of {len(states)} · {state.observed_behavior}")
+            _decision_buttons(item, work, observed, tools)
         if work.locked:
             locked_view(item, work)
             status_line(work)
@@ -319,13 +315,14 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
         _alternatives(item, work, tools)
         details(item, work)
         status_line(work)
-        blocking = work.problems or (problems(work.body, tr.tools) if work.status else [])
+        # Only after a submit attempt: a fresh "Different call" is not a list of errors yet.
+        blocking = work.problems or (problems(work.body, tr.tools) if work.tried_submit else [])
         if blocking:
             with st.container(key="problems"):
                 st.caption("Before submitting")
                 for n, text in enumerate(blocking):
                     problem(text, f"problem-{n}")
-        with st.container(horizontal=True):
+        with st.container(horizontal=True, key="submit-bar"):  # sticky at the panel's bottom
             st.button("Submit & next", key=f"submit-{item.key}", type="primary", shortcut="Ctrl+Enter", icon=":material/check:",
                       on_click=_submit, args=(item, work))
             st.button("Unsure: send to review" if not work.body.unsure else "Marked unsure (undo)", key=f"unsure-{item.key}",

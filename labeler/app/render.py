@@ -31,7 +31,18 @@ div[class*="st-key-mm-done-"] button { border-bottom: 4px solid #17b26a; }
 div[class*="st-key-mm-done-"] button[kind="secondary"] { background: #dcfae6; }
 div[class*="st-key-mm-draft-"] button { border-bottom: 4px solid #f79009; }
 div[class*="st-key-mm-draft-"] button[kind="secondary"] { background: #fef0c7; }
-.st-key-label-panel { position: sticky; top: 3.75rem; }
+/* The label panel scrolls on its own beside the conversation; its head (turn, decision bar) and its submit bar
+   stay in view. Streamlit wraps each block in a layout wrapper of the same height, and sticky needs room inside
+   its parent: so the wrapper that sits in the (tall) column is the sticky one. */
+[data-testid="stColumn"] > [data-testid="stVerticalBlock"] > [data-testid="stLayoutWrapper"]:has(.st-key-label-panel) {
+  position: sticky; top: 3.75rem; z-index: 2; }
+.st-key-panel-head h3 { font-size: 1.15rem; padding: 0.25rem 0 0; }
+[data-testid="stMainBlockContainer"]:has(.st-key-label-panel) { padding-bottom: 1rem; }
+.st-key-label-panel { max-height: calc(100vh - 6rem); overflow-y: auto; overscroll-behavior: contain; overflow-x: hidden; padding-right: 0.25rem; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-panel-head) { position: sticky; top: 0; z-index: 3;
+  background: var(--background-color, #fff); border-bottom: 1px solid rgba(49, 51, 63, 0.1); }
+[data-testid="stLayoutWrapper"]:has(> .st-key-submit-bar) { position: sticky; bottom: 0; z-index: 3;
+  background: var(--background-color, #fff); border-top: 1px solid rgba(49, 51, 63, 0.1); padding: 0.5rem 0; }
 .st-key-hidden-keys { display: none; }
 div[class*="st-key-msg-"] [data-testid="stText"], div[class*="st-key-result-"] [data-testid="stText"] {
   overflow-wrap: anywhere; }

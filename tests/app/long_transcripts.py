@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from labeler.store import ImportItem, Store
-from scorer.model import Message, ToolSpec, Transcript
+from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec, Transcript
 
 TOOL = ToolSpec(name="lookup", description="Look a record up", parameters={
     "type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})
@@ -24,3 +24,10 @@ def many_turns(transcript_id: str, decision_points: int, *, long_message: str | 
 def add(store: Store, transcript: Transcript) -> str:
     store.import_items([ImportItem(transcript, "synthetic")])
     return transcript.id
+
+
+def one_call(transcript_id: str, arguments: str) -> Transcript:
+    """A user question and the agent's one ``lookup`` call with these (JSON) arguments."""
+    call = ToolCallRef(id="c1", function=FunctionCall(name="lookup", arguments=arguments))
+    return Transcript(id=transcript_id, tools=(TOOL,), metadata={"source": "synthetic"}, messages=(
+        Message(role="user", content="look up my record"), Message(role="assistant", tool_calls=(call,))))

@@ -140,3 +140,43 @@ def test_a_2_mb_message_without_whitespace_is_cut_and_shown_in_parts_on_request(
     [which] = [n for n in app.number_input if n.label.startswith("Part (of 10")]
     which.set_value(10).run()
     assert [c.value for c in app.code if len(c.value) > 100_000] == ["x" * 200_000]
+
+
+def test_different_call_starts_from_a_tool_picker_and_shows_errors_only_once_touched(
+        people: Store, app: AppTest) -> None:
+    open_turn(app, turn=2)  # the agent answered in text: no call of its own to start from
+    button(app, "decide-different").click().run()
+    assert not app.exception, app.exception
+    [picker] = [s for s in app.selectbox if s.label == "Which tool should the agent call?"]
+    assert picker.value is None and not [s for s in app.selectbox if s.label.startswith("Tool (call")]
+    assert not [t for t in texts(app) if "required, but missing" in t]
+    picker.select("book_reservation").run()
+    assert [s.value for s in app.selectbox if s.label == "Tool (call 1)"] == ["book_reservation"]
+    assert not [t for t in texts(app) if "required, but missing" in t]  # nothing touched yet
+    [user_id] = [w for w in app.text_input if w.label == "user_id *"]
+    user_id.input("mia_li_3668").run()
+    [origin] = [w for w in app.text_input if w.label == "origin *"]
+    origin.input("JFK").run()
+    [origin] = [w for w in app.text_input if w.label == "origin *"]
+    origin.input("").run()  # touched, then emptied: now its error shows, and only its own
+    assert texts(app).count("required, but missing") == 1
+    button(app, "submit").click().run()
+    assert texts(app).count("required, but missing") > 5  # a submit attempt shows every error
+    assert "Before submitting" in [c.value for c in app.caption]
+
+
+def test_an_empty_string_argument_reads_differently_from_a_missing_one(people: Store, app: AppTest) -> None:
+    tid = long_transcripts.add(people, long_transcripts.one_call("empty-arg", '{"id": ""}'))
+    as_user(app, "ann", t=tid, turn="1").run()
+    app.switch_page("pages_/label.py").run()
+    button(app, "decide-same").click().run()
+    assert not app.exception, app.exception
+    assert 'The value is an empty string `""` (not missing).' in [c.value for c in app.caption]
+    assert 'id = ""' in texts(app)
+    [field] = [w for w in app.text_input if w.label == "id *"]
+    field.input("R7").run()
+    assert 'id = "R7"' in texts(app)
+    [field] = [w for w in app.text_input if w.label == "id *"]
+    field.input("").run()  # emptying the field leaves the argument out
+    assert "id = missing" in texts(app)
+    assert [w.placeholder for w in app.text_input if w.label == "id *"] == ["missing"]
