@@ -7,9 +7,9 @@ import time
 import pytest
 from playwright.sync_api import Page, expect
 
+from labeler.app.editing import Item
 from tests.app import long_transcripts
 from tests.browser.conftest import Server
-from labeler.app.editing import Item
 from tests.browser.test_labeling import TAU, press
 
 pytestmark = pytest.mark.browser
