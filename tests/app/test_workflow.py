@@ -180,3 +180,14 @@ def test_an_empty_string_argument_reads_differently_from_a_missing_one(people: S
     field.input("").run()  # emptying the field leaves the argument out
     assert "id = missing" in texts(app)
     assert [w.placeholder for w in app.text_input if w.label == "id *"] == ["missing"]
+
+
+def test_the_default_queue_lists_imported_gold_transcripts_with_progress_bars(demo: Store, app: AppTest) -> None:
+    as_user(app, "ann").run()
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="qstatus").value == "unlabeled"
+    listed = texts(app)
+    assert "tooltalk/SendEmail-easy" in listed and "bfcl/simple_python_0" in listed
+    bars = {p.proto.text: p.value for p in app.get("progress")}
+    assert bars["labeled 0/3 turns · 3 with imported gold"] == 0

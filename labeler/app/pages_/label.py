@@ -94,10 +94,14 @@ def queue_view(user: User) -> None:
     for n, item in enumerate(items):
         with st.container(key=f"queue-row-{n}"):
             cells = st.columns(widths, vertical_alignment="center")
-            for cell, value in zip(cells, [item.transcript_id, item.source, item.title,
-                                           f"labeled {item.n_done}/{item.n_turns} turns", str(item.n_drafts),
+            for cell, value in zip(cells, [item.transcript_id, item.source, item.title, None, str(item.n_drafts),
                                            item.leased_by or ""], strict=False):
-                cell.text(value)
+                if value is not None:
+                    cell.text(value)
+            imported = max(0, item.n_done - item.n_labeled)  # gold no person has labeled yet: a candidate
+            cells[3].progress(item.n_labeled / item.n_turns if item.n_turns else 0.0,
+                              text=f"labeled {item.n_labeled}/{item.n_turns} turns"
+                              + (f" · {imported} with imported gold" if imported else ""))
             cells[-1].button("Open", key=f"queue-open-{n}", type="tertiary", on_click=goto,
                              args=(item.transcript_id, None))
     totals = store.annotator_totals()
