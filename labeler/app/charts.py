@@ -65,16 +65,21 @@ def tool_frame(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> pd.DataF
     return pd.DataFrame(rows, columns=["run", "tool", "pass rate", "flagged"])
 
 
-def tool_chart(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.Chart:
-    """Per-tool pass rate over the runs: tools that dropped beyond the threshold in red, the rest grey."""
+def tool_chart(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.LayerChart:
+    """Per-tool pass rate over the runs: tools that dropped beyond the threshold in red, the rest grey; each
+    line carries its tool's name at its last point (grey lines are told apart by name, not by colour)."""
     frame = tool_frame(runs, trends)
-    return alt.Chart(frame, title="Pass rate per tool").mark_line(point=True).encode(
-        x=alt.X("run:N", sort=_axis_order(runs), title=None, axis=alt.Axis(labelAngle=-30)),
-        y=alt.Y("pass rate:Q", title=None, axis=alt.Axis(format="%")),
-        detail="tool:N",
-        color=alt.condition(alt.datum.flagged, alt.value(FLAGGED), alt.value(CALM)),
+    x = alt.X("run:N", sort=_axis_order(runs), title=None, axis=alt.Axis(labelAngle=-30))
+    y = alt.Y("pass rate:Q", title=None, axis=alt.Axis(format="%"))
+    color = alt.condition(alt.datum.flagged, alt.value(FLAGGED), alt.value(CALM))
+    base = alt.Chart(frame, title="Pass rate per tool")
+    lines = base.mark_line(point=True).encode(
+        x=x, y=y, detail="tool:N", color=color,
         strokeWidth=alt.condition(alt.datum.flagged, alt.value(3), alt.value(1.2)),
         tooltip=["tool", "run", alt.Tooltip("pass rate:Q", format=".1%")])
+    last = frame.sort_values("run", key=lambda col: col.map(_axis_order(runs).index)).groupby("tool").tail(1)
+    labels = alt.Chart(last).mark_text(align="left", dx=6, fontSize=11).encode(x=x, y=y, text="tool:N", color=color)
+    return lines + labels
 
 
 def heatmap_frame(cells: Sequence[ConfusionCell], limit: int = HEATMAP_LIMIT) -> tuple[pd.DataFrame, list[str]]:
