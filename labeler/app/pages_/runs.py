@@ -98,6 +98,8 @@ with st.container(key="tool-summary"):
                             "results)" for t in unsupported)
                 + ". Lower the minimum above to flag them.")
 st.altair_chart(charts.tool_chart(runs, trends))
+if len(runs) > 1:
+    st.altair_chart(charts.run_heatmap(runs, trends), height=28 * len(trends) + 90)
 
 shown = runs[-RATES_SHOWN:]
 widths = [3] + [1] * len(shown) + [1, 2, 1]
