@@ -45,6 +45,7 @@ if user is not None and user.role in ("reviewer", "admin"):  # the judge's pages
                 url_path="calibration"),
     ]
 if user is not None and user.role == "admin":
-    pages.append(st.Page(PAGES / "admin.py", title="Users & tags", icon=":material/group:", url_path="admin"))
+    pages.append(st.Page(PAGES / "admin.py", title="Team setup: users, tags, overlap", icon=":material/group:",
+                         url_path="admin"))
 
-st.navigation(pages).run()
+st.navigation(pages, expanded=True).run()  # every page listed: none hidden under "View N more"

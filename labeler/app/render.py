@@ -31,6 +31,8 @@ div[class*="st-key-mm-done-"] button { border-bottom: 4px solid #17b26a; }
 div[class*="st-key-mm-done-"] button[kind="secondary"] { background: #dcfae6; }
 div[class*="st-key-mm-draft-"] button { border-bottom: 4px solid #f79009; }
 div[class*="st-key-mm-draft-"] button[kind="secondary"] { background: #fef0c7; }
+div[class*="st-key-mm-overlap-"] button { border-bottom: 4px solid #2e90fa; }
+div[class*="st-key-mm-overlap-"] button[kind="secondary"] { background: #d1e9ff; }
 /* The label panel scrolls on its own beside the conversation; its head (turn, decision bar) and its submit bar
    stay in view. Streamlit wraps each block in a layout wrapper of the same height, and sticky needs room inside
    its parent: so the wrapper that sits in the (tall) column is the sticky one. */

@@ -111,6 +111,7 @@ class TurnState:
     observed: list[dict[str, Any]]
     label_status: str | None  # this annotator's label: None, draft or submitted
     has_gold: bool
+    awaits_overlap: bool = False  # another annotator's gold is here, and the overlap wants this one's label too
 
     @property
     def done(self) -> bool:
@@ -478,8 +479,9 @@ def turn_states(db: Database, transcript_id: str, annotator: str | None = None) 
             .where(t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator)).all()) if annotator else {}
         gold_turns = set(conn.scalars(select(t.GoldCaseRow.turn).where(
             t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.kind == "turn")))
-        gold_turns -= _overlap_pending_turns(conn, pk, annotator)  # overlap: still needs this label
-    return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns)
+        overlap = _overlap_pending_turns(conn, pk, annotator) & gold_turns  # overlap: still needs this label
+        gold_turns -= overlap
+    return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns, mi in overlap)
             for tid, o, mi, b, obs in turns]
 
 # -- queue and leases

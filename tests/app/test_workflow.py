@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from labeler.app.render import md_escape
 from labeler.cli.data import convert_files
+from labeler.labels import LabelBody
 from labeler.store import Store
 from scorer.importers import ImportOptions
 from tests.app import long_transcripts
@@ -191,3 +192,31 @@ def test_the_default_queue_lists_imported_gold_transcripts_with_progress_bars(de
     assert "tooltalk/SendEmail-easy" in listed and "bfcl/simple_python_0" in listed
     bars = {p.proto.text: p.value for p in app.get("progress")}
     assert bars["labeled 0/3 turns · 3 with imported gold"] == 0
+
+
+def test_a_second_annotator_sees_which_turns_await_their_overlap_label(people: Store, app: AppTest) -> None:
+    people.add_user("bob", "annotator", actor="root")
+    people.set_overlap(2, 100, actor="root")  # every turn wants two annotators
+    people.submit_label(TAU, 4, "ann", LabelBody(decision="clarify"), version=0)
+    people.submit_label(TAU, 8, "ann", LabelBody(decision="no_call"), version=0)
+    as_user(app, "bob", t=TAU, turn="2").run()
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    assert ("2 decision point(s) await your overlap label (another annotator labeled them; the team compares "
+            "both): 2, 4") in texts(app)
+    assert [b.key for b in app.button if b.key and b.key.startswith("mm-")] == [
+        "mm-open-2", "mm-overlap-4", "mm-open-6", "mm-overlap-8"]
+
+
+def test_the_admin_page_sets_the_overlap(people: Store, app: AppTest) -> None:
+    as_user(app, "root").run()
+    app.switch_page("pages_/admin.py").run()
+    assert [h.value for h in app.subheader][:3] == ["Users", "Tag vocabulary", "Double annotation (overlap)"]
+    app.number_input(key="admin-overlap-n").set_value(3)
+    app.slider(key="admin-overlap-percent").set_value(20)
+    [save] = [b for b in app.button if b.label == "Set overlap"]
+    save.click().run()
+    assert not app.exception, app.exception
+    overlap = people.overlap()
+    assert (overlap.annotators, overlap.percent) == (3, 20.0)
+    assert "Overlap now: 3 annotators on 20% of turns" in texts(app)

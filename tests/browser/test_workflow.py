@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -94,3 +95,37 @@ def test_a_2_mb_message_without_whitespace_opens_at_once(page: Page, server: Ser
     expect(page.get_by_text("Show all 2,000,000 characters")).to_be_visible()
     press(page, "3")
     expect(page.locator(".st-key-save-state")).to_contain_text("· version 1")
+
+
+def test_team_setup_is_listed_in_the_sidebar_without_view_more(page: Page, server: Server) -> None:
+    page.goto(f"{server.url}/transcripts?user=root")
+    nav = page.get_by_test_id("stSidebarNav")
+    expect(nav.get_by_text("Team setup: users, tags, overlap")).to_be_visible()
+    expect(nav.get_by_text(re.compile(r"^View (\d+ more|less)$"))).to_have_count(0)  # no "View N more" fold
+
+
+def test_a_submitted_turn_ignores_decision_keys_until_e_and_escape_discards_the_edit(
+        page: Page, server: Server) -> None:
+    name = user(server, "gus")
+    page.goto(f"{server.url}/label?user={name}&t={TAU}&turn=2")
+    on_turn(page, TAU, 2, name)
+    press(page, "3")
+    expect(page.locator(".st-key-save-state")).to_contain_text("· version 1")
+    press(page, "Control+Enter")
+    on_turn(page, TAU, 4, name)
+    page.goto(f"{server.url}/label?user={name}&t={TAU}&turn=2")
+    expect(page.locator(".st-key-submitted-label")).to_be_visible()
+    press(page, "0", owners=("[class*='st-key-edit-'] button",))  # a stray key: nothing happens
+    page.wait_for_timeout(500)
+    store = server.store()
+    label = store.get_label(TAU, 2, name)
+    assert label is not None and (label.status, label.body.decision, label.version) == ("submitted", "clarify", 2)
+    press(page, "e", owners=("[class*='st-key-edit-'] button",))
+    expect(page.locator(".st-key-editing-submitted")).to_be_visible()
+    press(page, "0", owners=("[class*='st-key-discard-'] button",))
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
+    press(page, "Escape", owners=("[class*='st-key-discard-'] button",))
+    expect(page.locator(".st-key-submitted-label")).to_be_visible()
+    label = store.get_label(TAU, 2, name)
+    assert label is not None and (label.status, label.body.decision) == ("submitted", "clarify")
+    store.close()

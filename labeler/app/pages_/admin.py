@@ -1,4 +1,5 @@
-"""Users & tags (admins): who may label with which role, and the tag vocabulary annotators choose from.
+"""Team setup (admins): who may label with which role, the tag vocabulary annotators choose from, and the
+overlap (how many annotators label a sampled share of turns, for agreement).
 
 The store checks the role again on every change; this page only decides what to show.
 """
@@ -43,6 +44,12 @@ def change_user() -> None:
     load_user()  # what is stored now, also after a refused change
 
 
+def save_overlap() -> None:
+    annotators, percent = int(st.session_state["admin-overlap-n"]), float(st.session_state["admin-overlap-percent"])
+    report(f"Overlap: {annotators} annotators on {percent:g}% of turns",
+           lambda: store.set_overlap(annotators, percent, actor=admin.name))
+
+
 def save_tag() -> None:
     tag = st.session_state["tag-name"]
     report(f"Saved tag {tag}", lambda: store.set_tag(tag, adversarial=st.session_state["tag-adversarial"],
@@ -55,7 +62,7 @@ def remove_tag() -> None:
     report(f"Removed tag {tag}", lambda: store.remove_tag(tag, actor=admin.name))
 
 
-st.title("Users & tags")
+st.title("Team setup")
 if "admin-error" in st.session_state:
     with st.container(key="err-admin"):
         st.text(st.session_state.pop("admin-error"))
@@ -99,3 +106,18 @@ with tags_col:
     with st.form("tag-remove-form", border=True):
         st.selectbox("Tag", [t.tag for t in tags], key="tag-remove")
         st.form_submit_button("Remove tag", on_click=remove_tag)
+
+st.subheader("Double annotation (overlap)")
+overlap = store.overlap()
+with st.container(key="overlap-now"):
+    st.text(f"Overlap now: {overlap.annotators} annotators on {overlap.percent:g}% of turns"
+            if overlap.active else "Overlap now: off (every turn gets one annotator)")
+st.caption("A sampled share of turns is labeled by several annotators; the Agreement page compares them, and "
+           "each annotator's label page shows which turns await their overlap label.")
+with st.form("admin-overlap", border=True):
+    left, right = st.columns(2)
+    left.number_input("Annotators per sampled turn", min_value=1, max_value=10, value=max(overlap.annotators, 2),
+                      key="admin-overlap-n")
+    right.slider("Share of turns (%)", min_value=0, max_value=100, value=int(overlap.percent) or 10,
+                 key="admin-overlap-percent")
+    st.form_submit_button("Set overlap", on_click=save_overlap)

@@ -19,6 +19,7 @@ KEYS = [
     ("← / → or K / J", "Previous / next decision point"),
     ("N", "Next transcript from the queue"),
     ("Alt + F", "Flag unsure: send to review"),
+    ("E", "Edit a submitted label (Escape discards the edit)"),
     ("H", "This cheatsheet"),
 ]
 
@@ -136,7 +137,8 @@ def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
                 st.text("…")
             previous = n
             s = states[n]
-            status = "done" if s.done else ("draft" if s.label_status == "draft" else "open")
+            status = ("done" if s.done else "draft" if s.label_status == "draft"
+                      else "overlap" if s.awaits_overlap else "open")
             st.button(str(s.ordinal + 1), key=f"mm-{status}-{s.message_index}",
                       type="primary" if s.message_index == selected else "secondary",
                       help=f"Decision point {s.ordinal + 1}: {DID.get(s.observed_behavior, s.observed_behavior)}; {status}",
@@ -210,6 +212,11 @@ def labeling_view(user: User, transcript_id: str) -> None:
         trajectory_view(user, tr)
         return
     st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · {DID.get(state.observed_behavior, state.observed_behavior)}")
+    overlap = [s.ordinal + 1 for s in states if s.awaits_overlap and s.label_status != "submitted"]
+    if overlap:
+        with st.container(key="overlap-waiting"):
+            st.text(f"{len(overlap)} decision point(s) await your overlap label (another annotator labeled them; "
+                    f"the team compares both): {', '.join(map(str, overlap[:20]))}" + (" …" if len(overlap) > 20 else ""))
 
     with st.container(horizontal=True, vertical_alignment="center"):
         st.button("Previous", key="prev", shortcut="Left", icon=":material/chevron_left:", disabled=position == 0,
