@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from labeler.app.editing import Item
 from tests.app import long_transcripts
-from tests.browser.conftest import Server
+from tests.browser.conftest import REPO, Server
 from tests.browser.test_labeling import TAU, press
 
 pytestmark = pytest.mark.browser
@@ -28,6 +28,21 @@ def on_turn(page: Page, transcript: str, turn: int, user: str) -> None:
     expect(page.locator(f".st-key-decide-no_call-{Item(transcript, turn, user).key}")).to_be_visible()
 
 
+def tau_copy(server: Server, copy_id: str) -> str:
+    """The tau-bench transcript under another id: this file's tests hold no lease or gold on the shared one."""
+    from labeler.store import ImportItem
+    from scorer.model import Transcript
+
+    store = server.store()
+    if not store.list_transcripts(search=copy_id):
+        line = (REPO / "tests" / "data" / "app" / "tau_airline.jsonl").read_text().splitlines()[0]
+        tr = Transcript.model_validate_json(line)
+        assert tr.id == TAU
+        store.import_items([ImportItem(tr.model_copy(update={"id": copy_id}), "copy")])
+    store.close()
+    return copy_id
+
+
 def user(server: Server, name: str) -> str:
     store = server.store()
     if store.get_user(name) is None:
@@ -37,9 +52,9 @@ def user(server: Server, name: str) -> str:
 
 
 def test_the_match_rule_editor_stays_open_and_shows_every_argument_name_whole(page: Page, server: Server) -> None:
-    name = user(server, "dora")
-    page.goto(f"{server.url}/label?user={name}&t={TAU}&turn=4")
-    on_turn(page, TAU, 4, name)
+    name, tid = user(server, "dora"), tau_copy(server, "tau-copy-rules")
+    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=4")
+    on_turn(page, tid, 4, name)
     press(page, "1")  # same as observed: get_reservation_details(reservation_id="H9ZU1C")
     expect(page.locator("[class*='st-key-decide-same-'] button").first).to_have_attribute("kind", "primary")
     editor = page.locator(".st-key-call-editor-0")
@@ -61,9 +76,9 @@ def test_the_match_rule_editor_stays_open_and_shows_every_argument_name_whole(pa
 
 def test_the_turn_header_decision_bar_and_submit_stay_in_view_while_the_panel_scrolls(
         page: Page, server: Server) -> None:
-    name = user(server, "eve")
-    page.goto(f"{server.url}/label?user={name}&t={TAU}&turn=2")
-    on_turn(page, TAU, 2, name)
+    name, tid = user(server, "eve"), tau_copy(server, "tau-copy-sticky")
+    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=2")
+    on_turn(page, tid, 2, name)
     press(page, "2")  # different call: the tool picker, then a long editor
     idle(page)
     page.get_by_role("combobox", name="Which tool should the agent call?").click()
@@ -107,18 +122,23 @@ def test_team_setup_is_listed_in_the_sidebar_without_view_more(page: Page, serve
 def test_a_submitted_turn_ignores_decision_keys_until_e_and_escape_discards_the_edit(
         page: Page, server: Server) -> None:
     name = user(server, "gus")
-    page.goto(f"{server.url}/label?user={name}&t={TAU}&turn=2")
-    on_turn(page, TAU, 2, name)
+    store = server.store()
+    tid = "edit-browser"  # its own transcript: the shared ones keep no gold from this test
+    if not store.list_transcripts(search=tid):
+        long_transcripts.add(store, long_transcripts.many_turns(tid, 3))
+    store.close()
+    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=2")
+    on_turn(page, tid, 2, name)
     press(page, "3")
     expect(page.locator(".st-key-save-state")).to_contain_text("· version 1")
     press(page, "Control+Enter")
-    on_turn(page, TAU, 4, name)
-    page.goto(f"{server.url}/label?user={name}&t={TAU}&turn=2")
+    on_turn(page, tid, 4, name)
+    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=2")
     expect(page.locator(".st-key-submitted-label")).to_be_visible()
     press(page, "0", owners=("[class*='st-key-edit-'] button",))  # a stray key: nothing happens
     page.wait_for_timeout(500)
     store = server.store()
-    label = store.get_label(TAU, 2, name)
+    label = store.get_label(tid, 2, name)
     assert label is not None and (label.status, label.body.decision, label.version) == ("submitted", "clarify", 2)
     press(page, "e", owners=("[class*='st-key-edit-'] button",))
     expect(page.locator(".st-key-editing-submitted")).to_be_visible()
@@ -126,6 +146,6 @@ def test_a_submitted_turn_ignores_decision_keys_until_e_and_escape_discards_the_
     expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
     press(page, "Escape", owners=("[class*='st-key-discard-'] button",))
     expect(page.locator(".st-key-submitted-label")).to_be_visible()
-    label = store.get_label(TAU, 2, name)
+    label = store.get_label(tid, 2, name)
     assert label is not None and (label.status, label.body.decision) == ("submitted", "clarify")
     store.close()
