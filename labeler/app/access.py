@@ -52,7 +52,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("hygiene.py", "Gold hygiene", ":material/cleaning_services:", "hygiene", STAFF),
     PageSpec("adjudication.py", "Adjudication", ":material/gavel:", "adjudication", STAFF),
     PageSpec("calibration.py", "Judge calibration", ":material/balance:", "calibration", STAFF),
-    PageSpec("admin.py", "Users & tags", ":material/group:", "admin", ADMINS),
+    PageSpec("admin.py", "Team setup: users, tags, overlap", ":material/group:", "admin", ADMINS),
 )
 DEFAULT = PAGES[0]
 BY_PATH = {spec.url_path: spec for spec in PAGES}

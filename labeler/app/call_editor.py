@@ -106,6 +106,9 @@ def _on_arg(item: Item, work: Work, n: int, arg: str, key: str, kind: str, obser
     else:
         value = raw
     args = dict(work.body.calls[n].arguments)
+    if (value is UNSET and arg not in args) or (type(args.get(arg, UNSET)) is type(value) and args.get(arg) == value):
+        return  # no change (a widget can report its unchanged value): not touched, nothing to save
+    work.touched.add(f"{n}:{arg}")
     if value is UNSET:
         args.pop(arg, None)
     else:
@@ -118,6 +121,7 @@ def _on_raw(item: Item, work: Work, n: int, key: str, observed: list[dict[str, A
             tools: dict[str, ToolSpec]) -> None:
     errors = work_errors(work)
     errors.pop(f"{n}:raw", None)
+    work.touched.add(f"{n}:*")
     try:
         value = editing.typed_json(st.session_state[key] or "{}")
     except ValueError as exc:
@@ -158,6 +162,12 @@ def _on_rule(item: Item, work: Work, tool: str, arg: str, key: str, field: str) 
     editing.change(item, work, arg_rules={t: r for t, r in rules.items() if r})
 
 
+def _on_pick(item: Item, work: Work, key: str, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
+    name = st.session_state[key]
+    if name in tools:
+        set_calls(item, work, (*work.body.calls, Call(name=name)), observed, tools, regenerate=True)
+
+
 def _on_remove(item: Item, work: Work, n: int, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
     calls = work.body.calls[:n] + work.body.calls[n + 1:]
     set_calls(item, work, calls, observed, tools, regenerate=True)
@@ -168,6 +178,29 @@ def work_errors(work: Work) -> dict[str, str]:
 
 
 # -- rendering -----------------------------------------------------------------------------------------
+
+
+def tool_picker(item: Item, work: Work, tools: dict[str, ToolSpec], observed: list[dict[str, Any]]) -> None:
+    """Choose the tool of a new expected call by typing its name (nothing is preselected)."""
+    if not tools:
+        return
+    key = editing.widget_key(item, work, f"pick{len(work.body.calls)}")
+    label = "Which tool should the agent call?" if not work.body.calls else "Add a parallel call"
+    st.selectbox(label, list(tools), index=None, key=key, format_func=render.md_label,
+                 placeholder=f"Type to search the {len(tools)} tools offered", on_change=_on_pick,
+                 args=(item, work, key, observed, tools))
+
+
+def _shown(work: Work, n: int, arg: str) -> bool:
+    """Whether the schema errors of argument ``arg`` of call ``n`` are shown yet."""
+    return work.tried_submit or f"{n}:{arg}" in work.touched or f"{n}:*" in work.touched
+
+
+def value_preview(value: Any) -> str:
+    """An argument's value in one line; an empty string (``""``) reads differently from a missing argument."""
+    if value is UNSET:
+        return "missing"
+    return render.one_line(json.dumps(value, ensure_ascii=False), 60)
 
 
 def _problem(text: str, key: str) -> None:
@@ -202,10 +235,15 @@ def _argument_input(item: Item, work: Work, n: int, arg: str, schema: dict[str, 
                         args=args("number"), placeholder=hint, format="%g")
     elif kind == "string" and (value is UNSET or isinstance(value, str)):
         text = "" if value is UNSET else value
+        shown_hint = "missing" + (f": {hint}" if hint else "")  # an empty field means the argument is left out
         if len(text) > 60 or suggest_match(arg, schema) == "semantic":  # free text: give it room
-            st.text_area(label, value=text, key=key, on_change=cb, args=args("string"), placeholder=hint, height=90)
+            st.text_area(label, value=text, key=key, on_change=cb, args=args("string"), placeholder=shown_hint,
+                         height=90)
         else:
-            st.text_input(label, value=text, key=key, on_change=cb, args=args("string"), placeholder=hint)
+            st.text_input(label, value=text, key=key, on_change=cb, args=args("string"), placeholder=shown_hint)
+        if value == "":
+            with st.container(key=f"empty-string-{n}-{arg}"):
+                st.caption('The value is an empty string `""` (not missing).')
     else:  # arrays, objects, untyped, or a value whose type does not fit the schema: edit it as JSON
         shown = "" if value is UNSET else json.dumps(value, ensure_ascii=False)
         st.text_input(label + " (JSON)", value=shown, key=key, on_change=cb, args=args("json"), placeholder=hint)
@@ -226,35 +264,37 @@ def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:
     tool = spec.name
     rule = work.body.rule(tool, arg) or RuleDraft()
     suggestion = suggest_match(arg, spec.properties.get(arg, {}))
-    cols = st.columns([2, 3, 3], vertical_alignment="center")
-    cols[0].text(arg)
+    call = work.body.calls[n]
+    with st.container(key=f"rule-row-{n}-{arg}"):  # the name on its own line: it is never cut
+        st.text(f"{arg} = {value_preview(call.arguments.get(arg, UNSET))}")
+    match_col = param_col = st.container()  # full width: "date (suggested)" is never cut
     key = editing.widget_key(item, work, f"r{n}:{tool}:{arg}")
-    cols[1].selectbox("match", MATCH_KINDS, index=MATCH_KINDS.index(rule.match), key=key,
+    match_col.selectbox("match", MATCH_KINDS, index=MATCH_KINDS.index(rule.match), key=key,
                       format_func=lambda k: MATCH_LABELS[k] + (" (suggested)" if k == suggestion else ""),
                       on_change=_on_rule, args=(item, work, tool, arg, key, "match"), label_visibility="collapsed")
     pkey = f"{key}:{rule.match}"  # one key per kind: the input's type changes with the kind
     common: dict[str, Any] = {"key": pkey, "label_visibility": "collapsed", "on_change": _on_rule}
     if rule.match == "one_of":
-        cols[2].text_input("accepted values", value=json.dumps(list(rule.accept), ensure_ascii=False),
+        param_col.text_input("accepted values", value=json.dumps(list(rule.accept), ensure_ascii=False),
                            placeholder='["Economy", "economy class"]', args=(item, work, tool, arg, pkey, "accept"),
                            **common)
     elif rule.match in ("number", "currency"):
-        cols[2].number_input("tolerance", value=rule.tolerance, min_value=0.0, format="%g", placeholder="± tolerance",
+        param_col.number_input("tolerance", value=rule.tolerance, min_value=0.0, format="%g", placeholder="± tolerance",
                              args=(item, work, tool, arg, pkey, "tolerance"), **common)
     elif rule.match == "regex":
-        cols[2].text_input("pattern", value=rule.pattern or "", placeholder="regular expression (full match)",
+        param_col.text_input("pattern", value=rule.pattern or "", placeholder="regular expression (full match)",
                            args=(item, work, tool, arg, pkey, "pattern"), **common)
     elif rule.match == "semantic":
-        cols[2].text_input("intent", value=rule.intent or "", placeholder="what the value must say",
+        param_col.text_input("intent", value=rule.intent or "", placeholder="what the value must say",
                            args=(item, work, tool, arg, pkey, "intent"), **common)
     elif rule.match == "from_call":
-        cols[2].number_input("call", value=rule.from_call, min_value=0, step=1, placeholder="call index (0 = first)",
+        param_col.number_input("call", value=rule.from_call, min_value=0, step=1, placeholder="call index (0 = first)",
                              args=(item, work, tool, arg, pkey, "from_call"), **common)
     elif rule.match == "phone":
-        cols[2].text_input("region", value=rule.region or "", placeholder="default region, e.g. US",
+        param_col.text_input("region", value=rule.region or "", placeholder="default region, e.g. US",
                            args=(item, work, tool, arg, pkey, "region"), **common)
     elif suggestion != rule.match:
-        cols[2].text(f"suggested: {MATCH_LABELS[suggestion]}")
+        param_col.text(f"suggested: {MATCH_LABELS[suggestion]}")
     try:
         rule.to_rule()
     except ValueError as exc:
@@ -296,26 +336,30 @@ def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], obse
             if f"{n}:raw" in input_errors:
                 _problem(input_errors[f"{n}:raw"], f"raw-{n}")
             for arg, messages in problems.items():
-                _problem(f"{arg or 'arguments'}: {'; '.join(messages)}", f"arg-{n}-{arg}")
+                if _shown(work, n, arg):
+                    _problem(f"{arg or 'arguments'}: {'; '.join(messages)}", f"arg-{n}-{arg}")
         else:
             props = spec.properties
             for arg, schema in props.items():
                 _argument_input(item, work, n, arg, schema if isinstance(schema, dict) else {}, arg in required,
                                 call.arguments.get(arg, UNSET), observed, tools)
                 for message in problems.pop(arg, []):
-                    _problem(message, f"arg-{n}-{arg}")
+                    if _shown(work, n, arg):
+                        _problem(message, f"arg-{n}-{arg}")
                 if f"{n}:{arg}" in input_errors:
                     _problem(input_errors[f"{n}:{arg}"], f"argjson-{n}-{arg}")
             extra = [a for a in call.arguments if a not in props]
             if extra:
                 st.text("Not in the schema (edit in Raw JSON): " + ", ".join(extra))
             for arg, messages in problems.items():
-                _problem(f"{arg or 'arguments'}: {'; '.join(messages)}", f"arg-{n}-{arg or 'object'}")
+                if _shown(work, n, arg):
+                    _problem(f"{arg or 'arguments'}: {'; '.join(messages)}", f"arg-{n}-{arg or 'object'}")
         if spec.properties:
             req_key = editing.widget_key(item, work, f"req{n}")
             st.pills("Required keys", list(spec.properties), selection_mode="multi", default=list(required),
                      key=req_key, format_func=render.md_label, on_change=_on_required, args=(item, work, spec.name, req_key))
-            with st.expander("Match rules"):
+            # Keyed and tracked: it stays open across the reruns its own changes cause.
+            with st.expander("Match rules", key=f"rules-open-{n}-{item.key}", on_change="rerun"):
                 present = [a for a in spec.properties if a in call.arguments]
                 for arg in present + [a for a in spec.properties if a not in call.arguments]:
                     _rule_row(item, work, n, spec, arg)

@@ -22,6 +22,8 @@ HEATMAP_MARGIN = 170
 """Room for the rotated column labels and the axis title above the cells."""
 FLAGGED = "#d92d20"
 CALM = "#98a2b3"
+RISEN = "#079455"
+EPSILON = 1e-9
 
 
 def run_names(runs: Sequence[RunInfo]) -> dict[str, str]:
@@ -65,16 +67,61 @@ def tool_frame(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> pd.DataF
     return pd.DataFrame(rows, columns=["run", "tool", "pass rate", "flagged"])
 
 
-def tool_chart(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.Chart:
-    """Per-tool pass rate over the runs: tools that dropped beyond the threshold in red, the rest grey."""
+def tool_chart(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.LayerChart:
+    """Per-tool pass rate over the runs: tools that dropped beyond the threshold in red, the rest grey; each
+    line carries its tool's name at its last point (grey lines are told apart by name, not by colour)."""
     frame = tool_frame(runs, trends)
-    return alt.Chart(frame, title="Pass rate per tool").mark_line(point=True).encode(
-        x=alt.X("run:N", sort=_axis_order(runs), title=None, axis=alt.Axis(labelAngle=-30)),
-        y=alt.Y("pass rate:Q", title=None, axis=alt.Axis(format="%")),
-        detail="tool:N",
-        color=alt.condition(alt.datum.flagged, alt.value(FLAGGED), alt.value(CALM)),
+    x = alt.X("run:N", sort=_axis_order(runs), title=None, axis=alt.Axis(labelAngle=-30))
+    y = alt.Y("pass rate:Q", title=None, axis=alt.Axis(format="%"))
+    color = alt.condition(alt.datum.flagged, alt.value(FLAGGED), alt.value(CALM))
+    base = alt.Chart(frame, title="Pass rate per tool")
+    lines = base.mark_line(point=True).encode(
+        x=x, y=y, detail="tool:N", color=color,
         strokeWidth=alt.condition(alt.datum.flagged, alt.value(3), alt.value(1.2)),
         tooltip=["tool", "run", alt.Tooltip("pass rate:Q", format=".1%")])
+    last = frame.sort_values("run", key=lambda col: col.map(_axis_order(runs).index)).groupby("tool").tail(1)
+    labels = alt.Chart(last).mark_text(align="left", dx=6, fontSize=11).encode(x=x, y=y, text="tool:N", color=color)
+    return lines + labels
+
+
+def slope_frame(rows: Sequence[tuple[str, float | None, float | None]]) -> pd.DataFrame:
+    """(name, before, after) as one row per side, for the names that have both."""
+    def trend(change: float) -> str:
+        return "fell" if change < -EPSILON else "rose" if change > EPSILON else "held"
+
+    out = [{"name": name, "side": side, "value": value, "change": after - before, "trend": trend(after - before)}
+           for name, before, after in rows if before is not None and after is not None
+           for side, value in (("before", before), ("after", after))]
+    return pd.DataFrame(out, columns=["name", "side", "value", "change", "trend"])
+
+
+def slope_chart(rows: Sequence[tuple[str, float | None, float | None]], *, title: str) -> alt.LayerChart:
+    """Before and after side by side, one line per name: what fell slopes down in red, what rose in green."""
+    frame = slope_frame(rows)
+    x = alt.X("side:N", sort=["before", "after"], title=None, axis=alt.Axis(labelAngle=0),
+              scale=alt.Scale(padding=0.3))
+    y = alt.Y("value:Q", title=None, axis=alt.Axis(format="%"))
+    color = alt.Color("trend:N", scale=alt.Scale(domain=["fell", "rose", "held"], range=[FLAGGED, RISEN, CALM]),
+                      title=None)
+    base = alt.Chart(frame, title=title)
+    lines = base.mark_line(point=True).encode(x=x, y=y, detail="name:N", color=color, tooltip=[
+        "name", "side", alt.Tooltip("value:Q", format=".1%"), alt.Tooltip("change:Q", format="+.1%")])
+    labels = base.transform_filter(alt.datum.side == "after").mark_text(align="left", dx=6, fontSize=11).encode(
+        x=x, y=y, text="name:N", color=color)
+    return lines + labels
+
+
+def run_heatmap(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.LayerChart:
+    """Tools × runs, each cell the tool's pass rate in that run (blank: no results)."""
+    frame = tool_frame(runs, trends)
+    base = alt.Chart(frame, title="Pass rate per tool and run").encode(
+        x=alt.X("run:N", sort=_axis_order(runs), title=None, axis=alt.Axis(labelAngle=-30, orient="top")),
+        y=alt.Y("tool:N", title=None, sort=[t.tool for t in trends], axis=alt.Axis(labelLimit=220)))
+    rect = base.mark_rect().encode(
+        color=alt.Color("pass rate:Q", scale=alt.Scale(scheme="redyellowgreen", domain=[0, 1]), title="pass rate"),
+        tooltip=["tool", "run", alt.Tooltip("pass rate:Q", format=".1%")])
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("pass rate:Q", format=".0%"))
+    return rect + text
 
 
 def heatmap_frame(cells: Sequence[ConfusionCell], limit: int = HEATMAP_LIMIT) -> tuple[pd.DataFrame, list[str]]:
@@ -139,5 +186,5 @@ def breakdown_chart(groups: Sequence[GroupPoint], *, title: str, order: Sequence
         tooltip=["group", "measure", alt.Tooltip("value:Q", format=".1%"), "results"])
 
 
-__all__ = ["breakdown_chart", "heatmap", "heatmap_frame", "heatmap_height", "metric_frame", "run_names", "tool_chart", "tool_frame",
-           "trend_chart"]
+__all__ = ["breakdown_chart", "heatmap", "heatmap_frame", "heatmap_height", "metric_frame", "run_heatmap", "run_names",
+           "slope_chart", "slope_frame", "tool_chart", "tool_frame", "trend_chart"]

@@ -68,6 +68,18 @@ class Work:
     problems: list[str] = field(default_factory=list)
     input_errors: dict[str, str] = field(default_factory=dict)  # input that could not be read (bad JSON)
     stash: tuple[Call, ...] | None = None  # calls set aside when "Same as observed" replaced them
+    # A submitted label is read-only until the annotator chooses Edit; the submitted version is kept so the
+    # edit can be abandoned (``discard_edit``) instead of leaving the turn a draft without gold.
+    editing: bool = False
+    # Schema errors of a field show once the annotator touched it (``"n:arg"``), or all after a submit attempt.
+    touched: set[str] = field(default_factory=set)
+    tried_submit: bool = False
+    submitted: LabelBody | TrajectoryBody | None = None
+    submitted_version: int = 0
+
+    @property
+    def locked(self) -> bool:
+        return self.status == "submitted" and not self.editing
 
 
 def reference_time_of(tr: Transcript) -> datetime | None:
@@ -123,7 +135,7 @@ def keep_only(item: Item) -> None:
     current = _state_key(item)
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("work:") and k != current]:
         work = st.session_state[key]
-        if work.conflict is None and not work.input_errors and work.error is None:
+        if work.conflict is None and not work.input_errors and work.error is None and not work.editing:
             del st.session_state[key]
 
 
@@ -143,8 +155,30 @@ def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
     work.problems = []
 
 
+def start_edit(item: Item, work: Work) -> None:
+    """Unlock a submitted label for changes (its first change makes it a draft again)."""
+    if work.status == "submitted":
+        work.editing, work.submitted, work.submitted_version = True, work.body, work.version
+        work.gen += 1
+
+
+def discard_edit(item: Item, work: Work) -> None:
+    """Abandon an edit: back to the submitted version, submitted again when the edit had saved a draft."""
+    if not work.editing or work.submitted is None:
+        return
+    if work.version != work.submitted_version or work.status != "submitted":
+        work.body = work.submitted
+        if not submit(item, work):
+            return  # a conflict or problem is on screen; the edit stays open
+    work.editing, work.submitted = False, None
+    work.gen += 1
+
+
 def change(item: Item, work: Work, *, regenerate: bool = False, **fields: Any) -> None:
-    """Apply ``fields`` to the body and save it as a draft right away (refused saves are kept on screen)."""
+    """Apply ``fields`` to the body and save it as a draft right away (refused saves are kept on screen).
+    A submitted label that is not being edited is left alone: a stray key must not withdraw its gold."""
+    if work.locked:
+        return
     try:
         body = type(work.body).model_validate({**work.body.model_dump(), **fields})
     except ValidationError as exc:
@@ -200,6 +234,7 @@ def submit(item: Item, work: Work) -> bool:
         record = _store_body(item, work, version=work.version, submit=True)
     except LabelIncomplete as exc:
         work.problems = exc.problems
+        work.tried_submit = True
         return False
     except ConflictError as exc:
         work.conflict = exc
@@ -208,4 +243,5 @@ def submit(item: Item, work: Work) -> bool:
         work.error = str(exc)
         return False
     _adopt(work, record)
+    work.editing, work.submitted = False, None
     return True

@@ -22,5 +22,5 @@ st.set_page_config(page_title="toolgold", page_icon=str(APP / "favicon.png"), la
 
 user = identity.sidebar_identity()
 st.session_state["current-user"] = user
-page = st.navigation(access.navigation_pages(user))
+page = st.navigation(access.navigation_pages(user), expanded=True)  # every page listed: none hidden
 access.run_page(page, user, identity.sign_in_screen)

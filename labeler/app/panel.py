@@ -28,6 +28,8 @@ SHORTCUT_OF: dict[Decision, str] = {"no_call": "0", "same": "1", "different": "2
 
 def _decide(item: Item, work: Work, decision: Decision, observed: list[dict[str, Any]],
             tools: dict[str, ToolSpec]) -> None:
+    if work.locked:
+        return  # a submitted label changes only after Edit
     calls = work.body.calls
     if decision == "same" and observed:
         wanted = observed_as_calls(observed)
@@ -40,16 +42,11 @@ def _decide(item: Item, work: Work, decision: Decision, observed: list[dict[str,
         if work.stash and (not calls or same_as_observed(observed, calls)):
             calls, work.stash = work.stash, None
         elif not calls:
-            calls = observed_as_calls(observed) or ((Call(name=next(iter(tools))),) if tools else ())
+            calls = observed_as_calls(observed)  # else the annotator picks the tool (call_editor.tool_picker)
         editing.change(item, work, regenerate=True, decision="different", calls=calls,
                        arg_rules=call_editor.with_suggestions(work.body.arg_rules, calls, tools))
         return
     editing.change(item, work, decision=decision)
-
-
-def _add_call(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
-    call_editor.set_calls(item, work, (*work.body.calls, Call(name=next(iter(tools)))), observed, tools,
-                          regenerate=True)
 
 
 def _on_field(item: Item, work: Work, field: str, key: str) -> None:
@@ -108,6 +105,10 @@ def _submit(item: Item, work: Work) -> None:
         st.session_state[NAVIGATE_KEY] = item
 
 
+def _next(item: Item) -> None:
+    st.session_state[NAVIGATE_KEY] = item
+
+
 # -- rendering -----------------------------------------------------------------------------------------
 
 
@@ -154,7 +155,7 @@ def conflict_box(item: Item, work: Work) -> None:
 def _decision_buttons(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
     with st.container(horizontal=True, key="decisions"):
         for decision, label in DECISIONS.items():
-            disabled = (decision == "same" and not observed) or (decision == "different" and not tools)
+            disabled = work.locked or (decision == "same" and not observed) or (decision == "different" and not tools)
             st.button(label, key=f"decide-{decision}-{item.key}", shortcut=SHORTCUT_OF[decision], disabled=disabled,
                       type="primary" if work.body.decision == decision else "secondary",
                       on_click=_decide, args=(item, work, decision, observed, tools),
@@ -166,8 +167,7 @@ def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools
         st.caption("Prefilled from the agent's own call: a suggestion, check every value.")
     for n in range(len(work.body.calls)):
         call_editor.call_editor(item, work, n, tools, observed)
-    st.button("Add a parallel call", key=f"add-call-{item.key}", icon=":material/add:", type="tertiary",
-              on_click=_add_call, args=(item, work, observed, tools))
+    call_editor.tool_picker(item, work, tools, observed)
     if observed:
         diff = call_diff(observed, work.body.calls)
         if diff:
@@ -220,6 +220,29 @@ def details(item: Item, work: Work) -> None:
         problem(work.input_errors["reference_time"], "reference-time")
 
 
+def _summary(body: Any) -> str:
+    """The label as the annotator would read it: the fields that carry something, as indented JSON."""
+    shown = {k: v for k, v in body.to_json().items() if v not in (None, "", [], {}, False)}
+    return json.dumps(shown, indent=2, ensure_ascii=False, default=str)
+
+
+def locked_view(item: Item, work: Work) -> None:
+    """A submitted label, read-only: keys and clicks cannot change it until the annotator chooses Edit."""
+    with st.container(border=True, key="submitted-label"):
+        st.caption("Submitted: read-only. Edit (E) to change it; the gold case stays until you change something.")
+        st.code(_summary(work.body), language="json", wrap_lines=True)
+        st.button("Edit", key=f"edit-{item.key}", shortcut="E", icon=":material/edit:",
+                  on_click=editing.start_edit, args=(item, work))
+
+
+def editing_bar(item: Item, work: Work) -> None:
+    with st.container(border=True, key="editing-submitted"):
+        st.caption("Editing a submitted label: your first change makes it a draft and withdraws its gold until "
+                   "you submit again. Discard goes back to the submitted version.")
+        st.button("Discard edit", key=f"discard-{item.key}", shortcut="Escape", icon=":material/undo:",
+                  type="tertiary", on_click=editing.discard_edit, args=(item, work))
+
+
 def status_line(work: Work) -> None:
     with st.container(key="save-state"):
         if work.status is None:
@@ -232,18 +255,25 @@ def status_line(work: Work) -> None:
         problem(work.error, "save")
 
 
+MOVED_ON_KEY = "moved-on"
+
+
 def _move_on(item: Item, states: list[TurnState]) -> None:
-    """After a submit: the next unfinished turn here, else the next transcript from the queue."""
+    """After a submit: the next turn of this transcript that lacks the annotator's label (a turn with imported
+    or someone else's gold included: the annotator opened this transcript to label it), then any unfinished
+    turn before it; only when none is left, the next transcript from the queue, said so on screen."""
     store = context.store()
     fresh = store.turn_states(item.transcript_id, item.annotator)
     order = [s.message_index for s in fresh]
     start = order.index(item.message_index) if item.message_index in order else -1
-    pending = [s.message_index for s in fresh[start + 1:] + fresh[:start + 1] if not s.done]
+    later = [s.message_index for s in fresh[start + 1:] if s.label_status != "submitted"]
+    earlier = [s.message_index for s in fresh[:start + 1] if not s.done]
     editing.forget(item)
-    if pending:
-        context.select(item.transcript_id, pending[0])
+    if later or earlier:
+        context.select(item.transcript_id, (later or earlier)[0])
         return
     following = store.claim_next(item.annotator, QueueFilter(status="unlabeled"), skip=item.transcript_id)
+    st.session_state[MOVED_ON_KEY] = (item.transcript_id, following)
     if following is None:
         st.session_state["queue-finished"] = True
         context.select(None)
@@ -266,8 +296,18 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
     with st.container(key="label-panel"):
         if work.conflict is not None:
             conflict_box(item, work)
-        st.subheader("What should the agent do here?")
-        _decision_buttons(item, work, observed, tools)
+        with st.container(key="panel-head"):  # sticky: the turn and the decision stay in view
+            st.subheader("What should the agent do here?")
+            st.caption(f"Decision point {state.ordinal + 1} of {len(states)} · {state.observed_behavior}")
+            _decision_buttons(item, work, observed, tools)
+        if work.locked:
+            locked_view(item, work)
+            status_line(work)
+            st.button("Next", key=f"next-turn-{item.key}", type="primary", shortcut="Ctrl+Enter",
+                      icon=":material/arrow_forward:", on_click=_next, args=(item,))
+            return
+        if work.editing:
+            editing_bar(item, work)
         if work.body.expects_calls:
             _calls_section(item, work, observed, tools)
         elif work.body.decision in ("no_call", "clarify") and work.body.calls:
@@ -275,13 +315,14 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
         _alternatives(item, work, tools)
         details(item, work)
         status_line(work)
-        blocking = work.problems or (problems(work.body, tr.tools) if work.status else [])
+        # Only after a submit attempt: a fresh "Different call" is not a list of errors yet.
+        blocking = work.problems or (problems(work.body, tr.tools) if work.tried_submit else [])
         if blocking:
             with st.container(key="problems"):
                 st.caption("Before submitting")
                 for n, text in enumerate(blocking):
                     problem(text, f"problem-{n}")
-        with st.container(horizontal=True):
+        with st.container(horizontal=True, key="submit-bar"):  # sticky at the panel's bottom
             st.button("Submit & next", key=f"submit-{item.key}", type="primary", shortcut="Ctrl+Enter", icon=":material/check:",
                       on_click=_submit, args=(item, work))
             st.button("Unsure: send to review" if not work.body.unsure else "Marked unsure (undo)", key=f"unsure-{item.key}",

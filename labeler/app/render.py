@@ -21,6 +21,11 @@ from scorer.errors import InvalidRecord
 from scorer.model import Message, ToolCallRef, ToolSpec, Transcript
 
 PREVIEW_CHARS = 140
+MESSAGE_PREVIEW_CHARS = 2_000  # a longer user or assistant message shows this much, the rest on request
+FULL_TEXT_CHARS = 200_000  # "show all" shows at most this much at once (a 2 MB line froze a tab for minutes)
+CONTEXT_MESSAGES = 30  # messages shown before the decision point; older ones are paged on request
+AFTER_MESSAGES = 10  # messages shown after the decision point
+PAGE_MESSAGES = 100  # a page of the whole conversation (trajectory and transcript views)
 
 STYLE = """
 <style>
@@ -30,8 +35,23 @@ div[class*="st-key-mm-done-"] button { border-bottom: 4px solid #17b26a; }
 div[class*="st-key-mm-done-"] button[kind="secondary"] { background: #dcfae6; }
 div[class*="st-key-mm-draft-"] button { border-bottom: 4px solid #f79009; }
 div[class*="st-key-mm-draft-"] button[kind="secondary"] { background: #fef0c7; }
-.st-key-label-panel { position: sticky; top: 3.75rem; }
+div[class*="st-key-mm-overlap-"] button { border-bottom: 4px solid #2e90fa; }
+div[class*="st-key-mm-overlap-"] button[kind="secondary"] { background: #d1e9ff; }
+/* The label panel scrolls on its own beside the conversation; its head (turn, decision bar) and its submit bar
+   stay in view. Streamlit wraps each block in a layout wrapper of the same height, and sticky needs room inside
+   its parent: so the wrapper that sits in the (tall) column is the sticky one. */
+[data-testid="stColumn"] > [data-testid="stVerticalBlock"] > [data-testid="stLayoutWrapper"]:has(.st-key-label-panel) {
+  position: sticky; top: 3.75rem; z-index: 2; }
+.st-key-panel-head h3 { font-size: 1.15rem; padding: 0.25rem 0 0; }
+[data-testid="stMainBlockContainer"]:has(.st-key-label-panel) { padding-bottom: 1rem; }
+.st-key-label-panel { max-height: calc(100vh - 6rem); overflow-y: auto; overscroll-behavior: contain; overflow-x: hidden; padding-right: 0.25rem; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-panel-head) { position: sticky; top: 0; z-index: 3;
+  background: var(--background-color, #fff); border-bottom: 1px solid rgba(49, 51, 63, 0.1); }
+[data-testid="stLayoutWrapper"]:has(> .st-key-submit-bar) { position: sticky; bottom: 0; z-index: 3;
+  background: var(--background-color, #fff); border-top: 1px solid rgba(49, 51, 63, 0.1); padding: 0.5rem 0; }
 .st-key-hidden-keys { display: none; }
+div[class*="st-key-msg-"] [data-testid="stText"], div[class*="st-key-result-"] [data-testid="stText"] {
+  overflow-wrap: anywhere; }
 .st-key-after-decision { opacity: 0.42; filter: grayscale(0.6); }
 .st-key-decision-point { border-left: 3px solid var(--primary-color, #a86b00); padding-left: 0.5rem; }
 div[class*="st-key-call-"] { background: rgba(168, 107, 0, 0.05); }
@@ -142,12 +162,36 @@ def tool_call_card(call: ToolCallRef, key: str) -> None:
             st.text("(no arguments)")
 
 
+def full_text(text: str, key: str) -> None:
+    """All of a long text on request (a toggle), at most ``FULL_TEXT_CHARS`` at a time: nothing heavy is sent
+    to the browser until the reader asks for it."""
+    if not st.toggle(f"Show all {len(text):,} characters", key=f"full-{key}"):
+        return
+    parts = max(1, -(-len(text) // FULL_TEXT_CHARS))
+    part = 1
+    if parts > 1:
+        part = int(st.number_input(f"Part (of {parts}, {FULL_TEXT_CHARS:,} characters each)", min_value=1,
+                                   max_value=parts, value=1, step=1, key=f"part-{key}"))
+    st.code(visible(text[(part - 1) * FULL_TEXT_CHARS: part * FULL_TEXT_CHARS]), language=None, wrap_lines=True)
+
+
+def message_text(text: str, key: str) -> None:
+    """A user or assistant message: in full when short, else its beginning and the rest on request."""
+    if len(text) <= MESSAGE_PREVIEW_CHARS:
+        st.text(visible(text))
+        return
+    st.text(visible(text[:MESSAGE_PREVIEW_CHARS]) + "…")
+    full_text(text, key)
+
+
 def tool_result(message: Message, tool_name: str | None, key: str) -> None:
-    """A tool result, collapsed: one line of preview, the full text in an expander."""
+    """A tool result, collapsed: one line of preview, the full text in an expander (on request when long)."""
     content = message.content or ""
     with st.container(key=key):
-        st.text(visible(f"↳ {tool_name or 'tool'} → {one_line(content) or '(empty)'}"))
-        if len(content) > 0:
+        st.text(visible(f"↳ {tool_name or 'tool'} → {one_line(content[:10 * PREVIEW_CHARS]) or '(empty)'}"))
+        if len(content) > FULL_TEXT_CHARS // 10:
+            full_text(content, key)
+        elif len(content) > 0:
             with st.expander(f"Full result ({len(content):,} characters)"):
                 body, language = _pretty_content(content)
                 st.code(visible(body), language=language, wrap_lines=True)
@@ -158,46 +202,71 @@ def message(tr: Transcript, index: int, call_names: dict[str, str]) -> None:
     key = f"msg-{index}"
     if m.role == "system":
         with st.container(key=key), st.expander("System prompt", icon=":material/settings:"):
-            st.text(visible(m.content or ""))
+            message_text(m.content or "", key)
         return
     if m.role == "tool":
         tool_result(m, call_names.get(m.tool_call_id or ""), key=f"result-{index}")
         return
     with st.container(key=key), st.chat_message(m.role):
         if m.content:
-            st.text(visible(m.content))
+            message_text(m.content, key)
         for n, call in enumerate(m.tool_calls):
             tool_call_card(call, key=f"call-{index}-{n}")
         if not m.content and not m.tool_calls:
             st.text("(empty message)")
 
 
+def _earlier_button(tr: Transcript, start: int) -> None:
+    key = f"earlier:{tr.id}"
+    st.button(f"Show {min(PAGE_MESSAGES, start)} earlier messages ({start:,} not shown)", key=f"earlier-{start}",
+              icon=":material/expand_less:", type="tertiary",
+              on_click=lambda: st.session_state.__setitem__(key, st.session_state.get(key, 0) + PAGE_MESSAGES))
+
+
 def conversation(tr: Transcript, decision_index: int | None = None, *, fold_before: int = 0) -> None:
-    """The whole conversation. With ``decision_index``, that message is marked as the decision point and
-    everything after it is greyed out: a label is decided with what the agent knew then. Messages before
-    ``fold_before`` sit in a collapsed expander, so the decision point is near the top of the screen."""
+    """The conversation. With ``decision_index``, that message is marked as the decision point and what comes
+    after it is greyed out: a label is decided with what the agent knew then. Messages before ``fold_before``
+    sit in a collapsed expander, so the decision point is near the top of the screen.
+
+    Only a window is drawn, so the cost of a turn does not grow with the transcript: the last
+    ``CONTEXT_MESSAGES`` before the decision point (more on request), ``AFTER_MESSAGES`` after it; without a
+    decision point, pages of ``PAGE_MESSAGES``."""
     call_names = {c.id: c.function.name for m in tr.messages for c in m.tool_calls}
-    cut = len(tr.messages) if decision_index is None else min(decision_index, len(tr.messages))
-    fold = min(fold_before, cut)
-    if fold > 0:
-        with st.expander(f"Earlier in the conversation ({fold} messages)", icon=":material/history:"):
-            for index in range(fold):
+    if decision_index is None:
+        pages = max(1, -(-len(tr.messages) // PAGE_MESSAGES))
+        page = 1
+        if pages > 1:
+            page = int(st.number_input(f"Messages page (of {pages}, {PAGE_MESSAGES} each)", min_value=1,
+                                       max_value=pages, value=1, step=1, key=f"messages-page:{tr.id}"))
+        for index in range((page - 1) * PAGE_MESSAGES, min(page * PAGE_MESSAGES, len(tr.messages))):
+            message(tr, index, call_names)
+        return
+    cut = min(decision_index, len(tr.messages))
+    extra = st.session_state.get(f"earlier:{tr.id}", 0)
+    start = max(0, cut - CONTEXT_MESSAGES - extra)
+    fold = max(min(fold_before, cut), start)
+    if start > 0:
+        _earlier_button(tr, start)
+    if fold > start:
+        with st.expander(f"Earlier in the conversation ({fold - start} messages)", icon=":material/history:"):
+            for index in range(start, fold):
                 message(tr, index, call_names)
     for index in range(fold, cut):
         message(tr, index, call_names)
-    if decision_index is None:
-        return
     with st.container(key="decision-point"):
         st.caption("▶ Decision point: what should the agent do here?")
         if decision_index < len(tr.messages):
             message(tr, decision_index, call_names)
         else:
             st.text("(the agent has not answered yet)")
+    end = min(len(tr.messages), decision_index + 1 + AFTER_MESSAGES)
     if decision_index + 1 < len(tr.messages):
         with st.container(key="after-decision"):
             st.caption("After the decision point (not known to the agent then)")
-            for index in range(decision_index + 1, len(tr.messages)):
+            for index in range(decision_index + 1, end):
                 message(tr, index, call_names)
+            if end < len(tr.messages):
+                st.caption(f"… {len(tr.messages) - end:,} more messages after these")
 
 
 def tool_specs(tools: tuple[ToolSpec, ...]) -> None:

@@ -43,8 +43,9 @@ def answer_lines(answer: Answer) -> None:
         st.caption("tool only: any arguments")
 
 
-def case_card(case: GoldCase) -> None:
-    """The expected answer, how each argument is compared, alternatives, tags and rationale."""
+def case_card(case: GoldCase, *, own_tags: bool = True) -> None:
+    """The expected answer, how each argument is compared, alternatives, tags and rationale. ``own_tags``
+    False: the tags are not this version's own (the agent's answer carries the gold's tags if accepted)."""
     st.text(f"Decision: {BEHAVIOR[case.expected.behavior]}")
     answer_lines(case.expected)
     for tool, rules in sorted(case.arg_rules.items()):
@@ -55,8 +56,11 @@ def case_card(case: GoldCase) -> None:
     for n, alternative in enumerate(case.alternatives, start=1):
         st.caption(f"Alternative {n}")
         answer_lines(alternative)
-    if case.tags:
+    if case.tags and own_tags:
         st.text("Tags: " + ", ".join(case.tags))
+    elif case.tags:
+        st.caption("No tags of its own (the agent's answer); accepting it keeps the gold's tags: "
+                   + ", ".join(render.md_label(t) for t in case.tags))
     if case.rationale:
         st.text("Why: " + case.rationale)
 
@@ -71,4 +75,4 @@ def candidate_card(candidate: ReviewCandidate, *, chosen: bool) -> None:
             for problem in candidate.problems:
                 st.text("• " + problem)
             return
-        case_card(candidate.case)
+        case_card(candidate.case, own_tags=candidate.key not in ("observed", "agent"))

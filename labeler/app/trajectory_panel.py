@@ -201,6 +201,12 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
         if work.conflict is not None:
             panel.conflict_box(item, work)
         st.subheader("Over the whole conversation: which calls, in what order?")
+        if work.locked:
+            panel.locked_view(item, work)
+            panel.status_line(work)
+            return
+        if work.editing:
+            panel.editing_bar(item, work)
         with st.container(horizontal=True, vertical_alignment="center"):
             st.button("Start from the agent's calls", key=f"prefill-{item.key}", icon=":material/content_copy:",
                       on_click=_prefill, args=(item, work, tr))

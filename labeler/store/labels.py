@@ -112,6 +112,7 @@ class TurnState:
     observed: list[dict[str, Any]]
     label_status: str | None  # this annotator's label: None, draft or submitted
     has_gold: bool
+    awaits_overlap: bool = False  # another annotator's gold is here, and the overlap wants this one's label too
 
     @property
     def done(self) -> bool:
@@ -139,6 +140,7 @@ class QueueItem:
     n_done: int  # turns with a gold case or this annotator's submitted label
     n_drafts: int
     leased_by: str | None
+    n_labeled: int = 0  # turns a person submitted a label for (imported gold does not count)
 
 
 @dataclass(frozen=True)
@@ -478,8 +480,9 @@ def turn_states(db: Database, transcript_id: str, annotator: str | None = None) 
             .where(t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator)).all()) if annotator else {}
         gold_turns = set(conn.scalars(select(t.GoldCaseRow.turn).where(
             t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.kind == "turn")))
-        gold_turns -= _overlap_pending_turns(conn, pk, annotator)  # overlap: still needs this label
-    return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns)
+        overlap = _overlap_pending_turns(conn, pk, annotator) & gold_turns  # overlap: still needs this label
+        gold_turns -= overlap
+    return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns, mi in overlap)
             for tid, o, mi, b, obs in turns]
 
 # -- queue and leases
@@ -503,13 +506,14 @@ def _queue_query(conn: Connection, annotator: str, f: QueueFilter) -> Any:
             .join(t.GoldCaseTagRow, t.GoldCaseTagRow.case_id == t.GoldCaseRow.id)
             .where(t.GoldCaseTagRow.tag == f.tag)))
     if f.status == "unlabeled":
-        gold_at_turn = (select(t.GoldCaseRow.id)
-                        .where(t.GoldCaseRow.conversation_id == tr.external_id,
-                               t.GoldCaseRow.turn == t.TurnRow.message_index)
-                        .correlate_except(t.GoldCaseRow))  # both outer queries, not only the nearest
+        # A turn is labeled once a person submitted a label for it. Imported gold is a candidate a label agrees
+        # with or disputes, so a transcript whose turns only have imported gold still waits in the queue.
+        label_at_turn = (select(t.LabelRow.id)
+                         .where(t.LabelRow.turn_id == t.TurnRow.id, t.LabelRow.status == "submitted")
+                         .correlate_except(t.LabelRow))
         q = q.where(exists(select(t.TurnRow.id).where(
             t.TurnRow.transcript_id == tr.id,
-            ~exists(gold_at_turn) | overlap_pending(annotator, read_overlap(conn)))))  # overlap: N annotators per turn
+            ~exists(label_at_turn) | overlap_pending(annotator, read_overlap(conn)))))  # overlap: N annotators per turn
     elif f.status in ("draft", "submitted"):
         q = q.where(exists(select(t.LabelRow.id).where(
             t.LabelRow.transcript_id == tr.id, t.LabelRow.annotator == annotator, t.LabelRow.status == f.status)))
@@ -537,8 +541,12 @@ def queue(db: Database, annotator: str, f: QueueFilter = QueueFilter(), *, limit
         leases = dict(conn.execute(
             select(t.LeaseRow.transcript_id, t.LeaseRow.holder)
             .where(t.LeaseRow.transcript_id.in_(pks), t.LeaseRow.expires_at > stamp)).all())
+        labeled = dict(conn.execute(
+            select(t.LabelRow.transcript_id, func.count(func.distinct(t.LabelRow.turn_id)))
+            .where(t.LabelRow.transcript_id.in_(pks), t.LabelRow.status == "submitted")
+            .group_by(t.LabelRow.transcript_id)).all())
     return [QueueItem(r.external_id, r.source, r.title, r.n_turns, min(done.get(r.external_id, 0), r.n_turns),
-                      drafts.get(r.id, 0), leases.get(r.id)) for r in rows]
+                      drafts.get(r.id, 0), leases.get(r.id), min(labeled.get(r.id, 0), r.n_turns)) for r in rows]
 
 
 def claim_next(db: Database, annotator: str, f: QueueFilter = QueueFilter(status="unlabeled"), *,

@@ -61,7 +61,7 @@ def test_every_page_loads_for_every_role(people: Store, app: AppTest, role: str 
         assert [t.value for t in app.main.text] == ["Pick your name in the sidebar to start."]
     if role in ("annotator", "reviewer"):  # listed nowhere, and refused by the router (tests/access)
         app.switch_page("pages_/admin.py").run()
-        assert [t.value for t in app.main.text] == [f"Users & tags is for admins; you are signed in as {name} ({role})."]
+        assert [t.value for t in app.main.text] == [f"Team setup: users, tags, overlap is for admins; you are signed in as {name} ({role})."]
 
 
 def test_the_first_user_becomes_admin(seeded: Store, app: AppTest) -> None:

@@ -150,7 +150,7 @@ def test_an_empty_database_says_the_bootstrap_command_and_it_works(tab: Page, ap
     assert done.returncode == 0, done.stderr
     tab.reload()
     expect(tab.get_by_test_id("stSidebar")).to_contain_text(f"{ADMIN} · admin")
-    assert nav(tab)[-1] == "Users & tags"
+    assert nav(tab)[-1] == "Team setup: users, tags, overlap"
 
 
 @pytest.fixture
@@ -176,7 +176,7 @@ def test_an_annotator_signs_in_by_verified_email_in_any_case_and_sees_only_her_p
     tab.goto(f"{team.url}/run?user={ADMIN}")
     assert main_text(tab).strip() == "Run is for reviewers and admins; you are signed in as ann@example.com (annotator)."
     tab.goto(f"{team.url}/admin?user={ADMIN}")
-    assert "Users & tags is for admins" in main_text(tab)
+    assert "Team setup: users, tags, overlap is for admins" in main_text(tab)
     # Sign out: the session ends, every page is the sign-in screen again.
     tab.get_by_test_id("stSidebar").get_by_role("button", name="Log out").click()
     tab.wait_for_url(f"{provider.url}/**")  # the provider's end-session step (RP-initiated logout)
@@ -192,7 +192,7 @@ def test_a_reviewer_sees_the_reviewer_pages(tab: Page, team: Server, provider: P
     assert nav(tab) == ["Transcripts", "Label", "Gold set", "Run history", "Run", "Compare runs", "Review",
                         "Agreement", "Gold versions", "Gold hygiene", "Adjudication", "Judge calibration"]
     tab.goto(f"{team.url}/admin")
-    assert main_text(tab).strip() == ("Users & tags is for admins; you are signed in as rita@example.com "
+    assert main_text(tab).strip() == ("Team setup: users, tags, overlap is for admins; you are signed in as rita@example.com "
                                       "(reviewer).")
 
 

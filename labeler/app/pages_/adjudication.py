@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from labeler.app import context, editing, identity, render
+from labeler.app import context, editing, identity, judge_key, render
 from labeler.judge.prompts import data_block
 from labeler.store import AdjudicationItem, StoreError, User, agent_answer
 from scorer.model import Answer, GoldCase, Transcript
@@ -202,6 +202,7 @@ st.title("Adjudication")
 st.caption("Judge verdicts that need a person: confirm the defect, accept the agent's answer as an alternative "
            "(a new gold version), fix the gold, or say the judge was wrong. Your decisions calibrate the judge.")
 flash()
+judge_key.no_key_notice()
 items = store.adjudication_queue(actor=user.name)
 chosen = selected_item()
 if chosen is not None:

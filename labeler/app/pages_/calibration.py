@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from labeler.app import context, identity, render
+from labeler.app import context, identity, judge_key, render
 from labeler.judge.calibration import calibration
 from labeler.judge.config import JUDGE_MODEL_ENV, judge_model
 from labeler.store import StoreError, User
@@ -48,6 +48,7 @@ render.inject_style()
 user = identity.require("reviewer", "admin")
 store = context.store()
 st.title("Judge calibration")
+judge_key.no_key_notice()
 for kind, show in (("error", render.error), ("done", render.success)):
     if f"cal-{kind}" in st.session_state:
         with st.container(key=f"cal-{kind}"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from labeler.app import context, render
+from labeler.app import charts, context, render
 from labeler.app.dashboard import NO_RUNS, RUN_PAGE, link, percent, points, url_select
 from labeler.store import DiffCase, GoldVersionMismatch, RunDiff, RunHistoryError, RunInfo
 
@@ -17,9 +17,22 @@ METRICS = (("pass_rate", "pass rate"), ("selection", "selection"), ("arguments",
            ("redundancy", "redundancy"), ("ungrounded", "ungrounded"), ("fabricated", "fabricated"))
 
 
+def latest_pair(runs: list[RunInfo]) -> tuple[str, str]:
+    """The default comparison (runs newest first): the newest run that has an older one on the same gold version
+    under another name (a re-save of the same run, or a run on another gold version, compares nothing), and
+    that older one; failing that, the two newest runs."""
+    for n, after in enumerate(runs):
+        same_gold = [r for r in runs[n + 1:] if r.gold_version == after.gold_version]
+        before = next((r for r in same_gold if r.name != after.name), same_gold[0] if same_gold else None)
+        if before is not None:
+            return before.run_id, after.run_id
+    return runs[1].run_id, runs[0].run_id
+
+
 def pick(runs: list[RunInfo]) -> tuple[str, str]:
     by_id = {r.run_id: r for r in runs}
     ids = list(by_id)
+    default_before, default_after = latest_pair(runs)
 
     def name(run_id: str) -> str:
         r = by_id[run_id]
@@ -27,9 +40,9 @@ def pick(runs: list[RunInfo]) -> tuple[str, str]:
 
     left, right = st.columns(2)
     with left:
-        before = url_select("Before", ids, "a", default=ids[1], format_func=name)
+        before = url_select("Before", ids, "a", default=default_before, format_func=name)
     with right:
-        after = url_select("After", ids, "b", default=ids[0], format_func=name)
+        after = url_select("After", ids, "b", default=default_after, format_func=name)
     return before, after
 
 
@@ -77,6 +90,9 @@ def deltas(before: RunInfo, after: RunInfo) -> None:
                               else value[after.run_id, m] - value[before.run_id, m])  # type: ignore[operator]
                        for m, _ in METRICS],
         }), hide_index=True)
+    st.altair_chart(charts.slope_chart(
+        [(title, value.get((before.run_id, m)), value.get((after.run_id, m))) for m, title in METRICS],
+        title="Before → after, per metric"))
     tools = {(g.run_id, g.name): g for g in history.groups if g.kind == "tool"}
     names = sorted({name for _, name in tools})
     rates = [(tools.get((before.run_id, t)), tools.get((after.run_id, t))) for t in names]
@@ -89,6 +105,9 @@ def deltas(before: RunInfo, after: RunInfo) -> None:
             "Change": [points(a.pass_rate - b.pass_rate) if a and b and a.pass_rate is not None
                        and b.pass_rate is not None else "—" for b, a in rates],
         }), hide_index=True)
+    st.altair_chart(charts.slope_chart(
+        [(t, b.pass_rate if b else None, a.pass_rate if a else None) for t, (b, a) in zip(names, rates, strict=True)],
+        title="Before → after, pass rate per tool"))
 
 
 store = context.store()

@@ -52,7 +52,7 @@ with st.container(key="balance"):
         missing = int(TARGET_RATIO * cov.happy_path) - cov.adversarial
         st.text(f"Below target: {missing} more adversarial cases needed for {cov.happy_path} happy-path cases "
                 f"(at least {TARGET_RATIO:g} : 1).")
-st.caption("A case is adversarial when it carries a tag the vocabulary marks adversarial (Users & tags page).")
+st.caption("A case is adversarial when it carries a tag the vocabulary marks adversarial (Team setup page).")
 
 
 def propose(user: str) -> None:

@@ -19,6 +19,7 @@ KEYS = [
     ("← / → or K / J", "Previous / next decision point"),
     ("N", "Next transcript from the queue"),
     ("Alt + F", "Flag unsure: send to review"),
+    ("E", "Edit a submitted label (Escape discards the edit)"),
     ("H", "This cheatsheet"),
 ]
 
@@ -61,9 +62,23 @@ def queue_filter_widgets() -> QueueFilter:
                        search=search or None)
 
 
+def moved_on_notice() -> None:
+    """Say so when Submit & next left a finished transcript for another one (or for the queue)."""
+    moved = st.session_state.pop(panel.MOVED_ON_KEY, None)
+    slot = st.container(key="notice-slot")  # always there: the page's shape does not change under a notice
+    if moved is None:
+        return
+    finished, following = moved
+    with slot, st.container(key="moved-on"):
+        st.success(f"Done with {render.md_escape(finished)}: every decision point has your label or gold. "
+                   + (f"Moved on to the next transcript from the queue, {render.md_escape(following)}."
+                      if following else "Back to the queue."), icon=":material/skip_next:")
+
+
 def queue_view(user: User) -> None:
     store = context.store()
     st.title("Label")
+    moved_on_notice()
     if st.session_state.pop("queue-finished", False):
         st.success("Nothing left to label with these filters.", icon=":material/task_alt:")
     chosen = queue_filter_widgets()
@@ -80,10 +95,14 @@ def queue_view(user: User) -> None:
     for n, item in enumerate(items):
         with st.container(key=f"queue-row-{n}"):
             cells = st.columns(widths, vertical_alignment="center")
-            for cell, value in zip(cells, [item.transcript_id, item.source, item.title,
-                                           f"labeled {item.n_done}/{item.n_turns} turns", str(item.n_drafts),
+            for cell, value in zip(cells, [item.transcript_id, item.source, item.title, None, str(item.n_drafts),
                                            item.leased_by or ""], strict=False):
-                cell.text(value)
+                if value is not None:
+                    cell.text(value)
+            imported = max(0, item.n_done - item.n_labeled)  # gold no person has labeled yet: a candidate
+            cells[3].progress(item.n_labeled / item.n_turns if item.n_turns else 0.0,
+                              text=f"labeled {item.n_labeled}/{item.n_turns} turns"
+                              + (f" · {imported} with imported gold" if imported else ""))
             cells[-1].button("Open", key=f"queue-open-{n}", type="tertiary", on_click=goto,
                              args=(item.transcript_id, None))
     totals = store.annotator_totals()
@@ -94,14 +113,40 @@ def queue_view(user: User) -> None:
                      hide_index=True)
 
 
+MAP_SPAN = 5  # decision points shown each side of the selected one in the turn map
+
+
 def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
-    with st.container(horizontal=True, key="minimap", gap="small"):
-        for s in states:
-            status = "done" if s.done else ("draft" if s.label_status == "draft" else "open")
+    """The turn map: the decision points around the selected one ("◀ 1 … 195 … 200 … 205 … 300 ▶"), so
+    its size does not grow with the transcript; ◀ / ▶ jump a whole window."""
+    position = next(n for n, s in enumerate(states) if s.message_index == selected)
+    low, high = max(0, position - MAP_SPAN), min(len(states), position + MAP_SPAN + 1)
+    shown = list(range(low, high))
+    if low > 0:
+        shown = [0, *shown]
+    if high < len(states):
+        shown = [*shown, len(states) - 1]
+    with st.container(horizontal=True, key="minimap", gap="small", vertical_alignment="center"):
+        if low > 0:
+            back = states[max(0, position - 2 * MAP_SPAN - 1)]
+            st.button("◀", key="mm-back", type="tertiary", help=f"Decision point {back.ordinal + 1}",
+                      on_click=goto, args=(transcript_id, back.message_index))
+        previous = None
+        for n in shown:
+            if previous is not None and n > previous + 1:
+                st.text("…")
+            previous = n
+            s = states[n]
+            status = ("done" if s.done else "draft" if s.label_status == "draft"
+                      else "overlap" if s.awaits_overlap else "open")
             st.button(str(s.ordinal + 1), key=f"mm-{status}-{s.message_index}",
                       type="primary" if s.message_index == selected else "secondary",
                       help=f"Decision point {s.ordinal + 1}: {DID.get(s.observed_behavior, s.observed_behavior)}; {status}",
                       on_click=goto, args=(transcript_id, s.message_index))
+        if high < len(states):
+            ahead = states[min(len(states) - 1, position + 2 * MAP_SPAN + 1)]
+            st.button("▶", key="mm-ahead", type="tertiary", help=f"Decision point {ahead.ordinal + 1}",
+                      on_click=goto, args=(transcript_id, ahead.message_index))
 
 
 def hold_lease(user: User, transcript_id: str) -> None:
@@ -149,20 +194,29 @@ def labeling_view(user: User, transcript_id: str) -> None:
     position = indexes.index(selected)
     state = states[position]
     hold_lease(user, transcript_id)
+    moved_on_notice()
 
     top = st.columns([6, 2, 1], vertical_alignment="center")
     with top[0]:
         st.button("Queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,), key="to-queue")
         view = st.segmented_control("View", VIEWS, default="Turns", key="view", bind="query-params",
                                     label_visibility="collapsed") or "Turns"
-    with top[1], st.container(key="progress"):
-        st.text(f"labeled {sum(s.done for s in states)}/{len(states)} turns")
+    done = sum(s.done for s in states)
+    with top[1]:
+        with st.container(key="progress"):
+            st.text(f"labeled {done}/{len(states)} turns")
+        st.progress(done / len(states) if states else 0.0)
     if top[2].button("Keys", shortcut="H", icon=":material/keyboard:", type="tertiary", key="keys"):
         cheatsheet()
     if view == "Trajectory":
         trajectory_view(user, tr)
         return
     st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · {DID.get(state.observed_behavior, state.observed_behavior)}")
+    overlap = [s.ordinal + 1 for s in states if s.awaits_overlap and s.label_status != "submitted"]
+    if overlap:
+        with st.container(key="overlap-waiting"):
+            st.text(f"{len(overlap)} decision point(s) await your overlap label (another annotator labeled them; "
+                    f"the team compares both): {', '.join(map(str, overlap[:20]))}" + (" …" if len(overlap) > 20 else ""))
 
     with st.container(horizontal=True, vertical_alignment="center"):
         st.button("Previous", key="prev", shortcut="Left", icon=":material/chevron_left:", disabled=position == 0,

@@ -147,6 +147,44 @@ def queue_list(user: User) -> None:
                             args=(item.id,))
 
 
+def _shown_value(value: object) -> str:
+    return "missing" if value is MISSING else json.dumps(value, ensure_ascii=False, default=str)
+
+
+MISSING = object()
+
+
+def differences(detail: ReviewDetail) -> list[str]:
+    """One line per field the candidates disagree on, each candidate's value beside its name: 2024-05-20 next
+    to 2024-05-21 is what a reviewer must see first."""
+    cases = [(c.title, c.case) for c in detail.candidates if c.case is not None]
+    if len(cases) < 2:
+        return []
+    fields: dict[str, dict[str, object]] = {}
+    for title, case in cases:
+        fields.setdefault("decision", {})[title] = case.expected.behavior
+        for n, call in enumerate(case.expected.calls):
+            fields.setdefault(f"call {n + 1} tool", {})[title] = call.name
+        keys = {(n, k) for _, other in cases for n, c in enumerate(other.expected.calls) for k in c.arguments}
+        for n, k in sorted(keys):
+            calls = case.expected.calls
+            value = calls[n].arguments.get(k, MISSING) if n < len(calls) else MISSING
+            fields.setdefault(f"call {n + 1} {k}", {})[title] = value
+    lines = []
+    for name, values in fields.items():
+        shown = {title: _shown_value(values.get(title, MISSING)) for title, _ in cases}
+        if len(set(shown.values())) > 1:
+            lines.append(f"{name}: " + " · ".join(f"{title} {value}" for title, value in shown.items()))
+    return lines
+
+
+def next_item(user: User, item_id: int) -> None:
+    """Open the queue's next item after this one (or the first)."""
+    ids = [i.id for i in context.store().review_queue(actor=user.name)]
+    later = [i for i in ids if i > item_id] or [i for i in ids if i != item_id]
+    select_item(later[0] if later else None)
+
+
 def detail_view(user: User, detail: ReviewDetail) -> None:
     item = detail.item
     st.button("Back to the queue", icon=":material/arrow_back:", type="tertiary", on_click=select_item,
@@ -170,6 +208,12 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     chosen = st.radio("Version to approve", keys, format_func=lambda k: render.md_label(titles[k]),
                       index=keys.index(detail.preselected) if detail.preselected in keys else 0, horizontal=True,
                       key=choice_key)
+    differing = differences(detail)
+    if differing:
+        with st.container(border=True, key="review-differences"):
+            st.caption("What differs between the versions")
+            for line in differing:
+                st.text("≠ " + line)
     columns = st.columns(max(len(detail.candidates), 1), gap="small")
     for column, candidate in zip(columns, detail.candidates, strict=False):
         with column:
@@ -178,13 +222,15 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
         st.page_link("pages_/adjudication.py", label="Decide it on the Adjudication page", icon=":material/gavel:")
         return
     st.text_area("Comment (why; required to reject or escalate)", key=f"comment-{item.id}", height=80)
-    with st.container(horizontal=True, key="review-actions"):
+    with st.container(horizontal=True, key="review-actions"):  # single keys do nothing while typing a comment
         st.button("Accept version", type="primary", icon=":material/check:", key=f"accept-{item.id}",
-                  on_click=accept, args=(user, item.id))
+                  on_click=accept, args=(user, item.id), shortcut="A")
         st.button("Reject and requeue", icon=":material/undo:", key=f"reject-{item.id}", on_click=reject,
-                  args=(user, item.id))
+                  args=(user, item.id), shortcut="D")  # R and C are Streamlit's own
         st.button("Escalate", icon=":material/priority_high:", key=f"escalate-{item.id}", on_click=escalate,
-                  args=(user, item.id), disabled=item.status == "escalated")
+                  args=(user, item.id), disabled=item.status == "escalated", shortcut="X")
+        st.button("Next item", icon=":material/skip_next:", key=f"next-item-{item.id}", type="tertiary",
+                  on_click=next_item, args=(user, item.id), shortcut="N")
     base = next((c.case for c in detail.candidates if c.key == chosen and c.case is not None), None)
     if base is not None:
         with st.expander("Edit and accept", icon=":material/edit:"):
@@ -201,6 +247,9 @@ def uncontested(user: User) -> None:
     ready = store.approvable_cases(split)
     with st.container(key="uncontested"):
         st.text(f"{len(ready)} submitted {split} cases need no decision (no disagreement, no flag, enough labels).")
+    if ready:  # what the button approves, listed before it does
+        with st.container(key="uncontested-cases"):
+            st.table({"Case": [render.md_label(case_id) for case_id in ready]}, hide_index=True)
     st.button(f"Approve {len(ready)} uncontested cases", disabled=not ready, key="approve-uncontested",
               on_click=approve_uncontested, args=(user, ready))
 

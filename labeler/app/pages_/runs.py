@@ -75,6 +75,9 @@ support = b.number_input("…with at least this many results in both runs", min_
                          value=DEFAULT_MIN_TOOL_SUPPORT, step=1, key="support")
 trends = tool_trends(history.run_ids, history.tool_points(), threshold=threshold, min_support=int(support))
 flagged = [t for t in trends if t.flagged]
+# A drop the support rule kept out is said, not hidden: "no tool dropped" read as all clear.
+unsupported = [t for t in trends if not t.flagged and t.latest and t.previous and t.drop is not None
+               and t.drop > threshold and min(t.latest.results, t.previous.results) < support]
 with st.container(key="tool-summary"):
     if len(runs) < 2:
         st.text("One run so far: drops show from the second run on.")
@@ -82,9 +85,21 @@ with st.container(key="tool-summary"):
         st.text(f"{len(flagged)} tool(s) dropped by more than {100 * threshold:g} points since the run before: "
                 + ", ".join(f"{t.tool} {percent(t.previous.rate if t.previous else None)} → "
                             f"{percent(t.latest.rate if t.latest else None)}" for t in flagged))
+    elif unsupported:
+        st.text(f"No tool flagged: none dropped by more than {100 * threshold:g} points since the run before "
+                f"with at least {int(support)} results in both runs.")
     else:
         st.text(f"No tool dropped by more than {100 * threshold:g} points since the run before.")
+    if len(runs) >= 2 and unsupported:
+        st.text(f"Left out for too few results (fewer than {int(support)} in one of the two runs): "
+                + ", ".join(f"{t.tool} {percent(t.previous.rate if t.previous else None)} → "
+                            f"{percent(t.latest.rate if t.latest else None)} "
+                            f"({t.previous.results if t.previous else 0} and {t.latest.results if t.latest else 0} "
+                            "results)" for t in unsupported)
+                + ". Lower the minimum above to flag them.")
 st.altair_chart(charts.tool_chart(runs, trends))
+if len(runs) > 1:
+    st.altair_chart(charts.run_heatmap(runs, trends), height=28 * len(trends) + 90)
 
 shown = runs[-RATES_SHOWN:]
 widths = [3] + [1] * len(shown) + [1, 2, 1]
