@@ -47,11 +47,17 @@ def load_tools(path: Path) -> tuple[ToolSpec, ...]:
         raise InvalidRecord(f"cannot read tool schemas: {exc.strerror}", source=source) from None
     raw = strict_json.loads(data.removeprefix(b"\xef\xbb\xbf"), source=source)
     try:
-        return tools_from_json(raw)
+        tools = tools_from_json(raw)
     except InvalidRecord as err:
         raise err.located(source, None) from None
     except ValidationError as exc:
         raise InvalidRecord(describe_validation_error(exc), source=source) from None
+    names = [tool.name for tool in tools]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InvalidRecord(f"two tools are named {', '.join(map(repr, twice))}: tool names must be unique",
+                            source=source)
+    return tools
 
 
 def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
@@ -248,6 +254,8 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
         return
     total = store.authorize_gold_export(split=split, status=status, tag=tag, actor=user,
                                         target=str(out) if out else "stdout")
+    if store.read_only:
+        click.echo("note: the database is read-only: this export is not in its audit log", err=True)
     lines = store.iter_gold_lines(split=split, status=status, tag=tag)
     if out is None:
         for line in lines:

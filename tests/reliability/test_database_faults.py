@@ -89,6 +89,9 @@ def read_only_db(tmp_path: Path, inputs: dict[str, Path]) -> Iterator[Path]:
         # In a child process: the mount can only turn read-only once no file on it is open.
         subprocess.run([sys.executable, "-m", "labeler.cli", "import", str(inputs["gold"]), str(inputs["transcripts"])],
                        env={**os.environ, "TOOLGOLD_DB": str(db)}, check=True, capture_output=True)
+        # approved regression gold is the held-out set: exporting it takes a reviewer
+        subprocess.run([sys.executable, "-m", "labeler.cli", "users", "add", "rev", "--role", "reviewer"],
+                       env={**os.environ, "TOOLGOLD_DB": str(db)}, check=True, capture_output=True)
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
         yield db
     finally:
@@ -96,7 +99,7 @@ def read_only_db(tmp_path: Path, inputs: dict[str, Path]) -> Iterator[Path]:
 
 
 def test_read_only_commands_work_on_a_read_only_database(read_only_db: Path, inputs: dict[str, Path]) -> None:
-    code, out, err = invoke(read_only_db, "export")
+    code, out, err = invoke(read_only_db, "export", "--user", "rev")
     assert code == 0, err
     assert [json.loads(line)["id"] for line in out.splitlines()] == ["c1"]
     assert invoke(read_only_db, "versions")[0] == 0

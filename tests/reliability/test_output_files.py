@@ -37,7 +37,8 @@ def gold_db(tmp_path: Path) -> tuple[Path, str]:
     gold.write_text("".join(json.dumps({**CASE, "id": f"c{i:04d}", "rationale": "r" * 300}) + "\n"
                             for i in range(400)))
     assert invoke("import", str(gold))[0] == 0
-    code, out, _ = invoke("export")
+    assert invoke("users", "add", "rev", "--role", "reviewer")[0] == 0  # the held-out set takes a reviewer
+    code, out, _ = invoke("export", "--user", "rev")
     assert code == 0 and len(out) > 150_000
     return gold, out
 
@@ -70,7 +71,7 @@ def test_export_to_a_fifo_writes_through_it_and_keeps_it(gold_db: tuple[Path, st
     os.mkfifo(fifo)
     got: list[bytes] = []
     reader = _read_fifo(fifo, got)
-    code, _, err = invoke("export", "-o", str(fifo))
+    code, _, err = invoke("export", "--user", "rev", "-o", str(fifo))
     reader.join(10)
     assert code == 0, err
     assert got == [gold_db[1].encode()]
@@ -89,7 +90,7 @@ def _full_device(tmp_path: Path) -> Path:
     return device
 
 
-@pytest.mark.parametrize("command", [["export"], ["score", "{gold}", "{runs}"]])
+@pytest.mark.parametrize("command", [["export", "--user", "rev"], ["score", "{gold}", "{runs}"]])
 def test_writing_into_a_full_device_is_one_line_and_the_device_stays(
         command: list[str], gold_db: tuple[Path, str], tmp_path: Path) -> None:
     device = _full_device(tmp_path)
@@ -107,7 +108,7 @@ def test_a_planted_part_symlink_does_not_redirect_the_export(gold_db: tuple[Path
     victim.write_text("precious\n")
     out = tmp_path / "gold-out.jsonl"
     (tmp_path / "gold-out.jsonl.part").symlink_to(victim)
-    code, _, err = invoke("export", "-o", str(out))
+    code, _, err = invoke("export", "--user", "rev", "-o", str(out))
     assert code == 0, err
     assert victim.read_text() == "precious\n"
     assert out.read_text() == gold_db[1]
@@ -118,7 +119,7 @@ def test_an_export_has_the_usual_permissions(gold_db: tuple[Path, str], tmp_path
     old = os.umask(0o022)
     try:
         out = tmp_path / "gold-out.jsonl"
-        assert invoke("export", "-o", str(out))[0] == 0
+        assert invoke("export", "--user", "rev", "-o", str(out))[0] == 0
     finally:
         os.umask(old)
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
@@ -128,14 +129,14 @@ def test_a_full_disk_leaves_the_previous_export_and_no_temporary_file(
         gold_db: tuple[Path, str], tiny_disk: Path) -> None:
     out = tiny_disk / "gold.jsonl"
     out.write_text("previous\n")
-    code, _, err = invoke("export", "-o", str(out))
+    code, _, err = invoke("export", "--user", "rev", "-o", str(out))
     assert code == 2
     assert err == f"error: cannot write {out}: No space left on device\n"
     assert out.read_text() == "previous\n"
     assert [p.name for p in tiny_disk.iterdir()] == ["gold.jsonl"]
 
 
-@pytest.mark.parametrize("command", [["export"], ["export", "--version", "regression-v1"],
+@pytest.mark.parametrize("command", [["export", "--user", "rev"], ["export", "--version", "regression-v1"],
                                      ["score", "{gold}", "{runs}"], ["runs", "baseline", "x"]])
 def test_output_into_a_missing_folder_is_refused_before_any_work(
         command: list[str], gold_db: tuple[Path, str], tmp_path: Path) -> None:

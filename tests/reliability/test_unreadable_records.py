@@ -60,8 +60,7 @@ def test_start_labeling_never_lands_on_it_and_opening_it_is_one_line(people: Sto
     assert any(t.value.startswith(PROBLEM) for t in opened.text)
 
     listing = AppTest.from_file(str(APP_MAIN), default_timeout=30)
-    listing.query_params["t"] = TAU
-    listing.run()
+    as_user(listing, "ann", t=TAU).run()
     assert not listing.exception, listing.exception
     assert listing.error[0].value.startswith(PROBLEM)
 
