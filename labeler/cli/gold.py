@@ -161,12 +161,17 @@ def diff_cmd(a: str, b: str, as_json: bool, db: str | None) -> None:
 @click.option("--tools", "tools_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="The current tool schemas (JSON array); without it, each tool's newest imported schema.")
 @click.option("--source", default=None, help="Only gold cases from this source.")
+@click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
+              help="Who checks, as the audit log records it (an active user; attribution, not authentication).")
 @db_option
-def drift_cmd(tools_file: Path | None, source: str | None, db: str | None) -> None:
+def drift_cmd(tools_file: Path | None, source: str | None, user: str | None, db: str | None) -> None:
     """Flag gold cases whose tool schemas changed into the re-labeling queue. Exit 1 when a case no longer
     fits (a removed tool or parameter, a rename, a new required field, a changed type)."""
     tools = load_tools(tools_file) if tools_file else None
-    stale = Store(db).check_schema_drift(tools=tools, source=source, actor="cli")
+    store = Store(db)
+    if user is not None and ((known := store.get_user(user)) is None or not known.active):
+        raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
+    stale = store.check_schema_drift(tools=tools, source=source, actor=user or "drift")
     for case in stale:
         click.echo(f"{case.case_id}: {case.summary}")
     blocking = sum(s.blocking for s in stale)

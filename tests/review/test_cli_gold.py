@@ -160,6 +160,18 @@ def test_drift_on_import_and_against_a_declared_toolset(store: Store, tmp_path: 
     assert err == "1 gold cases flagged for re-labeling (1 no longer fit the tools)\n"
 
 
+def test_drift_is_audited_under_the_user_who_ran_it(store: Store, tmp_path: Path) -> None:
+    people(store)
+    put(store, transcript("t1"), gold("a#t2"))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([REFUND.model_dump()]))
+    assert run("drift", "--tools", str(tools), "--user", "nobody")[0] == 2  # not a user: refused, nothing flagged
+    assert [e for e in store.audit_events("a#t2") if e["action"] == "relabel.flag"] == []
+    assert run("drift", "--tools", str(tools), "--user", "rita")[0] == 1
+    [flagged] = [e for e in store.audit_events("a#t2") if e["action"] == "relabel.flag"]
+    assert flagged["actor"] == "rita"
+
+
 def test_score_refuses_gold_that_no_longer_fits_the_agents_tools(tmp_path: Path) -> None:
     from scorer.model import RunCall, RunRecord
 
