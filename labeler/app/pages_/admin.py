@@ -62,7 +62,7 @@ def remove_tag() -> None:
     report(f"Removed tag {tag}", lambda: store.remove_tag(tag, actor=admin.name))
 
 
-st.title("Team setup")
+st.title("Team setup: users, tags, overlap")
 if "admin-error" in st.session_state:
     with st.container(key="err-admin"):
         st.text(st.session_state.pop("admin-error"))
