@@ -16,7 +16,7 @@ def test_a_judge_page_without_a_key_says_why_questions_wait(store: Store, page: 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     store.add_user("root", "admin")
     app = AppTest.from_file(str(APP_MAIN), default_timeout=30)
-    app.query_params["user"] = "root"
+    app.session_state["user"] = "root"  # what the sidebar picker sets (the URL has no say)
     app.run()
     app.switch_page(page).run()
     assert not app.exception, app.exception
@@ -29,7 +29,7 @@ def test_with_a_key_the_notice_is_not_shown(store: Store, monkeypatch: pytest.Mo
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-used")
     store.add_user("root", "admin")
     app = AppTest.from_file(str(APP_MAIN), default_timeout=30)
-    app.query_params["user"] = "root"
+    app.session_state["user"] = "root"  # what the sidebar picker sets (the URL has no say)
     app.run()
     app.switch_page("pages_/calibration.py").run()
     assert not app.exception, app.exception
