@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from labeler.app.editing import Item
 from tests.app import long_transcripts
-from tests.browser.conftest import REPO, Server
+from tests.browser.conftest import REPO, Server, goto_as
 from tests.browser.test_labeling import TAU, press
 
 pytestmark = pytest.mark.browser
@@ -53,7 +53,7 @@ def user(server: Server, name: str) -> str:
 
 def test_the_match_rule_editor_stays_open_and_shows_every_argument_name_whole(page: Page, server: Server) -> None:
     name, tid = user(server, "dora"), tau_copy(server, "tau-copy-rules")
-    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=4")
+    goto_as(page, f"{server.url}/label?t={tid}&turn=4", name)
     on_turn(page, tid, 4, name)
     press(page, "1")  # same as observed: get_reservation_details(reservation_id="H9ZU1C")
     expect(page.locator("[class*='st-key-decide-same-'] button").first).to_have_attribute("kind", "primary")
@@ -77,7 +77,7 @@ def test_the_match_rule_editor_stays_open_and_shows_every_argument_name_whole(pa
 def test_the_turn_header_decision_bar_and_submit_stay_in_view_while_the_panel_scrolls(
         page: Page, server: Server) -> None:
     name, tid = user(server, "eve"), tau_copy(server, "tau-copy-sticky")
-    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=2")
+    goto_as(page, f"{server.url}/label?t={tid}&turn=2", name)
     on_turn(page, tid, 2, name)
     press(page, "2")  # different call: the tool picker, then a long editor
     idle(page)
@@ -105,7 +105,7 @@ def test_a_2_mb_message_without_whitespace_opens_at_once(page: Page, server: Ser
         store.add_user("fay", "annotator", actor="root")
         long_transcripts.add(store, long_transcripts.many_turns("huge-browser", 2, long_message="y" * 2_000_000))
     store.close()
-    page.goto(f"{server.url}/label?user=fay&t=huge-browser&turn=2")
+    goto_as(page, f"{server.url}/label?t=huge-browser&turn=2", "fay")
     on_turn(page, "huge-browser", 2, "fay")
     expect(page.get_by_text("Show all 2,000,000 characters")).to_be_visible()
     press(page, "3")
@@ -113,7 +113,7 @@ def test_a_2_mb_message_without_whitespace_opens_at_once(page: Page, server: Ser
 
 
 def test_team_setup_is_listed_in_the_sidebar_without_view_more(page: Page, server: Server) -> None:
-    page.goto(f"{server.url}/transcripts?user=root")
+    goto_as(page, f"{server.url}/", "root")  # the default page lives at /
     nav = page.get_by_test_id("stSidebarNav")
     expect(nav.get_by_text("Team setup: users, tags, overlap")).to_be_visible()
     expect(nav.get_by_text(re.compile(r"^View (\d+ more|less)$"))).to_have_count(0)  # no "View N more" fold
@@ -127,13 +127,13 @@ def test_a_submitted_turn_ignores_decision_keys_until_e_and_escape_discards_the_
     if not store.list_transcripts(search=tid):
         long_transcripts.add(store, long_transcripts.many_turns(tid, 3))
     store.close()
-    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=2")
+    goto_as(page, f"{server.url}/label?t={tid}&turn=2", name)
     on_turn(page, tid, 2, name)
     press(page, "3")
     expect(page.locator(".st-key-save-state")).to_contain_text("· version 1")
     press(page, "Control+Enter")
     on_turn(page, tid, 4, name)
-    page.goto(f"{server.url}/label?user={name}&t={tid}&turn=2")
+    goto_as(page, f"{server.url}/label?t={tid}&turn=2", name)
     expect(page.locator(".st-key-submitted-label")).to_be_visible()
     press(page, "0", owners=("[class*='st-key-edit-'] button",))  # a stray key: nothing happens
     page.wait_for_timeout(500)
