@@ -12,7 +12,7 @@ PostgreSQL skips rows another claimer holds (``FOR UPDATE SKIP LOCKED``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -321,40 +321,44 @@ def _write_label(conn: Connection, row: Any, turn_pk: int, tr_pk: int, annotator
 
 def _materialize_gold(conn: Connection, transcript: Transcript, source: str, message_index: int,
                       turn_pk: int, actor: str) -> None:
-    """Make the turn's gold case agree with its submitted labels.
+    """Make the turn's gold case agree with its submitted labels (see ``_materialize``)."""
+    def submitted() -> dict[str, GoldCase]:
+        rows = conn.execute(
+            select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
+            .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
+            .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()
+        return {r.annotator: gold_case(LabelBody.model_validate_json(r.body), transcript=transcript,
+                                       message_index=message_index, annotators=(r.annotator,),
+                                       labeled_at=parse_iso(r.submitted_at), source=source) for r in rows}
+
+    _materialize(conn, gold_case_id(transcript.id, message_index), submitted, actor)
+
+
+def _materialize(conn: Connection, case_id: str, submitted: Callable[[], dict[str, GoldCase]], actor: str) -> None:
+    """Make a gold case agree with its submitted labels (``submitted()``: annotator -> label as a case, in
+    order of submission; built only when the case awaits a decision), for turns and trajectories alike.
 
     The first submitter's label is the case; annotators whose labels say the same are listed with them
     (a disagreeing label stays in the labels table for review). With no submitted label left the case
     is withdrawn. A case a reviewer already approved or rejected is left alone.
     """
-    case_id = gold_case_id(transcript.id, message_index)
     existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
                             .where(t.GoldCaseRow.id == case_id)).first()
     if existing is not None and existing.status != "submitted":
         return
-    rows = conn.execute(
-        select(t.LabelRow.annotator, t.LabelRow.body, t.LabelRow.submitted_at)
-        .where(t.LabelRow.turn_id == turn_pk, t.LabelRow.status == "submitted")
-        .order_by(t.LabelRow.submitted_at, t.LabelRow.annotator)).all()
-    if not rows:
+    cases = submitted()
+    if not cases:
         if existing is not None:
             withdraw_gold(conn, case_id, actor=actor, note="its only submitted label was reopened")
         return
-    bodies = {r.annotator: (LabelBody.model_validate_json(r.body), r.submitted_at) for r in rows}
     first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
-    primary = first[0] if first and first[0] in bodies else rows[0].annotator
-
-    def case_of(annotator: str) -> GoldCase:
-        body, at = bodies[annotator]
-        return gold_case(body, transcript=transcript, message_index=message_index, annotators=(annotator,),
-                         labeled_at=parse_iso(at), source=source)
+    primary = first[0] if first and first[0] in cases else next(iter(cases))
 
     def essence(case: GoldCase) -> str:
         return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
 
-    case = case_of(primary)
-    agreeing = tuple(a for a in bodies if a != primary and essence(case_of(a)) == essence(case))
-    _put_materialized(conn, case, (primary, *agreeing), existing, actor)
+    agreeing = tuple(a for a in cases if a != primary and essence(cases[a]) == essence(cases[primary]))
+    _put_materialized(conn, cases[primary], (primary, *agreeing), existing, actor)
 
 
 def _put_materialized(conn: Connection, case: GoldCase, annotators: tuple[str, ...], existing: Any,
@@ -438,31 +442,17 @@ def save_trajectory_label(db: Database, transcript_id: str, annotator: str, body
 
 def _materialize_trajectory(conn: Connection, transcript: Transcript, source: str, pk: int,
                             actor: str) -> None:
-    """The transcript's trajectory gold case from its submitted trajectory labels (as for turns)."""
-    case_id = trajectory_case_id(transcript.id)
-    existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
-                            .where(t.GoldCaseRow.id == case_id)).first()
-    if existing is not None and existing.status != "submitted":
-        return
-    rows = conn.execute(
-        select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
-        .where(t.TrajectoryLabelRow.transcript_id == pk, t.TrajectoryLabelRow.status == "submitted")
-        .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()
-    if not rows:
-        if existing is not None:
-            withdraw_gold(conn, case_id, actor=actor, note="its only submitted label was reopened")
-        return
-    cases = {r.annotator: trajectory_case(TrajectoryBody.model_validate_json(r.body), transcript=transcript,
-                                          annotators=(r.annotator,), labeled_at=parse_iso(r.submitted_at),
-                                          source=source) for r in rows}
-    first = json.loads(existing.body)["provenance"]["annotators"] if existing is not None else []
-    primary = first[0] if first and first[0] in cases else rows[0].annotator
+    """The transcript's trajectory gold case from its submitted trajectory labels (see ``_materialize``)."""
+    def submitted() -> dict[str, GoldCase]:
+        rows = conn.execute(
+            select(t.TrajectoryLabelRow.annotator, t.TrajectoryLabelRow.body, t.TrajectoryLabelRow.submitted_at)
+            .where(t.TrajectoryLabelRow.transcript_id == pk, t.TrajectoryLabelRow.status == "submitted")
+            .order_by(t.TrajectoryLabelRow.submitted_at, t.TrajectoryLabelRow.annotator)).all()
+        return {r.annotator: trajectory_case(TrajectoryBody.model_validate_json(r.body), transcript=transcript,
+                                             annotators=(r.annotator,), labeled_at=parse_iso(r.submitted_at),
+                                             source=source) for r in rows}
 
-    def essence(case: GoldCase) -> str:
-        return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
-
-    agreeing = tuple(a for a in cases if a != primary and essence(cases[a]) == essence(cases[primary]))
-    _put_materialized(conn, cases[primary], (primary, *agreeing), existing, actor)
+    _materialize(conn, trajectory_case_id(transcript.id), submitted, actor)
 
 
 def turn_states(db: Database, transcript_id: str, annotator: str | None = None) -> list[TurnState]:
