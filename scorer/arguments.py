@@ -20,7 +20,7 @@ from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, superseding
 from scorer.matchers import ABSENT, describe, expected_values, match_value, read_as, show
 from scorer.model import ArgRule, Call, RunCall
-from scorer.results import CaseError, Review
+from scorer.results import CaseError, Review, trusted
 
 DEFAULT_RULE = ArgRule()
 ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINATED_PARAM,
@@ -53,7 +53,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     """Argument errors of ``actual`` against ``expected`` (same tool name)."""
     tool = actual.name
     if isinstance(actual.arguments, str):
-        return PairCheck([CaseError(
+        return PairCheck([trusted(CaseError,
             code=ErrorCode.MALFORMED_ARGUMENTS, tool=tool, step=step, actual=actual.arguments,
             note=f"called {tool} with arguments that are not a JSON object: {show(actual.arguments)}")])
     if tool_only:
@@ -72,13 +72,13 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     for key in missing:
         rule = rules.get(key, DEFAULT_RULE)
         wanted = f"; expected {describe(rule, gold[key], facts.reference_time)}" if key in gold else ""
-        errors.append(CaseError(code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
+        errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
                                 expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
     schema = facts.schema(tool)
     unknown = sorted(k for k in args if not schema.is_known(k) and not _vouched(facts, rules, k, args[k], gold)
                      ) if schema is not None else []
     for key in unknown:
-        errors.append(CaseError(code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
+        errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
                                 actual=args[key],
                                 note=f"called {tool} with {key} {show(args[key])}, which is not a parameter of {tool}"))
     typed: set[str | None] = set()
@@ -89,7 +89,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
                 continue  # the gold's own value breaks the schema (lint flags it): matching it is no error
             typed.add(problem.arg)
             value = known.get(problem.arg) if problem.arg is not None else known
-            errors.append(CaseError(code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg, step=step,
+            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg, step=step,
                                     actual=value,
                                     note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
                                          f"{problem.message}"))
@@ -103,7 +103,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         wanted = gold.get(key, ABSENT)
         if key not in args:
             if not rule.optional:
-                errors.append(CaseError(
+                errors.append(trusted(CaseError,
                     code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step,
                     expected=None if wanted is ABSENT else wanted,
                     note=f"called {tool} without {key}; expected {describe(rule, wanted, facts.reference_time)}"))
@@ -114,7 +114,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         if wanted is ABSENT and not rule.accept:
             if rule.match == "any" or _is_default(facts, tool, key, value):
                 continue
-            errors.append(CaseError(
+            errors.append(trusted(CaseError,
                 code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
                 note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
             continue
@@ -137,7 +137,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         if key in partner:
             other = partner[key]
             if key < other:
-                found.append((slot[key], CaseError(
+                found.append((slot[key], trusted(CaseError,
                     code=ErrorCode.SWAPPED_ARGS, tool=tool, arg=key, step=step,
                     expected={key: gold[key], other: gold[other]}, actual={key: value, other: args[other]},
                     note=f"called {tool} with {key} and {other} swapped: {key} {show(value)}, {other} "
@@ -146,13 +146,13 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
         expectation = describe(rule, wanted, facts.reference_time)
         if replaced is not None:
-            found.append((slot[key], CaseError(
+            found.append((slot[key], trusted(CaseError,
                 code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
                 note=f"called {tool} with {key} {show(value)}, which the user later replaced with "
                      f"{show(replaced)}; expected {expectation}")))
         else:
             read = read_as(rule, value, facts.reference_time)
-            found.append((slot[key], CaseError(
+            found.append((slot[key], trusted(CaseError,
                 code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
                 note=f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; "
                      f"expected {expectation}")))
@@ -189,9 +189,9 @@ def _swapped_pairs(facts: CaseFacts, rules: dict[str, ArgRule], wrong: list[str]
 def _review(rule: ArgRule, tool: str, key: str, wanted: Any, value: Any) -> Review:
     shown = None if wanted is ABSENT else wanted
     if rule.match == "semantic":
-        return Review(tool=tool, arg=key, match="semantic", intent=rule.intent or "", expected=shown,
+        return trusted(Review, tool=tool, arg=key, match="semantic", intent=rule.intent or "", expected=shown,
                       actual=value, reason="no judge configured")
-    return Review(tool=tool, arg=key, match=rule.match, intent=f"a {rule.match} value", expected=shown, actual=value,
+    return trusted(Review, tool=tool, arg=key, match=rule.match, intent=f"a {rule.match} value", expected=shown, actual=value,
                   reason=f"the gold value {show(shown)} is not a {rule.match} toolgold can read")
 
 
@@ -222,7 +222,7 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
             note = f"called {tool} with {key} {show(value)}, which is not in the result of {origin}"
         else:
             continue
-        errors.append(CaseError(code=code, tool=tool, arg=key, step=step, actual=value, note=note))
+        errors.append(trusted(CaseError, code=code, tool=tool, arg=key, step=step, actual=value, note=note))
     return errors
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
+from pydantic_core import PydanticUndefined
 
 from scorer.codes import ErrorCode
 from scorer.model import Behavior, CaseKind, Frozen, MatchKind, Split
@@ -113,6 +114,42 @@ class CaseResult(Frozen):
         return tuple(e.code for e in self.errors)
 
 
+M = TypeVar("M", bound=BaseModel)
+_SPECS: dict[type[BaseModel], tuple[dict[str, Any], tuple[str, ...]]] = {}
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _spec(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    defaults: dict[str, Any] = {}
+    required = []
+    for name, info in cls.model_fields.items():
+        if info.default_factory is not None:
+            raise TypeError(f"{cls.__name__}.{name} has a default factory")
+        defaults[name] = None if info.default is PydanticUndefined else info.default
+        if info.default is PydanticUndefined:
+            required.append(name)
+    found = _SPECS[cls] = (defaults, tuple(required))
+    return found
+
+
+def trusted(cls: type[M], /, **values: Any) -> M:
+    """An instance of a result type built from values the scorer already knows are valid, without
+    validating them again: the same object as ``cls(**values)`` (same fields, field order and fields set),
+    at a fraction of the cost (validation was a third of scoring a failing case). Only for values the
+    scorer made itself; anything read from outside goes through validation."""
+    defaults, required = _SPECS.get(cls) or _spec(cls)
+    fields = {**defaults, **values}  # field order kept: the values only replace defaults
+    if len(fields) != len(defaults) or not all(name in values for name in required):
+        raise TypeError(f"{cls.__name__}: unknown or missing fields in {sorted(values)}")
+    instance = _new(cls)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
 __all__ = [
     "ActualBehavior",
     "CaseError",
@@ -124,4 +161,5 @@ __all__ = [
     "SequenceMetrics",
     "Status",
     "Verdicts",
+    "trusted",
 ]

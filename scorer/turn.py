@@ -20,7 +20,7 @@ from scorer.grounding import checked_keys, is_phone_key, scalar_texts, ungrounde
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
-from scorer.results import CaseError, CaseResult, Status
+from scorer.results import CaseError, CaseResult, Status, trusted
 from scorer.verdict import AnswerScore, Label, build_result, choose, verdicts_of
 
 GROUNDING_CODES = frozenset({ErrorCode.UNGROUNDED_VALUE, ErrorCode.FABRICATED_VALUE})
@@ -89,7 +89,7 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
     score = AnswerScore(label, expected_tools=tuple(c.name for c in expected))
     if not actual:
         score.selection_ok = False
-        score.errors.append(CaseError(
+        score.errors.append(trusted(CaseError,
             code=ErrorCode.MISSING_CALL, tool=expected[0].name,
             note=f"made no call; expected {names(expected)}"))
         score.confusion = [(c.name, NO_CALL) for c in expected]
@@ -97,7 +97,7 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
     checks: dict[tuple[int, int], PairCheck] = {}
     pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
     if len(expected) != len(actual):
-        score.errors.append(CaseError(
+        score.errors.append(trusted(CaseError,
             code=ErrorCode.WRONG_CALL_COUNT, expected=len(expected), actual=len(actual),
             note=f"made {len(actual)} call{'s' * (len(actual) != 1)} ({names(actual)}); "
                  f"expected {len(expected)} ({names(expected)})"))
@@ -107,7 +107,7 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
         step = i if len(expected) > 1 else None
         if want.name != got.name:
             offered = "" if facts.offered(got.name) else f" (not among the {len(facts.case.tools)} offered tools)"
-            score.errors.append(CaseError(
+            score.errors.append(trusted(CaseError,
                 code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=step,
                 note=f"called {got.name}{offered} where {want.name} was expected"))
             continue
@@ -144,10 +144,10 @@ def score_no_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ..
     score.confusion = [(NO_CALL, c.name) for c in actual] or [(NO_CALL, NO_CALL)]
     for call in actual:
         if answer.behavior == "no_call":
-            score.errors.append(CaseError(code=ErrorCode.UNEXPECTED_CALL, tool=call.name,
+            score.errors.append(trusted(CaseError, code=ErrorCode.UNEXPECTED_CALL, tool=call.name,
                                           note=f"called {call.name} where no call was needed"))
             continue
-        score.errors.append(CaseError(code=ErrorCode.CALLED_INSTEAD_OF_ASKING, tool=call.name,
+        score.errors.append(trusted(CaseError, code=ErrorCode.CALLED_INSTEAD_OF_ASKING, tool=call.name,
                                       note=f"called {call.name} where the agent should have asked the user"))
         score.errors.extend(fabricated(call, facts))
     return score
@@ -173,7 +173,7 @@ def fabricated(call: RunCall, facts: CaseFacts) -> list[CaseError]:
             continue
         for text in scalar_texts(args[key]):
             if text.casefold() not in facts.gold_texts and not facts.context.contains(text, phone=is_phone_key(key)):
-                errors.append(CaseError(
+                errors.append(trusted(CaseError,
                     code=ErrorCode.FABRICATED_VALUE, tool=call.name, arg=key, actual=args[key],
                     note=f"called {call.name} with {key} {show(text)}, which the user never gave; "
                          "the gold says to ask"))
@@ -199,7 +199,7 @@ def grounding_errors(actual: tuple[RunCall, ...], facts: CaseFacts) -> list[Case
             continue  # a gold call: every value is one the annotator vouched for
         for key, text in ungrounded(call.arguments, facts.rules(call.name), lambda: facts.context,
                                     lambda: facts.gold_texts):
-            errors.append(CaseError(
+            errors.append(trusted(CaseError,
                 code=ErrorCode.UNGROUNDED_VALUE, tool=call.name, arg=key, actual=text,
                 note=f"called {call.name} with {key} {show(text)}, which appears nowhere in the conversation"))
     return errors

@@ -27,6 +27,7 @@ from scorer.results import (
     SequenceMetrics,
     Status,
     Verdicts,
+    trusted,
 )
 
 Label = Literal["expected"] | int
@@ -72,7 +73,7 @@ def resolve_reviews(score: AnswerScore, facts: CaseFacts, judge: Judge | None) -
             continue
         if answer.verdict == "not_equivalent":
             why = f" ({answer.reason})" if answer.reason else ""
-            score.errors.append(CaseError(
+            score.errors.append(trusted(CaseError,
                 code=ErrorCode.WRONG_ARG_VALUE, tool=review.tool, arg=review.arg, actual=review.actual,
                 expected=review.expected,
                 note=f"called {review.tool} with {review.arg} {show(review.actual)}; the judge found it does not "
@@ -146,7 +147,7 @@ def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_too
     if case.kind == "trajectory":
         names = tuple(c.name for c in expected)
         alignment = 2 * _common_subsequence(names, actual_tools) / (len(names) + len(actual_tools))
-    return PartialCredit(argument_accuracy=matched_args / gold_args if gold_args else None,
+    return trusted(PartialCredit, argument_accuracy=matched_args / gold_args if gold_args else None,
                          call_precision=precision, call_recall=recall, call_f1=f1, sequence_alignment=alignment)
 
 
@@ -164,7 +165,7 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
                  verdicts: Verdicts, calls: int) -> CaseResult:
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     actual_behavior: ActualBehavior = "call" if calls else "no_call"
-    return CaseResult(
+    return trusted(CaseResult,
         case_id=case.id, trial=trial, kind=case.kind, status=status,
         matched=best.label if status == "pass" else None, compared_with=best.label,
         errors=tuple(best.errors), reviews=tuple(best.reviews), verdicts=verdicts,
