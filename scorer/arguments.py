@@ -18,7 +18,7 @@ from scorer import canonical
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, superseding
-from scorer.matchers import ABSENT, describe, expected_values, match_value, read_as, show
+from scorer.matchers import ABSENT, Verdict, describe, expected_values, match_value, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review, trusted
 
@@ -60,39 +60,57 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         return _CLEAN
     args, gold = actual.arguments, expected.arguments
     rules = facts.call_rules(expected)
-    if same_arguments(args, gold) and not any(r.match == "from_call" for r in rules.values()):
+    if same_arguments(args, gold) and not facts.has_from_call(expected):
         # As valid as the gold itself: no schema check needed.
         return _CLEAN
     check = PairCheck()
     errors = check.errors
+    reference = facts.reference_time
+    verdicts: dict[str, Verdict] = {}  # each argument's verdict under its rule, decided once
+
+    def verdict(key: str) -> Verdict:
+        if key in verdicts:
+            return verdicts[key]
+        found = verdicts[key] = match_value(rules.get(key, DEFAULT_RULE), gold.get(key, ABSENT), args[key],
+                                            reference)
+        return found
+
+    def vouched(key: str) -> bool:
+        """The annotator vouches for a value that matches the gold value of its key under its rule."""
+        return key in gold and verdict(key) is True
+
     required = facts.required(tool)
     # A schema-required key the gold call itself leaves out is the gold's omission (lint flags it), unless
     # the gold's required_args names it. (An optional rule does not waive the schema: BFCL checks it too.)
     missing = [k for k in required if k not in args and (k in gold or k in facts.required_by_gold(tool))]
     for key in missing:
         rule = rules.get(key, DEFAULT_RULE)
-        wanted = f"; expected {describe(rule, gold[key], facts.reference_time)}" if key in gold else ""
+        wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
         errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
-                                expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
+                              expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
     schema = facts.schema(tool)
-    unknown = sorted(k for k in args if not schema.is_known(k) and not _vouched(facts, rules, k, args[k], gold)
-                     ) if schema is not None else []
+    unknown = sorted(k for k in args if not schema.is_known(k) and not vouched(k)) if schema is not None else []
     for key in unknown:
         errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
-                                actual=args[key],
-                                note=f"called {tool} with {key} {show(args[key])}, which is not a parameter of {tool}"))
+                              actual=args[key],
+                              note=f"called {tool} with {key} {show(args[key])}, which is not a parameter of {tool}"))
     typed: set[str | None] = set()
     if schema is not None:
         known = {k: v for k, v in args.items() if k not in unknown} if unknown else args
-        for problem in schema.problems(known):
-            if problem.arg is not None and _vouched(facts, rules, problem.arg, known[problem.arg], gold):
-                continue  # the gold's own value breaks the schema (lint flags it): matching it is no error
+        # A value the gold vouches for breaking the schema is the gold's own problem (lint flags it): no
+        # error. Where the schema checks each argument alone, those values are not even checked.
+        if schema.per_argument:
+            problems = [p for p in (schema.problem(k, known[k]) for k in sorted(known) if not vouched(k))
+                        if p is not None]
+        else:
+            problems = [p for p in schema.problems(known) if p.arg is None or not vouched(p.arg)]
+        for problem in problems:
             typed.add(problem.arg)
-            value = known.get(problem.arg) if problem.arg is not None else known
-            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg, step=step,
-                                    actual=value,
-                                    note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
-                                         f"{problem.message}"))
+            value = known[problem.arg] if problem.arg is not None else known
+            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg,
+                                  step=step, actual=value,
+                                  note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
+                                       f"{problem.message}"))
     skip = set(missing) | set(unknown) | typed
     wrong: list[str] = []  # keys whose value fails its rule: swapped, stale or simply wrong
     slot: dict[str, int] = {}  # where each one's error goes, so errors stay in key order
@@ -118,10 +136,10 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
                 code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
                 note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
             continue
-        verdict = match_value(rule, wanted, value, facts.reference_time)
-        if verdict is True:
+        decided = verdict(key)
+        if decided is True:
             continue
-        if verdict is None:
+        if decided is None:
             check.reviews.append(_review(rule, tool, key, wanted, value))
             continue
         wrong.append(key)
@@ -210,11 +228,11 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     """
     errors = []
     tool = actual.name
-    for key, rule in sorted(facts.rules(tool).items()):
-        if rule.match != "from_call" or rule.from_call is None or key not in actual.args:
+    for key, index in facts.from_call_rules(tool):
+        if key not in actual.args:
             continue
         value = actual.args[key]
-        origin, result = source(rule.from_call)
+        origin, result = source(index)
         texts = list(scalar_texts(value))
         if result is None:
             note = f"called {tool} with {key} {show(value)} before {origin} had returned it"

@@ -16,7 +16,8 @@ _NO_RULES: dict[str, ArgRule] = {}
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_call_keys", "_context", "_gold_texts", "_required", "_schemas", "_specs", "_zoned", "case")
+    __slots__ = ("_call_keys", "_context", "_from_call", "_from_call_rules", "_gold_texts", "_required", "_schemas",
+                 "_specs", "_zoned", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
@@ -27,6 +28,8 @@ class CaseFacts:
         self._gold_texts: frozenset[str] | None = None
         self._call_keys: dict[int, tuple[str, bytes]] = {}
         self._zoned: dict[str, dict[str, ArgRule]] = {}
+        self._from_call: dict[int, bool] = {}
+        self._from_call_rules: dict[str, tuple[tuple[str, int], ...]] = {}
 
     @property
     def reference_time(self) -> datetime | None:
@@ -62,6 +65,22 @@ class CaseFacts:
             return rules
         own = _in_zone(call.arg_rules, self.case.tz) if self.case.tz else call.arg_rules
         return {**rules, **own}
+
+    def has_from_call(self, call: Call) -> bool:
+        """Whether any argument of this expected call has a ``from_call`` rule (cached by identity)."""
+        found = self._from_call.get(id(call))
+        if found is None:
+            found = self._from_call[id(call)] = any(r.match == "from_call" for r in self.call_rules(call).values())
+        return found
+
+    def from_call_rules(self, tool: str) -> tuple[tuple[str, int], ...]:
+        """``(key, index of the expected call)`` of the case's ``from_call`` rules for ``tool``, by key."""
+        found = self._from_call_rules.get(tool)
+        if found is None:
+            found = self._from_call_rules[tool] = tuple(
+                (k, r.from_call) for k, r in sorted(self.rules(tool).items())
+                if r.match == "from_call" and r.from_call is not None)
+        return found
 
     def required(self, tool: str) -> tuple[str, ...]:
         if tool not in self._required:

@@ -181,6 +181,19 @@ class ArgumentSchema:
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
             self._validator = cls(schema)
 
+    @property
+    def per_argument(self) -> bool:
+        """Whether each argument's problems depend on that argument alone (``problem`` may be asked)."""
+        return self._fast is not None
+
+    def problem(self, key: str, value: Any) -> SchemaProblem | None:
+        """The type problem of one argument, for a schema ``per_argument``: the one ``problems`` reports."""
+        if self._fast is None:
+            raise ValueError("this schema checks the arguments together: use problems()")
+        check = self._fast.get(key)
+        found = check(value, "") if check is not None else None
+        return SchemaProblem(key, found) if found else None
+
     def is_known(self, key: str) -> bool:
         return self.open or key in self.known or any(p.search(key) for p in self._patterns)
 

@@ -114,7 +114,7 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
         pair = checks[i, j]
         score.errors.extend(pair.errors)
         score.reviews.extend(pair.reviews)
-        if not answer.tool_only:
+        if not answer.tool_only and facts.from_call_rules(got.name):
             score.errors.extend(from_call_errors(facts, got, step=step, source=_context_results(facts),
                                                  code=ErrorCode.WRONG_ARG_VALUE))
     matched_rows = {i for i, _ in pairs}
@@ -228,7 +228,7 @@ def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) 
             return None
     elif not _same_multiset(expected, actual):
         return None
-    if any(r.match == "from_call" for c in expected for r in facts.call_rules(c).values()):
+    if any(facts.has_from_call(c) for c in expected):
         return None
     if len(expected) == 1:
         name = expected[0].name

@@ -176,3 +176,22 @@ def test_canonical_equal_agrees_with_comparing_canonical_text(a: Any, b: Any) ->
     assert canonical.equal(a, b) is (canonical.dumps(a) == canonical.dumps(b))
     assert canonical.equal(a, a)
     assert canonical.equal(a, json.loads(canonical.dumps(a)))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6)
+
+
+@given(gold=JSON_VALUES, accept=st.lists(JSON_VALUES, max_size=2),
+       kind=st.sampled_from(["ci", "normalized", "regex", "semantic"]))
+def test_a_value_equal_to_the_gold_matches_as_the_full_matcher_says(gold: Any, accept: list[Any], kind: str) -> None:
+    # match_value answers True for these without running the matcher: the matcher must agree.
+    from scorer.matchers import MATCHERS
+
+    rule = ArgRule(match=kind, accept=accept, pattern="zz" if kind == "regex" else None,  # type: ignore[arg-type]
+                   intent="same" if kind == "semantic" else None)
+    copy = json.loads(json.dumps(gold))
+    assert match_value(rule, gold, copy, None) is True
+    assert MATCHERS[kind](rule, [gold, *accept], copy, None) is True
