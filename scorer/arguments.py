@@ -48,9 +48,22 @@ def same_arguments(actual: dict[str, Any], gold: dict[str, Any]) -> bool:
     return canonical.equal(actual, gold)
 
 
+_UNWRITTEN = CaseError.model_construct(code=ErrorCode.WRONG_ARG_VALUE, note="(not written: only counted)")
+
+
+def pair_cost(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
+              step: int | None = None) -> int:
+    """How many errors ``check_pair`` finds, without writing the notes of wrong values (the costly part:
+    describing the rule, looking for a superseding message). Parallel calls are paired by this cost, so
+    only the pairs chosen are checked in full."""
+    return check_pair(facts, expected, actual, tool_only=tool_only, step=step, cost_only=True).cost
+
+
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
-               step: int | None = None, context: Callable[[], Context] | None = None) -> PairCheck:
-    """Argument errors of ``actual`` against ``expected`` (same tool name)."""
+               step: int | None = None, context: Callable[[], Context] | None = None,
+               cost_only: bool = False) -> PairCheck:
+    """Argument errors of ``actual`` against ``expected`` (same tool name). With ``cost_only`` the errors
+    of wrong values are counted, not written (placeholders): only ``cost`` is meaningful."""
     tool = actual.name
     if isinstance(actual.arguments, str):
         return PairCheck([trusted(CaseError,
@@ -147,6 +160,9 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     if not wrong:
         return check
     swapped = _swapped_pairs(facts, rules, wrong, args, gold)
+    if cost_only:  # one error per wrong value, one per swapped pair
+        errors.extend([_UNWRITTEN] * (len(wrong) - len(swapped)))
+        return check
     partner = {k: other for a, b in swapped for k, other in ((a, b), (b, a))}
     found: list[tuple[int, CaseError]] = []
     for key in wrong:
@@ -244,4 +260,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "PairCheck", "check_pair", "from_call_errors", "same_arguments"]
+__all__ = ["ARGUMENT_CODES", "PairCheck", "check_pair", "from_call_errors", "pair_cost", "same_arguments"]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from scorer import canonical
-from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors
+from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors, pair_cost
 from scorer.assignment import optimal_pairs
 from scorer.codes import NO_CALL, ErrorCode
 from scorer.facts import CaseFacts
@@ -46,6 +46,7 @@ class PairMemo:
     per run: the keys hold positions in that run's calls."""
 
     checks: dict[tuple[int | None, tuple[str, bytes], int, bool], PairCheck] = field(default_factory=dict)
+    costs: dict[tuple[int | None, tuple[str, bytes], int, bool], int] = field(default_factory=dict)
     pairs: dict[tuple[tuple[int, ...], ...], list[tuple[int, int]]] = field(default_factory=dict)
 
     def check(self, facts: CaseFacts, want: Call, got: RunCall, j: int, *, tool_only: bool,
@@ -55,6 +56,17 @@ class PairMemo:
         if found is None:
             found = self.checks[key] = check_pair(facts, want, got, tool_only=tool_only, step=step,
                                                   context=lambda: facts.context)
+        return found
+
+    def cost(self, facts: CaseFacts, want: Call, got: RunCall, j: int, *, tool_only: bool, step: int) -> int:
+        """The error count of the check, counted without writing notes unless the check was made."""
+        key = (step, facts.call_key(want), j, tool_only)
+        done = self.checks.get(key)
+        if done is not None:
+            return done.cost
+        found = self.costs.get(key)
+        if found is None:
+            found = self.costs[key] = pair_cost(facts, want, got, tool_only=tool_only, step=step)
         return found
 
     def optimal(self, cost: list[list[int]]) -> list[tuple[int, int]]:
@@ -67,8 +79,9 @@ class PairMemo:
 
 def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tuple[int, int], PairCheck],
            facts: CaseFacts, tool_only: bool, memo: PairMemo | None = None) -> list[tuple[int, int]]:
-    """Optimal pairing of expected and actual calls; fills ``check`` with the argument check of each pair
-    of calls to the same tool (reusing those in ``memo``)."""
+    """Optimal pairing of expected and actual calls; fills ``check`` with the argument check of each chosen
+    pair of calls to the same tool (reusing those in ``memo``). Pairs are costed by counting errors; only
+    the chosen ones are checked in full, notes and all."""
     memo = memo or PairMemo()
     if len(expected) == 1 and len(actual) == 1:
         if expected[0].name == actual[0].name:
@@ -78,9 +91,12 @@ def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tupl
     for i, want in enumerate(expected):
         for j, got in enumerate(actual):
             if want.name == got.name:
-                pair = check[i, j] = memo.check(facts, want, got, j, tool_only=tool_only, step=i)
-                cost[i][j] = pair.cost
-    return memo.optimal(cost)
+                cost[i][j] = memo.cost(facts, want, got, j, tool_only=tool_only, step=i)
+    pairs = memo.optimal(cost)
+    for i, j in pairs:
+        if expected[i].name == actual[j].name:
+            check[i, j] = memo.check(facts, expected[i], actual[j], j, tool_only=tool_only, step=i)
+    return pairs
 
 
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
