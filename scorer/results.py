@@ -150,6 +150,20 @@ def trusted(cls: type[M], /, **values: Any) -> M:
     return instance
 
 
+def trusted_fields(cls: type[M], fields: dict[str, Any]) -> M:
+    """``trusted`` for a dict that already holds every field of ``cls`` in field order (the caller writes
+    it as a literal; tests/scorer/test_trusted_results.py checks the result equals its validated copy)."""
+    defaults = (_SPECS.get(cls) or _spec(cls))[0]
+    if len(fields) != len(defaults):
+        raise TypeError(f"{cls.__name__}: expected every field, got {sorted(fields)}")
+    instance = _new(cls)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", set(fields))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
 __all__ = [
     "ActualBehavior",
     "CaseError",
@@ -162,4 +176,5 @@ __all__ = [
     "Status",
     "Verdicts",
     "trusted",
+    "trusted_fields",
 ]

@@ -28,6 +28,7 @@ from scorer.results import (
     Status,
     Verdicts,
     trusted,
+    trusted_fields,
 )
 
 Label = Literal["expected"] | int
@@ -147,8 +148,15 @@ def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_too
     if case.kind == "trajectory":
         names = tuple(c.name for c in expected)
         alignment = 2 * _common_subsequence(names, actual_tools) / (len(names) + len(actual_tools))
-    return trusted(PartialCredit, argument_accuracy=matched_args / gold_args if gold_args else None,
-                         call_precision=precision, call_recall=recall, call_f1=f1, sequence_alignment=alignment)
+    return _partial(matched_args / gold_args if gold_args else None, precision, recall, f1, alignment)
+
+
+@lru_cache(maxsize=1024)
+def _partial(argument_accuracy: float | None, call_precision: float | None, call_recall: float,
+             call_f1: float, sequence_alignment: float | None) -> PartialCredit:
+    """Shared instances (they are frozen): most cases score one of a few dozen ratios."""
+    return trusted(PartialCredit, argument_accuracy=argument_accuracy, call_precision=call_precision,
+                   call_recall=call_recall, call_f1=call_f1, sequence_alignment=sequence_alignment)
 
 
 def _common_subsequence(a: Sequence[str], b: Sequence[str]) -> int:
@@ -165,15 +173,14 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
                  verdicts: Verdicts, calls: int) -> CaseResult:
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     actual_behavior: ActualBehavior = "call" if calls else "no_call"
-    return trusted(CaseResult,
-        case_id=case.id, trial=trial, kind=case.kind, status=status,
-        matched=best.label if status == "pass" else None, compared_with=best.label,
-        errors=tuple(best.errors), reviews=tuple(best.reviews), verdicts=verdicts,
-        expected_behavior=answer.behavior, actual_behavior=actual_behavior,
-        expected_tools=best.expected_tools, actual_tools=actual_tools, confusion=tuple(best.confusion),
-        sequence=best.sequence, calls=calls, redundant_calls=best.redundant_calls, tags=case.tags,
-        partial=partial_credit(case, answer, best, actual_tools, calls),
-        split=case.split, toolkit_size=len(case.tools))
-
+    return trusted_fields(CaseResult, {  # every field, in field order
+        "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
+        "matched": best.label if status == "pass" else None, "compared_with": best.label,
+        "errors": tuple(best.errors), "reviews": tuple(best.reviews), "verdicts": verdicts,
+        "expected_behavior": answer.behavior, "actual_behavior": actual_behavior,
+        "expected_tools": best.expected_tools, "actual_tools": actual_tools, "confusion": tuple(best.confusion),
+        "sequence": best.sequence, "partial": partial_credit(case, answer, best, actual_tools, calls),
+        "calls": calls, "redundant_calls": best.redundant_calls, "tags": case.tags, "split": case.split,
+        "toolkit_size": len(case.tools)})
 
 __all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "partial_credit", "resolve_reviews", "verdicts_of"]
