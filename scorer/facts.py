@@ -70,7 +70,9 @@ class CaseFacts:
         """Whether any argument of this expected call has a ``from_call`` rule (cached by identity)."""
         found = self._from_call.get(id(call))
         if found is None:
-            found = self._from_call[id(call)] = any(r.match == "from_call" for r in self.call_rules(call).values())
+            own = call.arg_rules
+            found = self._from_call[id(call)] = any(r.match == "from_call" for r in own.values()) or any(
+                r.match == "from_call" and k not in own for k, r in self.rules(call.name).items())
         return found
 
     def from_call_rules(self, tool: str) -> tuple[tuple[str, int], ...]:

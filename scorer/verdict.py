@@ -121,6 +121,12 @@ def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_too
     if answer.behavior != "call" or answer.tool_only:
         return None
     expected = answer.calls
+    if not best.errors and not best.reviews and case.kind == "turn":  # every paired call fully right
+        gold_args = sum(len(c.arguments) for c in expected)
+        correct = len(best.paired)
+        matched_args = sum(len(expected[i].arguments) for i in best.paired)
+        return _partial(matched_args / gold_args if gold_args else None, correct / calls if calls else None,
+                        correct / len(expected), 2 * correct / (calls + len(expected)), None)
     single = case.kind == "turn" and len(expected) == 1
     missed: dict[int, set[str]] = {}  # per expected call, the gold arguments it got wrong
     for e in best.errors:
