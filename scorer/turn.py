@@ -110,6 +110,8 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
             note=f"made no call; expected {names(expected)}"))
         score.confusion = [(c.name, NO_CALL) for c in expected]
         return score
+    if len(expected) == 1 and len(actual) == 1:
+        return _score_one_call(score, expected[0], actual[0], answer.tool_only, facts, grounding, memo)
     checks: dict[tuple[int, int], PairCheck] = {}
     pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
     if len(expected) != len(actual):
@@ -141,6 +143,31 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
     score.selection_ok = sorted(c.name for c in expected) == sorted(c.name for c in actual)
     score.paired = tuple(sorted(i for i, j in pairs if expected[i].name == actual[j].name))
     if not answer.tool_only:  # "only the tool names are checked": the values are not the gold's concern
+        score.errors.extend(grounding)
+    return score
+
+
+def _score_one_call(score: AnswerScore, want: Call, got: RunCall, tool_only: bool, facts: CaseFacts,
+                    grounding: list[CaseError], memo: PairMemo | None) -> AnswerScore:
+    """``score_call_answer`` for one expected and one actual call (most cases): the same score, without the
+    assignment's bookkeeping (and without memo keys when no alternative could reuse the check)."""
+    score.confusion = [(want.name, got.name)]
+    score.selection_ok = want.name == got.name
+    if not score.selection_ok:
+        offered = "" if facts.offered(got.name) else f" (not among the {len(facts.case.tools)} offered tools)"
+        score.errors.append(trusted(CaseError,
+            code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=None,
+            note=f"called {got.name}{offered} where {want.name} was expected"))
+    else:
+        pair = memo.check(facts, want, got, 0, tool_only=tool_only, step=None) if memo is not None else \
+            check_pair(facts, want, got, tool_only=tool_only, context=lambda: facts.context)
+        score.errors.extend(pair.errors)
+        score.reviews.extend(pair.reviews)
+        if not tool_only and facts.from_call_rules(got.name):
+            score.errors.extend(from_call_errors(facts, got, step=None, source=_context_results(facts),
+                                                 code=ErrorCode.WRONG_ARG_VALUE))
+        score.paired = _ONE
+    if not tool_only:
         score.errors.extend(grounding)
     return score
 
@@ -280,7 +307,7 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
         best = exact
     else:
         grounding = grounding_errors(actual, facts) if actual else []
-        memo = PairMemo()
+        memo = PairMemo() if case.alternatives else None  # only alternatives repeat a check
 
         def scores() -> Iterator[AnswerScore]:
             for label, answer in _answers(case):
