@@ -163,7 +163,7 @@ def to_json(record: BaseModel) -> dict[str, Any]:
 
 def dumps_record(record: BaseModel) -> str:
     """One canonical JSON line (without the newline) for ``record``."""
-    return canonical.dumps(to_json(record))
+    return canonical.dumps_json_values(to_json(record))
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

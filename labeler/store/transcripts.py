@@ -491,14 +491,15 @@ def _reject_or_raise(err: InvalidRecord, result: ImportResult, skip: bool) -> No
 def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
     body = to_json(tr)
     tools = [_tool_canonical(tool) for tool in body.pop("tools")]
-    text = canonical.dumps(body)
+    text = canonical.dumps_json_values(body)
     # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
     digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
+    turns = _turn_rows(tr)
     row = {"external_id": tr.id, "source": _source_of(tr, item.source), "content_hash": digest,
            "title": _title(tr), "body": text, "n_messages": len(tr.messages),
-           "n_turns": len(labelable_points(tr)), "n_tool_calls": sum(len(m.tool_calls) for m in tr.messages),
+           "n_turns": len(turns), "n_tool_calls": sum(len(m.tool_calls) for m in tr.messages),
            "started_at": _started_at(tr)}
-    return _Staged(tr.id, digest, item.source, item.line, row, tools, _turn_rows(tr))
+    return _Staged(tr.id, digest, item.source, item.line, row, tools, turns)
 
 
 def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
@@ -572,8 +573,10 @@ def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) ->
 def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
     row = {"id": case.id, "conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
            "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
-           "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source or item.source,
-           "body": dumps_record(case), "content_hash": canonical.content_hash(to_json(case))}
+           "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source or item.source}
+    # canonical.content_hash(to_json(case)) is the hash of this very text: serialize once, hash it
+    row["body"] = body = dumps_record(case)
+    row["content_hash"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
     tags = [{"case_id": case.id, "tag": tag} for tag in dict.fromkeys(case.tags)]
     return _Staged(case.id, str(row["content_hash"]), item.source, item.line, row, children=tags)
 
