@@ -26,7 +26,17 @@ from sqlalchemy import Connection, func, insert, select
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
 from labeler.store.common import REVIEWER_ROLES, PermissionDenied, audit, require_role, stored_transcript
-from labeler.store.engine import CHUNK, IMPORT_LOCK, Database, StoreError, now_iso, one_at_a_time
+from labeler.store.engine import (
+    CHUNK,
+    IMPORT_LOCK,
+    Database,
+    DatabaseUnavailable,
+    StoreError,
+    now_iso,
+    one_at_a_time,
+    read_only_message,
+    shown_url,
+)
 from scorer import canonical
 from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record, to_json
@@ -213,7 +223,10 @@ class _Stage:
             self.conn.execute("COMMIT")
 
     def close(self) -> None:
-        self.commit()
+        try:
+            self.commit()
+        except sqlite3.Error:  # failing already (a full disk): the file is deleted next
+            pass
         self.conn.close()
         os.close(self.lock)
 
@@ -280,17 +293,29 @@ def _remove_stale_stages(db_file: Path) -> None:
 def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem], *, actor: str,
                    skip_invalid: bool) -> ImportResult:
     result = ImportResult()
-    _remove_stale_stages(db_file)
-    # Locked before it is named like a stage file, so no other import takes it for a dead one's.
-    fd, name = tempfile.mkstemp(prefix=db_file.name + "-import-", suffix=".new", dir=db_file.parent)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    path = Path(name).with_suffix(".stage")
-    os.replace(name, path)
+    if db.read_only:
+        raise DatabaseUnavailable(read_only_message(db.url))
     try:
-        stage = _Stage(path, fd)
+        _remove_stale_stages(db_file)
+        # Locked before it is named like a stage file, so no other import takes it for a dead one's.
+        fd, name = tempfile.mkstemp(prefix=db_file.name + "-import-", suffix=".new", dir=db_file.parent)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        path = Path(name).with_suffix(".stage")
+        os.replace(name, path)
+    except OSError as exc:
+        raise _stage_failed(db, exc) from None
+    try:
         try:
-            sources = _fill_stage(db, stage, items, result, skip_invalid)
-            stage.commit()
+            stage = _Stage(path, fd)
+        except sqlite3.Error as exc:
+            os.close(fd)
+            raise _stage_failed(db, exc) from None
+        try:
+            try:
+                sources = _fill_stage(db, stage, items, result, skip_invalid)
+                stage.commit()
+            except sqlite3.Error as exc:  # the stage file's own database (a full disk, say)
+                raise _stage_failed(db, exc) from None
             for _ in range(5):
                 if not (result.transcripts_added or result.gold_added):
                     break
@@ -307,6 +332,15 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem], *, 
     finally:
         path.unlink(missing_ok=True)
     return result
+
+
+def _stage_failed(db: Database, exc: BaseException) -> DatabaseUnavailable:
+    """One line for a stage file that could not be made or written: nothing reached the store."""
+    reason = getattr(exc, "strerror", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    if "full" in reason.lower() or "no space" in reason.lower():
+        return DatabaseUnavailable(f"the database {shown_url(db.url)}: the disk is full; nothing was written")
+    return DatabaseUnavailable(f"cannot stage the import beside the database {shown_url(db.url)}: "
+                               f"{reason[:200]}; nothing was written")
 
 
 def _fill_stage(db: Database, stage: _Stage, items: Iterable[ImportItem], result: ImportResult,
