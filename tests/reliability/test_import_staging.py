@@ -194,3 +194,21 @@ def test_an_import_killed_while_staging_leaves_the_store_untouched_and_the_rerun
     assert not list(tmp_path.glob("*.stage"))
     stats = Store(db).stats()
     assert (stats["transcripts"], stats["turns"]) == (N, 2 * N)
+
+
+def test_a_stage_file_that_cannot_be_made_is_one_line_and_nothing_is_written(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import labeler.store.transcripts as transcripts
+    from labeler.store.engine import DatabaseUnavailable
+
+    before = store.dump()
+
+    def no_space(*_: Any, **__: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(transcripts.tempfile, "mkstemp", no_space)
+    with pytest.raises(DatabaseUnavailable, match=r"^the database .*toolgold\.db: the disk is full; nothing was "
+                                                   r"written$"):
+        store.import_items([ImportItem(transcript("t1"), "a.jsonl", 1)])
+    assert store.dump() == before
