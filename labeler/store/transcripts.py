@@ -7,6 +7,7 @@ content is refused naming the file and line.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import glob
 import hashlib
@@ -212,7 +213,6 @@ class _Stage:
         self.conn.executescript(_STAGE_SCHEMA)
         self.conn.execute("BEGIN")  # one transaction (no journal): committed before the store attaches it
         self.next_id = 1
-        self.turns = 0
 
     def known(self, table: str, key: str, ids: Sequence[str]) -> dict[str, str]:
         marks = ", ".join("?" * len(ids))
@@ -223,10 +223,8 @@ class _Stage:
             self.conn.execute("COMMIT")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(sqlite3.Error):  # failing already (a full disk): the file is deleted next
             self.commit()
-        except sqlite3.Error:  # failing already (a full disk): the file is deleted next
-            pass
         self.conn.close()
         os.close(self.lock)
 
