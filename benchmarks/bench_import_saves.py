@@ -6,7 +6,11 @@ label draft again and again (a real ``save_label`` through the store: BEGIN IMME
 records each save's latency until the import ends. The anchor is the same save with no import running.
 Target: no save waits more than a couple of seconds (p99 and max).
 
-Run: ``.venv/bin/python -m benchmarks.bench_import_saves [--transcripts N]``.
+Run: ``.venv/bin/python -m benchmarks.bench_import_saves [--transcripts N | --quick]``.
+
+SQLite holds one write lock for the whole database, and an import is one transaction (all or nothing): it
+stages its rows beside the database without the lock, then publishes them in one transaction of a few
+``INSERT ... SELECT``. A save waits for at most that publish, which grows with the bytes imported.
 """
 
 from __future__ import annotations
@@ -74,7 +78,10 @@ def _pct(values: list[float], q: float) -> float:
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_import_saves", description=__doc__.split("\n")[0])
     parser.add_argument("--transcripts", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="5,000 transcripts")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.transcripts = 5_000
     with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
         directory = Path(tmp)
         db = directory / "toolgold.db"

@@ -1,5 +1,9 @@
 """Import and export throughput of the store, end to end through the real CLI.
 
+Run: ``python -m benchmarks.bench_store`` (``make bench``: 10,000 transcripts, 100,000 and 1,000,000 gold
+cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--quick`` (2,000 transcripts,
+2,000 and 20,000 gold cases), ``--transcripts N --gold M``, ``--skip-export``.
+
 - import: N transcripts of tau-bench size (real gpt-4o airline trajectories from the bundled demo, each
   copied under new ids with a varied message so every one is new content), `toolgold import` into an
   empty SQLite file. Target: ≥ 500 transcripts/s.
@@ -132,8 +136,13 @@ def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_store")
     parser.add_argument("--transcripts", type=int, default=10_000)
-    parser.add_argument("--gold", type=int, default=100_000)
+    parser.add_argument("--gold", type=int, default=1_000_000,
+                        help="the larger gold size (a tenth of it is measured too) [default: 1,000,000]")
+    parser.add_argument("--quick", action="store_true", help="2,000 transcripts and 20,000 gold cases")
+    parser.add_argument("--skip-export", action="store_true", help="measure the imports only")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.transcripts, args.gold = 2_000, 20_000
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
@@ -150,16 +159,21 @@ def main(argv: list[str]) -> None:
         gold_src = tmpdir / "gold.jsonl"
         for n in sorted({args.gold // 10, args.gold}):
             env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db"), "TOOLGOLD_USER": "bench"}
+            # approved regression cases are the held-out set: exporting them takes a reviewer (audited), and
+            # the import is attributed to an active user
+            run_measured(["users", "add", "bench", "--role", "reviewer"], env_g)
             write_gold(gold_src, n)
             secs, rss = run_measured(["import", str(gold_src)], env_g)
             floor_secs, floor_rss = sqlite_floor(tmpdir / f"gold-{n}.db", tmpdir / f"gold-floor-{n}.db")
             rows.append((f"import gold cases ({n:,}, tau-bench context)", n, secs, n / secs, rss,
                          f"flat memory (≤ 500 MB at 1,000,000), ≤ 1.5× floor: {secs / floor_secs:.2f}× "
                          f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
-            # approved regression cases are the held-out set: exporting them takes a reviewer (audited)
-            run_measured(["users", "add", "bench", "--role", "reviewer"], env_g)
-            secs, rss = run_measured(["export", "-o", str(tmpdir / "out.jsonl")], env_g)
-            rows.append((f"export gold cases ({n:,})", n, secs, n / secs, rss, "≥ 20,000/s, flat memory"))
+            if not args.skip_export:
+                secs, rss = run_measured(["export", "-o", str(tmpdir / "out.jsonl")], env_g)
+                rows.append((f"export gold cases ({n:,})", n, secs, n / secs, rss, "≥ 20,000/s, flat memory"))
+                (tmpdir / "out.jsonl").unlink()
+            for done in [*tmpdir.glob(f"gold-*{n}.db*"), gold_src]:  # 1,000,000 cases are ~10 GB each
+                done.unlink()
     print("| what | n | seconds | per second | peak RSS MB | target |")
     print("|---|---:|---:|---:|---:|---|")
     for what, n, secs, rate, rss, target in rows:

@@ -25,9 +25,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any, Final, Literal
 
-import krippendorff
 import numpy as np
-from statsmodels.stats import inter_rater
 
 from scorer import canonical
 from scorer.matchers import match_value
@@ -89,6 +87,7 @@ def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> Stat:
     table = np.zeros((len(index), len(index)))
     for a, b in pairs:
         table[index[a], index[b]] += 1
+    from statsmodels.stats import inter_rater  # lazy: scipy costs every command seconds
     with np.errstate(invalid="ignore", divide="ignore"):  # its z statistic divides by a zero variance here
         value = float(inter_rater.cohens_kappa(table).kappa)
     return Stat(method="cohen_kappa", value=value, observed=observed, expected=expected, n_items=n,
@@ -136,6 +135,7 @@ def fleiss_kappa(items: Iterable[Sequence[str]]) -> Stat:
         for row, ratings in enumerate(rated):
             for category in ratings:
                 table[row, index[category]] += 1
+        from statsmodels.stats import inter_rater  # lazy: scipy costs every command seconds
         value = float(inter_rater.fleiss_kappa(table, method="fleiss"))
     else:
         value = (observed - expected) / (1 - expected)
@@ -173,6 +173,7 @@ def krippendorff_alpha(items: Iterable[Sequence[str]]) -> Stat:
     for unit, values in enumerate(rated):
         for row, value in enumerate(values):
             data[row, unit] = index[value]
+    import krippendorff  # lazy: scipy costs every command seconds
     alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
     return Stat(method="krippendorff_alpha", value=alpha, observed=observed, expected=1 - expected_disagreeing / n,
                 n_items=len(rated), n_ratings=n)

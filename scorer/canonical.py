@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 
@@ -36,6 +37,22 @@ def normalize(value: Any) -> Any:
 def dumps(value: Any) -> str:
     """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints)."""
     return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_INTEGRAL_FLOAT = re.compile(r"\.0[,\]}]|\.0$|[eE]\+")
+"""Where json.dumps may have written an integral float (``5.0``, ``-0.0``, ``1e+16``): a non-integral float
+never ends in ``.0`` and has a negative exponent. A match inside a string is only a false alarm."""
+
+
+def dumps_json_values(value: Any) -> str:
+    """``dumps(value)`` for a value made of JSON types with string keys only (a pydantic ``model_dump(mode=
+    "json")``), faster: serialized as it is, and normalized only when the text shows it may hold an
+    integral float. Keys that are not strings would sort differently: pass such values to ``dumps``."""
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except TypeError:  # keys of mixed types
+        return dumps(value)
+    return dumps(value) if _INTEGRAL_FLOAT.search(text) else text
 
 
 def content_hash(value: Any) -> str:

@@ -85,8 +85,8 @@ def parse_json_text(text: str, *, source: str | None = None, line: int | None = 
             value = orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-        else:
-            return strict_json.check(value, source=source, line=line)
+        else:  # orjson refuses NaN, Infinity, 1e400 and lone surrogates itself: only the depth is left
+            return strict_json.check_parsed(value, text, source=source, line=line)
     return strict_json.loads(text, source=source, line=line)
 
 
@@ -163,7 +163,7 @@ def to_json(record: BaseModel) -> dict[str, Any]:
 
 def dumps_record(record: BaseModel) -> str:
     """One canonical JSON line (without the newline) for ``record``."""
-    return canonical.dumps(to_json(record))
+    return canonical.dumps_json_values(to_json(record))
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -97,6 +97,13 @@ def check(value: Any, *, source: str | None = None, line: int | None = None) -> 
     return value
 
 
+def check_parsed(value: Any, text: str, *, source: str | None = None, line: int | None = None) -> Any:
+    """Apply ``loads``'s rules to ``value``, which a parser that already refuses non-finite numbers and lone
+    surrogates (orjson) read from ``text``: only the nesting depth is left to check, and only a text with
+    more opening brackets than ``MAX_DEPTH`` (or a surrogate escape) is walked at all."""
+    return _checked(value, text, source=source, line=line)
+
+
 def embedded_problem(text: str) -> str | None:
     """Why JSON text carried inside a string (tool-call arguments) would parse into a value that cannot be
     stored (a lone surrogate, nesting deeper than ``MAX_DEPTH``), or None. Text that is not JSON at all
@@ -202,4 +209,4 @@ def _surrogate_message(text: str) -> str:
     return f"{_SURROGATE} (\\u{ord(text[at]):04x} at character {at + 1}): not valid Unicode"
 
 
-__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "decode_at", "embedded_problem", "loads"]
+__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "check_parsed", "decode_at", "embedded_problem", "loads"]

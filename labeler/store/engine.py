@@ -275,6 +275,31 @@ class Database:
                 conn.begin():
             yield conn
 
+    def sqlite_file(self) -> Path | None:
+        """The SQLite database's file when the URL names a plain file (not ``:memory:``, not a ``file:`` URI)."""
+        if not self.is_sqlite:
+            return None
+        path = _sqlite_path(self.url)
+        if path.startswith("file:") or path in ("", ":memory:"):
+            return None
+        return Path(path)
+
+    @contextmanager
+    def write_attached(self, alias: str, path: Path) -> Iterator[Connection]:
+        """A write transaction (SQLite) with the database file ``path`` attached as ``alias`` (read from it
+        in SQL; SQLite cannot attach inside a transaction, so it is attached first and detached after)."""
+        if not alias.isidentifier():
+            raise ValueError(f"not a schema name: {alias!r}")
+        with self._one_at_a_time(), self.engine.connect().execution_options(toolgold_write=True) as conn:
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            raw.execute(f"ATTACH DATABASE ? AS {alias}", (str(path),))
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                raw.execute(f"DETACH DATABASE {alias}")
+
     @contextmanager
     def read(self) -> Iterator[Connection]:
         with self._one_at_a_time(), self.engine.connect() as conn, conn.begin():

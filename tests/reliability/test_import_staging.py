@@ -1,0 +1,214 @@
+"""A large import must not block annotators' saves, and must stay all or nothing (issue 12).
+
+SQLite has one write lock for the whole database: an import stages its rows in a file beside the database
+(no lock held), then publishes them in one transaction of a fixed handful of set-based statements, so the
+lock is held for the copy alone, however large the import. Readers see all of it or none; a killed import
+leaves nothing in the store, and the next import removes the stage file it left.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from labeler.store import ImportItem, Store
+from labeler.store.engine import CHUNK
+from scorer.errors import InvalidRecord
+from tests.labeler.test_store import gold, transcript
+from tests.reliability.test_crash_safety import N, write_source
+
+
+def _largest_write_transaction(store: Store, items: list[ImportItem]) -> int:
+    """The most statements any one write transaction of this import executed (SQLite: how long the write
+    lock is held grows with it)."""
+    state: dict[str, Any] = {"open": False, "n": 0, "most": 0}
+
+    def begin(conn: Any) -> None:
+        state["open"] = bool(conn.get_execution_options().get("toolgold_write"))
+        state["n"] = 0
+
+    def statement(conn: Any, *_: Any) -> None:
+        if state["open"]:
+            state["n"] += 1
+            state["most"] = max(state["most"], state["n"])
+
+    event.listen(store.engine, "begin", begin)
+    event.listen(store.engine, "before_cursor_execute", statement)
+    try:
+        store.import_items(iter(items))
+    finally:
+        event.remove(store.engine, "begin", begin)
+        event.remove(store.engine, "before_cursor_execute", statement)
+    return int(state["most"])
+
+
+def test_the_write_lock_is_held_for_the_same_few_statements_however_large_the_import(tmp_path: Path) -> None:
+    small, large = Store(tmp_path / "small.db"), Store(tmp_path / "large.db")
+    few = _largest_write_transaction(
+        small, [ImportItem(transcript(f"t{n}"), "a.jsonl", n) for n in range(3)]
+        + [ImportItem(gold(f"g{n}"), "a.jsonl", n) for n in range(3)])
+    many = _largest_write_transaction(
+        large, [ImportItem(transcript(f"t{n}"), "a.jsonl", n) for n in range(4 * CHUNK + 1)]
+        + [ImportItem(gold(f"g{n}"), "a.jsonl", n) for n in range(4 * CHUNK + 1)])
+    assert large.stats()["transcripts"] == 4 * CHUNK + 1 and large.stats()["gold_cases"] == 4 * CHUNK + 1
+    assert many == few
+    small.close()
+    large.close()
+
+
+def test_while_an_import_stages_a_writer_gets_the_lock_at_once_and_readers_see_none_of_it(store: Store,
+                                                                                           isolated_db: Path) -> None:
+    seen = []
+
+    def items() -> Iterator[ImportItem]:
+        for n in range(3 * CHUNK):
+            yield ImportItem(transcript(f"big-{n}"), "big.jsonl", n + 1)
+            if n == 2 * CHUNK:
+                other = sqlite3.connect(isolated_db, timeout=0, isolation_level=None)  # no waiting at all
+                other.execute("BEGIN IMMEDIATE")
+                other.execute("INSERT INTO tag_vocabulary (tag, adversarial, description) VALUES ('x', 0, '')")
+                other.execute("COMMIT")
+                seen.append(other.execute("SELECT count(*) FROM transcripts").fetchone()[0])
+                seen.append(other.execute("SELECT count(*) FROM turns").fetchone()[0])
+                other.close()
+    assert store.import_items(items()).transcripts_added == 3 * CHUNK
+    assert seen == [0, 0]
+    assert store.count_transcripts() == 3 * CHUNK
+    assert not list(isolated_db.parent.glob("*.stage"))
+
+
+def test_a_record_another_import_added_meanwhile_is_counted_as_present(any_store: Store) -> None:
+    other = Store(any_store.url)
+
+    def items() -> Iterator[ImportItem]:
+        for n in range(2 * CHUNK):
+            yield ImportItem(transcript(f"t{n}"), "a.jsonl", n + 1)
+            yield ImportItem(gold(f"g{n}"), "a.jsonl", n + 1)
+            if n == CHUNK + 1:  # t0 and g0 are staged already: another import adds them now
+                other.import_items([ImportItem(transcript("t0"), "b.jsonl", 1), ImportItem(gold("g0"), "b.jsonl", 2)])
+    result = any_store.import_items(items())
+    assert (result.transcripts_added, result.gold_added) == (2 * CHUNK - 1, 2 * CHUNK - 1)
+    assert (result.transcripts_unchanged, result.gold_unchanged) == (1, 1)
+    assert result.turns_added == 2 * (2 * CHUNK - 1)
+    stats = any_store.stats()
+    assert (stats["transcripts"], stats["turns"], stats["gold_cases"]) == (2 * CHUNK, 4 * CHUNK, 2 * CHUNK)
+    assert any_store.get_transcript("t0").source == "unit"
+    other.close()
+
+
+@pytest.mark.parametrize("kind", ["transcript", "gold"])
+def test_a_conflicting_record_another_writer_added_meanwhile_refuses_the_whole_import(any_store: Store,
+                                                                                     kind: str) -> None:
+    other = Store(any_store.url)
+
+    def items() -> Iterator[ImportItem]:
+        for n in range(2 * CHUNK):
+            yield ImportItem(transcript(f"t{n}"), "a.jsonl", n + 1)
+            yield ImportItem(gold(f"g{n}"), "a.jsonl", n + 1)
+            if n == CHUNK + 1:
+                racer = transcript("t3", answer="Other") if kind == "transcript" else gold("g3", tags=("other",))
+                other.import_items([ImportItem(racer, "b.jsonl", 1)])
+    with pytest.raises(InvalidRecord, match=r"^a\.jsonl:4: .*'[tg]3'"):
+        any_store.import_items(items())
+    stats = any_store.stats()
+    assert (stats["transcripts"], stats["gold_cases"]) == ((1, 0) if kind == "transcript" else (0, 1))
+    other.close()
+
+
+def test_skip_invalid_sets_a_record_another_writer_changed_meanwhile_aside(store: Store) -> None:
+    other = Store(store.url)
+
+    def items() -> Iterator[ImportItem]:
+        for n in range(CHUNK + 5):
+            yield ImportItem(transcript(f"t{n}"), "a.jsonl", n + 1)
+            if n == CHUNK + 1:
+                other.import_items([ImportItem(transcript("t3", answer="Other"), "b.jsonl", 1)])
+    result = store.import_items(items(), skip_invalid=True)
+    assert [str(r) for r in result.rejects] == [
+        "a.jsonl:4: transcript 't3' is already in the store with different content (it was added while this "
+        "import ran)"]
+    assert result.transcripts_added == CHUNK + 4
+    assert store.count_transcripts() == CHUNK + 5
+    other.close()
+
+
+def test_a_dead_imports_stage_file_is_removed_and_a_live_ones_is_kept(store: Store, isolated_db: Path) -> None:
+    dead = isolated_db.parent / f"{isolated_db.name}-import-dead.stage"
+    live = isolated_db.parent / f"{isolated_db.name}-import-live.stage"
+    dead.write_bytes(b"x" * 100)
+    live.write_bytes(b"x" * 100)
+    fd = os.open(live, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a running import holds its own
+    try:
+        store.import_items([ImportItem(transcript("t1"), "a.jsonl", 1)])
+        assert not dead.exists()
+        assert live.exists()
+    finally:
+        os.close(fd)
+    store.import_items([ImportItem(transcript("t2"), "a.jsonl", 1)])
+    assert not live.exists()
+    assert store.count_transcripts() == 2
+
+
+def test_an_import_killed_while_staging_leaves_the_store_untouched_and_the_rerun_cleans_up(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    src = tmp_path / "big.jsonl"
+    write_source(src)
+    Store(db).close()
+    env = {**os.environ, "TOOLGOLD_DB": str(db)}
+    proc = subprocess.Popen([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    staged: list[Path] = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        staged = [p for p in tmp_path.glob("*.stage") if p.stat().st_size > 256 * 1024]
+        if staged:
+            break
+        time.sleep(0.005)
+    killed_mid_way = proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert killed_mid_way and staged, "the import finished before it could be killed while staging; raise N"
+
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert con.execute("SELECT count(*) FROM transcripts").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM turns").fetchone() == (0,)
+    con.close()
+    assert all(p.exists() for p in staged)  # what the killed import left
+
+    for _ in range(2):  # the re-run completes and removes it; running it again adds nothing
+        subprocess.run([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env, check=True,
+                       capture_output=True)
+    assert not list(tmp_path.glob("*.stage"))
+    stats = Store(db).stats()
+    assert (stats["transcripts"], stats["turns"]) == (N, 2 * N)
+
+
+def test_a_stage_file_that_cannot_be_made_is_one_line_and_nothing_is_written(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import labeler.store.transcripts as transcripts
+    from labeler.store.engine import DatabaseUnavailable
+
+    before = store.dump()
+
+    def no_space(*_: Any, **__: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(transcripts.tempfile, "mkstemp", no_space)
+    with pytest.raises(DatabaseUnavailable, match=r"^the database .*toolgold\.db: the disk is full; nothing was "
+                                                   r"written$"):
+        store.import_items([ImportItem(transcript("t1"), "a.jsonl", 1)])
+    assert store.dump() == before
