@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from labeler.app.render import md_escape
+from labeler.app.render import md_escape, md_label
 from labeler.labels import LabelBody
 from labeler.store import Store
 from scorer.model import Call
@@ -147,6 +149,36 @@ def test_the_agreement_page_shows_fields_and_the_worst_turns(team: Store, app: A
     reviewer = AppTest.from_file(str(APP_MAIN), default_timeout=30)
     open_page(reviewer, "rita", "pages_/agreement.py")
     assert "An admin sets the overlap." in [c.value for c in reviewer.caption]
+
+
+def test_the_agreement_page_shows_a_decision_confusion_matrix_of_two_chosen_annotators(team: Store,
+                                                                                       app: AppTest) -> None:
+    team.add_user("cy", "annotator", actor="root")
+    team.submit_label("t2", 2, "bob", LabelBody(decision="clarify", tags=("underspecified",)), version=0)
+    team.submit_label("t2", 4, "ann", LabelBody(decision="no_call", tags=("happy_path",)), version=0)
+    team.submit_label("t2", 4, "cy", LabelBody(decision="clarify", tags=("underspecified",)), version=0)
+    open_page(app, "rita", "pages_/agreement.py")
+    assert (app.selectbox(key="confusion-first").value, app.selectbox(key="confusion-second").value) == ("ann", "bob")
+    matrix = app.get_by_key("decision-confusion")
+    assert matrix is not None
+    # Rows: ann's decision; columns: bob's. t1#t2 both call search_orders; t2#t2 ann calls, bob asks the user.
+    [counts] = [t.value for t in app.table if md_label("ann ↓ / bob →") in t.value.columns]
+    assert counts.to_dict("records") == [  # names are escaped where the table reads Markdown
+        {md_label("ann ↓ / bob →"): md_label("call: search_orders"), md_label("call: search_orders"): 1,
+         md_label("ask_user"): 1},
+    ]
+    assert "ann and bob both labeled 2 decision points and made the same decision on 1 (50%)." in texts(app)
+    [heatmap] = [c for c in app.get("vega_lite_chart") if '"decision points"' in c.proto.spec]  # beside the counts
+    spec = json.loads(heatmap.proto.spec)
+    assert {(layer["encoding"]["y"]["title"], layer["encoding"]["x"]["title"]) for layer in spec["layer"]} == {
+        ("ann", "bob")}
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"] == ["call: search_orders", "ask_user"]
+    app.selectbox(key="confusion-second").select("cy").run()
+    assert not app.exception, app.exception
+    [counts] = [t.value for t in app.table if md_label("ann ↓ / cy →") in t.value.columns]
+    assert counts.to_dict("records") == [{md_label("ann ↓ / cy →"): md_label("no_call"), md_label("ask_user"): 1}]
+    app.selectbox(key="confusion-first").select("cy").run()  # the same annotator twice compares nothing
+    assert "Choose two different annotators." in texts(app)
 
 
 def test_the_hygiene_page_lists_suspect_gold(team: Store, app: AppTest) -> None:
