@@ -45,7 +45,8 @@ def measure(db: Path, n: int, runs: int) -> tuple[list[float], list[float]]:
     opens, keys = [], []
     for _ in range(runs):
         app = AppTest.from_file(str(APP), default_timeout=600)
-        app.query_params.update({"user": "ann", "t": f"long-{n}", "turn": turn})
+        app.session_state["user"] = "ann"  # what the sidebar picker sets; the URL's ?user= has no say
+        app.query_params.update({"t": f"long-{n}", "turn": turn})
         app.run()
         start = time.perf_counter()
         app.switch_page("pages_/label.py").run()
