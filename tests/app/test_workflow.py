@@ -41,7 +41,7 @@ def test_the_update_user_form_loads_the_selected_users_role_and_state(people: St
     assert (app.selectbox(key="edit-role").value, app.checkbox(key="edit-active").value) == ("reviewer", False)
 
 
-DEMO = REPO / "labeler" / "demo"
+DEMO = REPO / "data" / "demo"
 
 
 @pytest.fixture
