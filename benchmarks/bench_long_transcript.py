@@ -2,8 +2,10 @@
 transcript of 10, 300 and 50,000 decision points, and a decision key there, as whole Streamlit script runs
 (AppTest: the real app and store, widgets rendered to protobuf; no browser).
 
-The 10-point transcript is the anchor measured in the same run: the windowed turn map and conversation should
-keep the longer ones near it. What still grows is printed as it is (the store reads every turn's state).
+The 10-point transcript is the anchor measured in the same run: the windowed turn map and conversation, the
+store's turn window (the open turn and a span around it, totals by SQL aggregates) and the shared parsed
+transcript should keep the longer ones near it. What still grows is printed as it is. The first open of each
+size parses the transcript (cold cache) and shows in "open max".
 """
 
 from __future__ import annotations
