@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from labeler.app.render import md_escape, md_label
 from labeler.labels import LabelBody
-from labeler.store import Store
+from labeler.store import Store, StoreError
 from scorer.model import Call
 from tests.app.conftest import APP_MAIN
 from tests.review.kit import REFUND, gold, people, put, transcript
@@ -85,6 +85,50 @@ def test_a_reviewer_resolves_a_disagreement_choosing_a_version(team: Store, app:
         "approved", "rita", {"customer": "C-1024"})
     assert app.success[0].value == md_escape(f"Approved label:bob for item {item.id}")
     assert team.review_queue(actor="rita") == []
+
+
+def test_edit_and_accept_uses_the_schema_driven_editor_and_the_edit_becomes_the_gold(team: Store,
+                                                                                     app: AppTest) -> None:
+    [item] = team.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    assert not [a for a in app.text_area if a.key == f"edit-{item.id}"]  # no raw JSON of the whole case
+    # The chosen version (ann's C-1042) in the labeling editor: one input per argument of the tool's schema.
+    [customer] = [t for t in app.text_input if t.label.startswith("customer")]
+    assert customer.value == "C-1042"
+    [status] = [b for b in app.selectbox if b.label == "status"]  # an enum of the schema: a picker
+    customer.input("").run()  # a required argument left out: the schema says no, nothing is approved
+    app.button(key=f"edit-accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    assert app.error[0].value == md_escape(
+        "The edit cannot be approved: call 1 search_orders.customer: required, but missing")
+    assert team.get_gold("t1#t2").provenance.status == "submitted"
+    [customer] = [t for t in app.text_input if t.label.startswith("customer")]
+    customer.input("C-1043").run()
+    [status] = [b for b in app.selectbox if b.label == "status"]
+    status.select("shipped").run()
+    app.text_area(key=f"comment-{item.id}").input("the customer corrected the id").run()
+    app.button(key=f"edit-accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    case = team.get_gold("t1#t2")
+    assert (case.provenance.status, case.provenance.reviewer, case.expected.calls[0].arguments) == (
+        "approved", "rita", {"customer": "C-1043", "status": "shipped"})
+    assert case.provenance.annotators == ("ann",)  # who labeled the version the edit started from
+    assert app.success[0].value == md_escape(f"Approved your edit for item {item.id}")
+    decided = [e for e in team.audit_events("t1#t2") if e["action"] == "review.edit"]
+    assert [(e["actor"], e["note"]) for e in decided] == [("rita", "the customer corrected the id")]
+    assert team.review_queue(actor="rita") == []
+
+
+def test_the_store_refuses_an_edit_that_breaks_the_tool_schema(team: Store) -> None:
+    [item] = team.review_queue(actor="rita")
+    base = team.review_detail(item.id, actor="rita").candidate("label:ann")
+    assert base is not None and base.case is not None
+    broken = base.case.model_copy(update={"expected": base.case.expected.model_copy(update={
+        "calls": (Call(name="search_orders", arguments={"customer": 1042}),)})})
+    with pytest.raises(StoreError, match=r"the edited case breaks the tool schema: call 1 search_orders.customer: "
+                                         r"1042 is not of type 'string'"):
+        team.edit_and_accept(item.id, broken, actor="rita")
+    assert team.get_gold("t1#t2").provenance.status == "submitted"
 
 
 def test_reject_needs_a_comment_and_the_annotator_reads_it(team: Store, app: AppTest) -> None:
