@@ -2,8 +2,10 @@
 transcript of 10, 300 and 50,000 decision points, and a decision key there, as whole Streamlit script runs
 (AppTest: the real app and store, widgets rendered to protobuf; no browser).
 
-The 10-point transcript is the anchor measured in the same run: the windowed turn map and conversation should
-keep the longer ones near it. What still grows is printed as it is (the store reads every turn's state).
+The 10-point transcript is the anchor measured in the same run: the windowed turn map and conversation, the
+store's turn window (the open turn and a span around it, totals by SQL aggregates) and the shared parsed
+transcript should keep the longer ones near it. What still grows is printed as it is. The first open of each
+size parses the transcript (cold cache) and shows in "open max".
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def measure(db: Path, n: int, runs: int) -> tuple[list[float], list[float]]:
     opens, keys = [], []
     for _ in range(runs):
         app = AppTest.from_file(str(APP), default_timeout=600)
-        app.query_params.update({"user": "ann", "t": f"long-{n}", "turn": turn})
+        app.session_state["user"] = "ann"  # what the sidebar picker sets; the URL's ?user= has no say
+        app.query_params.update({"t": f"long-{n}", "turn": turn})
         app.run()
         start = time.perf_counter()
         app.switch_page("pages_/label.py").run()

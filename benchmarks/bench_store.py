@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEMO = REPO / "labeler" / "demo"
+DEMO = REPO / "data" / "demo"
 
 
 def _base_transcripts() -> list[dict]:
@@ -39,7 +39,7 @@ def _base_transcripts() -> list[dict]:
             if rec.get("format") == "toolgold.transcript/1" and rec.get("metadata", {}).get("source") == "tau-bench":
                 rows.append(rec)
     if not rows:
-        raise SystemExit("no tau-bench transcripts in labeler/demo/: run python -m labeler.demo.build_demo")
+        raise SystemExit("no tau-bench transcripts in data/demo/: run python -m labeler.demo.build_demo")
     return rows
 
 

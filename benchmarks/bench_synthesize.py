@@ -20,7 +20,7 @@ def _cases() -> tuple[str, list]:  # type: ignore[type-arg]
 
     if SHARED is None:
         cases = []
-        for path in sorted((REPO / "labeler" / "demo").glob("*.jsonl")):
+        for path in sorted((REPO / "data" / "demo").glob("*.jsonl")):
             for n, value in iter_json_lines(path.read_bytes().splitlines(), str(path)):
                 record = parse_record(value, source=str(path), line=n)
                 if isinstance(record, GoldCase):

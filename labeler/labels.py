@@ -8,7 +8,7 @@ work (a ``regex`` rule whose pattern is not typed yet, arguments that do not sat
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 import jsonschema
@@ -215,6 +215,12 @@ def gold_case(body: LabelBody, *, transcript: Transcript, message_index: int, an
     found = problems(body, transcript.tools)
     if found:
         raise LabelIncomplete(found)
+    return _turn_case(body, transcript=transcript, message_index=message_index, annotators=annotators,
+                      labeled_at=labeled_at, source=source)
+
+
+def _turn_case(body: LabelBody, *, transcript: Transcript, message_index: int, annotators: tuple[str, ...],
+               labeled_at: datetime, source: str | None = None) -> GoldCase:
     assert body.behavior is not None  # problems() refuses a label without a decision
     calls = body.calls if body.expects_calls else ()
     used = {c.name for c in calls}
@@ -251,6 +257,84 @@ def gold_case(body: LabelBody, *, transcript: Transcript, message_index: int, an
         rationale=body.rationale,
         provenance=Provenance(annotators=annotators, status="submitted", labeled_at=labeled_at, source=source),
     )
+
+
+def _rule_draft(rule: ArgRule) -> RuleDraft | None:
+    """The editor's draft of a gold rule; None when the rule has fields the editor does not show (``tz``)."""
+    fields = rule.model_dump(exclude_defaults=True)
+    if set(fields) - set(RuleDraft.model_fields):
+        return None
+    return RuleDraft.model_validate(fields)
+
+
+def body_from_case(case: GoldCase) -> LabelBody:
+    """A turn gold case as a label body, for the labeling editor (a reviewer's *edit and accept*): the inverse
+    of ``gold_case`` on what the editor shows."""
+    behavior = case.expected.behavior
+    specs = {t.name: t for t in case.tools}
+    rules: dict[str, dict[str, RuleDraft]] = {}
+    required: dict[str, tuple[str, ...]] = {}
+    for tool, per in case.arg_rules.items():
+        drafts = {arg: d for arg, rule in per.items() if (d := _rule_draft(rule)) is not None}
+        if drafts:
+            rules[tool] = drafts
+    for tool in {c.name for c in case.expected.calls}:
+        spec = specs.get(tool)
+        if spec is None:
+            continue
+        keys = tuple(k for k in case.required_for(tool) if not case.rule_for(tool, k).optional)
+        if keys != spec.required:
+            required[tool] = keys
+    return LabelBody(decision="different" if behavior == "call" else behavior, calls=case.expected.calls,
+                     arg_rules=rules, required_args=required, alternatives=case.alternatives, tags=case.tags,
+                     rationale=case.rationale, reference_time=case.reference_time, split=case.split)
+
+
+def case_from_body(body: LabelBody, base: GoldCase) -> GoldCase:
+    """``base`` with what the editor changed: the answer, rules, alternatives, tags and rationale, checked
+    against the tool schemas (``LabelIncomplete`` lists what the edit breaks; what ``base`` already broke,
+    as some imported gold does, is not the reviewer's to fix first). Who labeled it (provenance), the id and
+    the context stay ``base``'s; a rule the editor could not show (``tz``) is kept as it was."""
+    before = set(problems(body_from_case(base), base.tools))  # imported gold may break its schema already
+    if found := [p for p in problems(body, base.tools) if p not in before]:
+        raise LabelIncomplete(found)
+    context = Transcript(id=base.conversation_id or base.id, messages=base.messages, tools=base.tools)
+    built = _turn_case(body, transcript=context, message_index=len(base.messages),
+                       annotators=base.provenance.annotators, labeled_at=base.provenance.labeled_at or datetime.now(UTC))
+    arg_rules = {tool: dict(per) for tool, per in built.arg_rules.items()}
+    for tool, per in base.arg_rules.items():
+        for arg, rule in per.items():
+            if _rule_draft(rule) is None and tool in {c.name for c in built.expected.calls}:
+                arg_rules.setdefault(tool, {})[arg] = rule
+    # The editor has no "tool only" switch: an answer left as it was keeps it (and anything else it said).
+    expected = base.expected if (built.expected.behavior, built.expected.calls) == (
+        base.expected.behavior, base.expected.calls) else built.expected
+    return base.model_copy(update={
+        "expected": expected, "alternatives": built.alternatives, "arg_rules": arg_rules,
+        "required_args": built.required_args, "rationale": built.rationale,
+        "tags": base.tags if built.tags == tuple(dict.fromkeys(base.tags)) else built.tags,
+        "reference_time": built.reference_time})
+
+
+def schema_problems(case: GoldCase) -> list[str]:
+    """How the expected calls and alternatives of ``case`` break the tool schemas it carries (a call to a
+    tool it does not offer, an argument of the wrong type, a required key missing); empty when they fit."""
+    specs = {t.name: t for t in case.tools}
+    found = []
+    for label, answer in [("", case.expected), *((f"alternative {n} ", a) for n, a in
+                                                 enumerate(case.alternatives, start=1))]:
+        for n, call in enumerate(answer.calls, start=1):
+            spec = specs.get(call.name)
+            if spec is None:
+                found.append(f"{label}call {n}: {call.name!r} is not among the tools offered at this turn")
+                continue
+            if answer.tool_only:  # any arguments will do: there are none to check
+                continue
+            required = tuple(k for k in case.required_for(call.name)
+                             if not (case.rule_for(call.name, k).optional))
+            for arg, message in argument_errors(spec, call.arguments, required):
+                found.append(f"{label}call {n} {call.name}" + (f".{arg}" if arg else "") + f": {message}")
+    return found
 
 
 # --------------------------------------------------------------------------------------------------
@@ -423,12 +507,15 @@ __all__ = [
     "RuleDraft",
     "TrajectoryBody",
     "argument_errors",
+    "body_from_case",
     "call_diff",
+    "case_from_body",
     "gold_case",
     "gold_case_id",
     "observed_as_calls",
     "problems",
     "same_as_observed",
+    "schema_problems",
     "suggest_match",
     "trajectory_case",
     "trajectory_case_id",

@@ -466,10 +466,84 @@ def agreement(items: Mapping[str, Mapping[str, GoldCase]]) -> AgreementReport:
         disagreements=tuple(disagreements))
 
 
+# --------------------------------------------------------------------------------------------------
+# The decision confusion matrix between two annotators
+# --------------------------------------------------------------------------------------------------
+
+ASK_USER: Final = "ask_user"
+NO_CALL_DECISION: Final = "no_call"
+
+
+def decision_category(case: GoldCase) -> str:
+    """What one label decided: ``call: <tools>`` (the expected tools, as ``tool_category``), ``ask_user``
+    (clarify) or ``no_call``."""
+    behavior = case.expected.behavior
+    if behavior == "call":
+        return "call: " + tool_category(case)
+    return ASK_USER if behavior == "clarify" else NO_CALL_DECISION
+
+
+def _category_order(category: str) -> tuple[int, str]:
+    return ({ASK_USER: 1, NO_CALL_DECISION: 2}.get(category, 0), category)
+
+
+class DecisionCell(Frozen):
+    first: str
+    """What the first annotator decided."""
+    second: str
+    count: int
+
+
+class DecisionMatrix(Frozen):
+    """How two annotators' decisions line up over the decision points both labeled: rows are the first
+    annotator's decision, columns the second's; the diagonal is agreement."""
+
+    first: str
+    second: str
+    categories: tuple[str, ...]
+    """Every decision either annotator made on a shared item: calls by tool, then ask_user, then no_call."""
+    cells: tuple[DecisionCell, ...]
+    """The non-zero cells, in the order of ``categories`` (row, then column)."""
+    n_items: int
+    n_agree: int
+    examples: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    """(first, second, the items) per non-zero cell, for drilling into a cell."""
+
+    def count(self, first: str, second: str) -> int:
+        return next((c.count for c in self.cells if (c.first, c.second) == (first, second)), 0)
+
+    def items(self, first: str, second: str) -> tuple[str, ...]:
+        return next((ids for f, s, ids in self.examples if (f, s) == (first, second)), ())
+
+
+def decision_matrix(items: Mapping[str, Mapping[str, GoldCase]], first: str, second: str) -> DecisionMatrix:
+    """The decision confusion matrix of annotators ``first`` and ``second`` over ``items`` (item id ->
+    annotator -> label, the same mapping ``agreement`` takes); items either of them did not label take no
+    part."""
+    if first == second:
+        raise ValueError(f"a confusion matrix compares two different annotators (both are {first!r})")
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for item in sorted(items):
+        labels = items[item]
+        if first in labels and second in labels:
+            key = (decision_category(labels[first]), decision_category(labels[second]))
+            pairs.setdefault(key, []).append(item)
+    categories = tuple(sorted({c for key in pairs for c in key}, key=_category_order))
+    rank = {c: i for i, c in enumerate(categories)}
+    keys = sorted(pairs, key=lambda k: (rank[k[0]], rank[k[1]]))
+    return DecisionMatrix(
+        first=first, second=second, categories=categories,
+        cells=tuple(DecisionCell(first=a, second=b, count=len(pairs[(a, b)])) for a, b in keys),
+        n_items=sum(len(v) for v in pairs.values()), n_agree=sum(len(v) for (a, b), v in pairs.items() if a == b),
+        examples=tuple((a, b, tuple(pairs[(a, b)])) for a, b in keys))
+
+
 __all__ = [
     "ABSENT_VALUE",
     "AgreementReport",
     "AnnotatorAgreement",
+    "DecisionCell",
+    "DecisionMatrix",
     "FieldAgreement",
     "GroupAgreement",
     "ItemDisagreement",
@@ -477,6 +551,8 @@ __all__ = [
     "Stat",
     "agreement",
     "cohen_kappa",
+    "decision_category",
+    "decision_matrix",
     "disagreeing_fields",
     "fleiss_kappa",
     "gwet_ac1",

@@ -13,6 +13,7 @@ import pandas as pd
 
 from labeler.store import GroupPoint, MetricPoint, RunInfo
 from labeler.store.history import ToolTrend
+from scorer.agreement import DecisionMatrix
 from scorer.codes import NO_CALL
 from scorer.report import ConfusionCell
 
@@ -188,3 +189,25 @@ def breakdown_chart(groups: Sequence[GroupPoint], *, title: str, order: Sequence
 
 __all__ = ["breakdown_chart", "heatmap", "heatmap_frame", "heatmap_height", "metric_frame", "run_heatmap", "run_names",
            "slope_chart", "slope_frame", "tool_chart", "tool_frame", "trend_chart"]
+
+
+def decision_heatmap(matrix: DecisionMatrix) -> alt.LayerChart:
+    """Two annotators' decisions over the decision points both labeled: rows the first annotator's, columns
+    the second's, every category on both axes so the diagonal is agreement; the count in each cell."""
+    rows = [{"first": c.first, "second": c.second, "count": c.count, "agree": c.first == c.second}
+            for c in matrix.cells]
+    frame = pd.DataFrame(rows, columns=["first", "second", "count", "agree"])
+    labels = list(matrix.categories)
+    base = alt.Chart(frame).encode(
+        x=alt.X("second:N", scale=alt.Scale(domain=labels), title=matrix.second,
+                axis=alt.Axis(labelAngle=-40, orient="top", labelOverlap=False, labelLimit=180)),
+        y=alt.Y("first:N", scale=alt.Scale(domain=labels), title=matrix.first,
+                axis=alt.Axis(labelOverlap=False, labelLimit=180)))
+    top = max((c.count for c in matrix.cells), default=1)
+    rect = base.mark_rect().encode(
+        color=alt.Color("count:Q", scale=alt.Scale(scheme="blues", domain=[0, top]), title="decision points"),
+        stroke=alt.condition(alt.datum.agree, alt.value("#2e7d32"), alt.value(None)),
+        tooltip=[alt.Tooltip("first:N", title=matrix.first), alt.Tooltip("second:N", title=matrix.second), "count"])
+    text = base.mark_text(fontSize=12).encode(
+        text="count:Q", color=alt.condition(alt.datum.count > top / 2, alt.value("white"), alt.value("black")))
+    return (rect + text).properties(height=CELL * len(labels) + HEATMAP_MARGIN)

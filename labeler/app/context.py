@@ -1,8 +1,9 @@
 """What every page shares: the store, the parsed-transcript cache, and the state kept in the URL.
 
-The store (engine) is the only cached resource. Parsed transcripts are cached as data: a transcript id
-never changes content in a store (re-importing other content under the same id is refused), so the cache
-needs no invalidation. The selected transcript and turn live in the URL query parameters, so a reload or
+The store (engine) and the parsed transcripts are cached resources. A transcript id never changes content
+in a store (re-importing other content under the same id is refused), so the cache needs no invalidation,
+and a ``Transcript`` is frozen, so every session can share the one parsed object: ``st.cache_data`` would
+unpickle a fresh copy on every run, which for a 100,000-message transcript costs seconds per script run. The selected transcript and turn live in the URL query parameters, so a reload or
 a shared link resumes at the same place.
 """
 
@@ -27,7 +28,7 @@ def store() -> Store:
     return _store_at(database_url())
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=256, show_spinner=False)
 def _transcript_at(url: str, transcript_id: str) -> Transcript:
     return _store_at(url).get_transcript(transcript_id).transcript
 

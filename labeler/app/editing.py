@@ -44,6 +44,9 @@ class Item:
     transcript_id: str
     message_index: int | None
     annotator: str
+    scratch: bool = False
+    """A reviewer's edit (``annotator`` names the review): kept in the session, never saved as a label; the
+    review page hands the body to the store's *edit and accept*."""
 
     @property
     def is_trajectory(self) -> bool:
@@ -204,6 +207,9 @@ def _store_body(item: Item, work: Work, *, version: int, submit: bool) -> LabelR
 
 def save(item: Item, work: Work, *, over: int | None = None) -> None:
     """Save the body; ``over`` is the stored version to replace after a conflict (the annotator's choice)."""
+    if item.scratch:
+        work.error = None
+        return
     try:
         record = _store_body(item, work, version=work.version if over is None else over, submit=False)
     except ConflictError as exc:

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from labeler.app import call_editor, context, editing, render
 from labeler.app.editing import Item, Work
 from labeler.labels import DECISIONS, Decision, call_diff, observed_as_calls, problems, same_as_observed
-from labeler.store import QueueFilter, TurnState
+from labeler.store import QueueFilter, TurnState, TurnWindow
 from scorer.model import Answer, Call, ToolSpec, Transcript
 
 NAVIGATE_KEY = "navigate-after-submit"
@@ -258,19 +258,15 @@ def status_line(work: Work) -> None:
 MOVED_ON_KEY = "moved-on"
 
 
-def _move_on(item: Item, states: list[TurnState]) -> None:
+def _move_on(item: Item) -> None:
     """After a submit: the next turn of this transcript that lacks the annotator's label (a turn with imported
     or someone else's gold included: the annotator opened this transcript to label it), then any unfinished
     turn before it; only when none is left, the next transcript from the queue, said so on screen."""
     store = context.store()
-    fresh = store.turn_states(item.transcript_id, item.annotator)
-    order = [s.message_index for s in fresh]
-    start = order.index(item.message_index) if item.message_index in order else -1
-    later = [s.message_index for s in fresh[start + 1:] if s.label_status != "submitted"]
-    earlier = [s.message_index for s in fresh[:start + 1] if not s.done]
+    onward = store.next_to_label(item.transcript_id, item.annotator, item.message_index)  # LIMIT 1 queries
     editing.forget(item)
-    if later or earlier:
-        context.select(item.transcript_id, (later or earlier)[0])
+    if onward is not None:
+        context.select(item.transcript_id, onward)
         return
     following = store.claim_next(item.annotator, QueueFilter(status="unlabeled"), skip=item.transcript_id)
     st.session_state[MOVED_ON_KEY] = (item.transcript_id, following)
@@ -278,16 +274,15 @@ def _move_on(item: Item, states: list[TurnState]) -> None:
         st.session_state["queue-finished"] = True
         context.select(None)
         return
-    first = next((s.message_index for s in store.turn_states(following, item.annotator) if not s.done), None)
-    context.select(following, first)
+    context.select(following, store.turn_window(following, item.annotator).selected.message_index)
 
 
 @st.fragment
 def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: str | None,
-                states: list[TurnState]) -> None:
+                window: TurnWindow) -> None:
     work = editing.load(item, tr)
     if st.session_state.pop(NAVIGATE_KEY, None) == item:
-        _move_on(item, states)
+        _move_on(item)
         st.rerun()
     if work.status != status_at_render:
         st.rerun()  # the minimap and progress show the new status
@@ -298,7 +293,7 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
             conflict_box(item, work)
         with st.container(key="panel-head"):  # sticky: the turn and the decision stay in view
             st.subheader("What should the agent do here?")
-            st.caption(f"Decision point {state.ordinal + 1} of {len(states)} · {state.observed_behavior}")
+            st.caption(f"Decision point {state.ordinal + 1} of {window.total} · {state.observed_behavior}")
             _decision_buttons(item, work, observed, tools)
         if work.locked:
             locked_view(item, work)

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from labeler.cli.options import db_option
+from labeler.demo import demo_dir
 from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
 from labeler.store import ImportItem, Store, StoreError
 
@@ -26,9 +27,6 @@ from scorer.hygiene import case_problems
 from scorer.importers import Converted, ImportOptions
 from scorer.importers.tools_file import tools_from_json
 from scorer.model import GoldCase, ToolSpec
-
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
-
 
 
 def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
@@ -301,7 +299,7 @@ def init_cmd(demo_if_empty: bool, db: str | None) -> None:
     store = Store(db)
     click.echo(f"database ready: {store.url} (schema version {store.schema_version()})")
     if demo_if_empty and store.count_transcripts() == 0:
-        files = sorted(DEMO_DIR.glob("*.jsonl"))
+        files = sorted(demo_dir().glob("*.jsonl"))
         items, rejects = convert_files(files, None, ImportOptions())
         if rejects:
             raise rejects[0]

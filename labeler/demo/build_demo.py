@@ -1,10 +1,11 @@
-"""Build the bundled demo data (``labeler/demo/*.jsonl``) from the real benchmark files, with toolgold's
+"""Build the bundled demo data (``data/demo/*.jsonl``) from the real benchmark files, with toolgold's
 own importers, so the demo is exactly what ``toolgold import`` makes of them::
 
     .venv/bin/python -m labeler.demo.build_demo [--data ../shared/data]
 
 The same data always gives the same bytes. ``toolgold init --demo-if-empty`` imports every
-``labeler/demo/*.jsonl``; the licenses and attribution of the sources sit beside them.
+``data/demo/*.jsonl``; the licenses and attribution of the sources sit beside them. The script stays code in
+the package (it is toolgold's importers at work, tested like them); only its output is data.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record
 from scorer.model import GoldCase, Transcript
 
-DEMO = Path(__file__).resolve().parent
-DEFAULT_DATA = DEMO.parent.parent.parent / "shared" / "data"
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "data" / "demo"
+DEFAULT_DATA = REPO.parent / "shared" / "data"
 
 TAU_TASKS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12)
 """Trial 0 of these airline tasks: rewarded and failed runs, one task whose gold changes nothing (12)."""

@@ -60,6 +60,7 @@ from labeler.store.labels import (
     QueueItem,
     TrajectoryRecord,
     TurnState,
+    TurnWindow,
 )
 from labeler.store.review import REVIEW_KINDS, ReviewCandidate, ReviewDetail, ReviewItem
 from labeler.store.runs import (
@@ -126,6 +127,8 @@ class Store(Database):
     get_trajectory_label = _labels.get_trajectory_label
     save_trajectory_label = _labels.save_trajectory_label
     turn_states = _labels.turn_states
+    turn_window = _labels.turn_window
+    next_to_label = _labels.next_to_label
     queue = _labels.queue
     claim_next = _labels.claim_next
     take_lease = _labels.take_lease
@@ -279,6 +282,7 @@ __all__ = [
     "TranscriptSummary",
     "TurnState",
     "TurnSummary",
+    "TurnWindow",
     "UnreadableRecord",
     "User",
     "VersionDiff",

@@ -18,7 +18,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, case, delete, exists, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    String,
+    and_,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    true,
+    update,
+)
 
 from labeler.labels import (
     LabelBody,
@@ -475,6 +489,123 @@ def turn_states(db: Database, transcript_id: str, annotator: str | None = None) 
     return [TurnState(o, mi, b, json.loads(obs), mine.get(tid), mi in gold_turns, mi in overlap)
             for tid, o, mi, b, obs in turns]
 
+@dataclass(frozen=True)
+class TurnWindow:
+    """One open decision point and the few around it, with the transcript's totals counted in SQL: what the
+    label page needs, read without every turn's state, so its cost does not grow with the transcript."""
+
+    selected: TurnState
+    states: tuple[TurnState, ...]
+    """In order: the first decision point, those within ``span`` of the selected one, the last."""
+    total: int
+    done: int
+    """Decision points with this annotator's submitted label or gold (not awaiting their overlap label)."""
+    previous: int | None
+    """Message index of the decision point before the selected one (None at the first)."""
+    following: int | None
+    awaiting_overlap: tuple[int, ...]
+    """Ordinals of the first ``OVERLAP_SHOWN`` decision points that await this annotator's overlap label."""
+    n_awaiting_overlap: int
+
+    @property
+    def position(self) -> int:
+        return self.selected.ordinal
+
+    def at(self, ordinal: int) -> TurnState | None:
+        return next((s for s in self.states if s.ordinal == ordinal), None)
+
+
+OVERLAP_SHOWN = 20
+
+
+def _state_columns(conn: Connection, transcript_id: str, annotator: str | None) -> tuple[Any, Any, Any]:
+    """SQL over ``turns``: this annotator's label status, whether the turn has gold (not awaiting the
+    annotator's overlap label), and whether it awaits that overlap label."""
+    gold_turns = select(t.GoldCaseRow.turn).where(t.GoldCaseRow.conversation_id == transcript_id,
+                                                  t.GoldCaseRow.kind == "turn", t.GoldCaseRow.turn.is_not(None))
+    has_gold = t.TurnRow.message_index.in_(gold_turns)
+    pending = overlap_pending(annotator, read_overlap(conn))
+    mine = (select(t.LabelRow.status).where(t.LabelRow.turn_id == t.TurnRow.id, t.LabelRow.annotator == annotator)
+            .correlate(t.TurnRow).scalar_subquery()) if annotator else literal(None, String)
+    return mine, and_(has_gold, ~pending), and_(has_gold, pending)
+
+
+def _states(conn: Connection, transcript_id: str, annotator: str | None, where: Any, *, order: Any = None,
+            limit: int | None = None) -> list[TurnState]:
+    mine, gold, awaits = _state_columns(conn, transcript_id, annotator)
+    q = (select(t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior, t.TurnRow.observed,
+                mine, gold, awaits).where(where).order_by(order if order is not None else t.TurnRow.message_index))
+    if limit is not None:
+        q = q.limit(limit)
+    return [TurnState(o, mi, b, json.loads(obs), status, bool(g), bool(a))
+            for o, mi, b, obs, status, g, a in conn.execute(q)]
+
+
+def turn_window(db: Database, transcript_id: str, annotator: str | None, message_index: int | None = None, *,
+                span: int = 11) -> TurnWindow:
+    """The decision point at ``message_index`` (when it is not one: the first that is not done, else the
+    first) with ``span`` decision points each side, the first and the last, and the totals (SQL aggregates
+    over this annotator's labels and the transcript's gold, never over every turn)."""
+    with db.read() as conn:
+        pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+        if pk is None:
+            raise StoreError(f"no transcript with id {transcript_id!r}")
+        here = t.TurnRow.transcript_id == pk
+        mine, gold, awaits = _state_columns(conn, transcript_id, annotator)
+        found = _states(conn, transcript_id, annotator, and_(here, t.TurnRow.message_index == message_index)) \
+            if message_index is not None else []
+        if not found:
+            found = _states(conn, transcript_id, annotator, and_(here, ~or_(func.coalesce(mine, "") == "submitted",
+                                                                         gold)),
+                            limit=1) or _states(conn, transcript_id, annotator, here, limit=1)
+        if not found:
+            raise StoreError(f"transcript {transcript_id!r} has no decision point")
+        selected = found[0]
+        mi = selected.message_index
+        before = _states(conn, transcript_id, annotator, and_(here, t.TurnRow.message_index < mi),
+                         order=t.TurnRow.message_index.desc(), limit=span)
+        after = _states(conn, transcript_id, annotator, and_(here, t.TurnRow.message_index > mi), limit=span)
+        first = _states(conn, transcript_id, annotator, here, limit=1)
+        last = _states(conn, transcript_id, annotator, here, order=t.TurnRow.message_index.desc(), limit=1)
+        total = conn.scalar(select(func.count()).select_from(t.TurnRow).where(here)) or 0
+        submitted = conn.scalar(select(func.count()).select_from(t.LabelRow).where(
+            t.LabelRow.transcript_id == pk, t.LabelRow.annotator == annotator,
+            t.LabelRow.status == "submitted")) or 0 if annotator else 0
+        gold_rows = (select(t.TurnRow.id).join(t.GoldCaseRow, and_(
+            t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.kind == "turn",
+            t.GoldCaseRow.turn == t.TurnRow.message_index)).where(here).distinct())
+        gold_done = conn.scalar(select(func.count()).select_from(
+            gold_rows.where(gold, or_(mine.is_(None), mine != "submitted")).subquery())) or 0
+        waiting = gold_rows.add_columns(t.TurnRow.ordinal).where(awaits)
+        n_waiting = conn.scalar(select(func.count()).select_from(waiting.subquery())) or 0
+        shown = tuple(conn.scalars(select(waiting.subquery().c.ordinal).order_by("ordinal").limit(OVERLAP_SHOWN)))
+    window = {s.ordinal: s for s in [*first, *before, selected, *after, *last]}
+    return TurnWindow(selected=selected, states=tuple(window[o] for o in sorted(window)), total=total,
+                      done=submitted + gold_done, previous=before[0].message_index if before else None,
+                      following=after[0].message_index if after else None, awaiting_overlap=shown,
+                      n_awaiting_overlap=n_waiting)
+
+
+def next_to_label(db: Database, transcript_id: str, annotator: str, after: int | None) -> int | None:
+    """Where Submit & next goes in this transcript: the next decision point after ``after`` without this
+    annotator's submitted label (imported or someone else's gold included), else the first one not done at
+    or before it; None when every decision point is done. Read with ``LIMIT 1`` queries, not every state."""
+    with db.read() as conn:
+        pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == transcript_id))
+        if pk is None:
+            raise StoreError(f"no transcript with id {transcript_id!r}")
+        here = t.TurnRow.transcript_id == pk
+        mine, gold, _ = _state_columns(conn, transcript_id, annotator)
+        unlabeled = or_(mine.is_(None), mine != "submitted")
+        later = _states(conn, transcript_id, annotator, and_(here, t.TurnRow.message_index > after, unlabeled),
+                        limit=1) if after is not None else []
+        if later:
+            return later[0].message_index
+        upto = t.TurnRow.message_index <= after if after is not None else true()
+        earlier = _states(conn, transcript_id, annotator, and_(here, upto, unlabeled, ~gold), limit=1)
+        return earlier[0].message_index if earlier else None
+
+
 # -- queue and leases
 
 def _queue_query(conn: Connection, annotator: str, f: QueueFilter) -> Any:
@@ -689,6 +820,7 @@ def annotator_totals(db: Database) -> list[AnnotatorTotals]:
 
 
 __all__ = ["LEASE_SECONDS", "AnnotatorTotals", "ConflictError", "LabelRecord", "Lease", "QueueFilter", "QueueItem",
-           "TrajectoryRecord", "TurnState", "annotator_totals", "claim_next", "edit_label", "get_label",
-           "get_trajectory_label", "labels_for_turn", "labels_visible_to", "lease", "queue", "release_leases",
-           "save_label", "save_trajectory_label", "submit_label", "take_lease", "turn_states"]
+           "TrajectoryRecord", "TurnState", "TurnWindow", "annotator_totals", "claim_next", "edit_label", "get_label",
+           "get_trajectory_label", "labels_for_turn", "labels_visible_to", "lease", "next_to_label", "queue",
+           "release_leases",
+           "save_label", "save_trajectory_label", "submit_label", "take_lease", "turn_states", "turn_window"]

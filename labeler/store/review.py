@@ -22,6 +22,7 @@ from labeler.labels import (
     gold_case,
     gold_case_id,
     observed_as_calls,
+    schema_problems,
     trajectory_case_id,
 )
 from labeler.store import tables as t
@@ -386,7 +387,12 @@ def edit_and_accept(db: Database, item_id: int, case: GoldCase, *, actor: str, c
         except ValidationError as exc:
             raise StoreError(f"the edited case is not valid: {describe_validation_error(exc)}") from None
         # Who labeled is a fact, not an edit: the edit may stand for some of this turn's labels, never others.
-        labeled = {a for c in _detail(conn, row).candidates for a in c.annotators}
+        detail = _detail(conn, row)
+        labeled = {a for c in detail.candidates for a in c.annotators}
+        # A value the tool cannot take is no gold; what a candidate already broke (imported gold) stays.
+        known = {p for c in detail.candidates if c.case is not None for p in schema_problems(c.case)}
+        if broken := [p for p in schema_problems(case) if p not in known]:
+            raise StoreError("the edited case breaks the tool schema: " + "; ".join(broken))
         if strangers := sorted(set(case.provenance.annotators) - labeled):
             raise StoreError(f"provenance.annotators cannot be edited: {', '.join(strangers)} did not label "
                              f"{row.ref} (its labels are by {', '.join(sorted(labeled)) or 'nobody'})")

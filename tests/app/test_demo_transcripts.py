@@ -13,13 +13,13 @@ from labeler.store import Store
 from scorer.importers import ImportOptions
 from tests.app.conftest import APP_MAIN, REPO
 
-DEMO = sorted((REPO / "labeler" / "demo").glob("*.jsonl"))
+DEMO = sorted((REPO / "data" / "demo").glob("*.jsonl"))
 
 
 @pytest.fixture
 def demo(store: Store) -> Store:
     if not DEMO:
-        pytest.skip("no demo data in labeler/demo")
+        pytest.skip("no demo data in data/demo")
     items, rejects = convert_files(DEMO, None, ImportOptions())
     assert not rejects
     store.import_items(items)

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from labeler.labels import LabelBody
 from labeler.store import Store
 from scorer.model import Call
+from tests.app.conftest import APP_MAIN
 
 TAU = "tau-airline-task10-trial1"  # decision points at messages 2 (text), 4 (call), 6 (text), 8 (call)
 PAGES = ["pages_/transcripts.py", "pages_/label.py", "pages_/coverage.py"]
@@ -240,3 +241,42 @@ def test_coming_back_to_a_turn_shows_what_another_tab_saved_meanwhile(people: St
     button(app, "decide-no_call").click().run()  # and saving again is no conflict
     assert not app.error
     assert people.get_label(TAU, 4, "ann").version == 3  # type: ignore[union-attr]
+
+
+def test_a_transcript_held_by_another_annotator_says_who_in_the_trajectory_view(people: Store, app: AppTest) -> None:
+    people.add_user("bob", "annotator", actor="root")
+    assert people.take_lease(TAU, "ann").holder == "ann"
+    as_user(app, "bob", t=TAU, view="Trajectory").run()  # opened straight into the trajectory view
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    assert [b for b in app.button if b.key and b.key.startswith("submit-trajectory-")]  # the trajectory panel
+    warning = app.get_by_key("lease-warning")
+    assert warning is not None and "Held by ann" in [t.value for t in warning.text]
+    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]  # bob did not take it over
+    # bob's own trajectory label is his (labels stay per annotator) and leaves ann's lease alone
+    [submit] = [b for b in app.button if b.key and b.key.startswith("submit-trajectory-")]
+    submit.click().run()
+    assert not app.exception, app.exception
+    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]
+    assert people.get_trajectory_label(TAU, "ann") is None
+    warning = app.get_by_key("lease-warning")
+    assert warning is not None and "Held by ann" in [t.value for t in warning.text]
+
+
+def test_switching_to_the_trajectory_view_keeps_the_holder_notice_and_the_holder_sees_none(
+        people: Store, app: AppTest) -> None:
+    people.add_user("bob", "annotator", actor="root")
+    holder = AppTest.from_file(str(APP_MAIN), default_timeout=30)
+    open_turn(holder, "ann", turn=2)  # ann opens it first and holds it
+    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]
+    open_turn(app, "bob", turn=2)
+    assert "Held by ann" in [t.value for t in app.get_by_key("lease-warning").text]
+    [view] = [g for g in app.button_group if g.label == "View"]
+    view.set_value("Trajectory").run()
+    assert not app.exception, app.exception
+    assert "Held by ann" in [t.value for t in app.get_by_key("lease-warning").text]
+    [view] = [g for g in holder.button_group if g.label == "View"]
+    view.set_value("Trajectory").run()
+    with pytest.raises(KeyError):  # no notice for the one who holds it
+        holder.get_by_key("lease-warning")
+    assert [b for b in holder.button if b.key and b.key.startswith("submit-trajectory-")]

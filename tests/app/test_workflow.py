@@ -41,7 +41,7 @@ def test_the_update_user_form_loads_the_selected_users_role_and_state(people: St
     assert (app.selectbox(key="edit-role").value, app.checkbox(key="edit-active").value) == ("reviewer", False)
 
 
-DEMO = REPO / "labeler" / "demo"
+DEMO = REPO / "data" / "demo"
 
 
 @pytest.fixture
@@ -124,6 +124,32 @@ def test_a_long_transcript_draws_a_window_of_the_turn_map_and_of_the_conversatio
     [ahead] = [b for b in app.button if b.label == "▶"]
     ahead.click().run()
     assert app.query_params["turn"] == str(2 * 210 + 2)  # a window further: decision point 211
+
+
+def test_opening_and_submitting_a_turn_of_a_long_transcript_reads_a_window_not_every_turn_state(
+        people: Store, app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    tid = long_transcripts.add(people, long_transcripts.many_turns("long-300", 300))
+    people.submit_label(tid, 4, "ann", LabelBody(decision="no_call"), version=0)
+    read_all: list[str] = []
+    every_state = Store.turn_states
+
+    def counted(self: Store, transcript_id: str, annotator: str | None = None):  # type: ignore[no-untyped-def]
+        read_all.append(transcript_id)
+        return every_state(self, transcript_id, annotator)
+
+    monkeypatch.setattr(Store, "turn_states", counted)
+    as_user(app, "ann", t=tid, turn=str(2 * 199 + 2)).run()
+    app.switch_page("pages_/label.py").run()
+    assert not app.exception, app.exception
+    assert "labeled 1/300 turns" in texts(app)
+    assert labeled_turn_map(app) == ["◀", "1", *[str(n) for n in range(195, 206)], "300", "▶"]
+    decide_and_submit(app, "no_call")
+    assert app.query_params["turn"] == str(2 * 200 + 2)  # Submit & next: decision point 201
+    assert "labeled 2/300 turns" in texts(app)
+    assert "long-300 · decision point 201 of 300 · the agent answered in text" in texts(app)
+    app.button(key="prev").click().run()
+    assert app.query_params["turn"] == str(2 * 199 + 2)
+    assert read_all == []  # the page read windows and SQL counts, never all 300 turn states
 
 
 def test_a_2_mb_message_without_whitespace_is_cut_and_shown_in_parts_on_request(people: Store, app: AppTest) -> None:

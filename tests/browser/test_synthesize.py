@@ -31,7 +31,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     db = home / "toolgold.db"
     store = Store(db)
     items = []
-    for path in sorted((REPO / "labeler" / "demo").glob("*.jsonl")):
+    for path in sorted((REPO / "data" / "demo").glob("*.jsonl")):
         for n, value in iter_json_lines(path.read_bytes().splitlines(), str(path)):
             record = parse_record(value, source=str(path), line=n)
             if isinstance(record, GoldCase) and record.provenance.source == "tooltalk" and record.expected.calls:

@@ -11,7 +11,7 @@ from labeler.labels import LabelBody
 from labeler.store import QueueFilter, Store
 from scorer.importers import ImportOptions
 
-DEMO = Path(__file__).resolve().parents[2] / "labeler" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 EMAIL = "tooltalk/SendEmail-easy"
 
 

@@ -244,3 +244,52 @@ def test_each_field_reports_ac1_beside_kappa_and_alpha() -> None:
     field = _field_agreement("decision", [{"ann": "call", "bob": "call"}] * 9 + [{"ann": "call", "bob": "no_call"}])
     assert field.ac1 is not None and field.ac1.method == "gwet_ac1"
     assert field.ac1.value == gwet_ac1([["call", "call"]] * 9 + [["call", "no_call"]]).value
+
+
+# -- the decision confusion matrix between two annotators ---------------------------------------------------
+
+
+def _decided(cid: str, behavior: str, *tools: str) -> GoldCase:
+    calls = tuple(Call(name=t, arguments={}) for t in tools)
+    base = gold(cid)
+    return base.model_copy(update={"expected": Answer(behavior=behavior, calls=calls)})
+
+
+def test_decision_matrix_counts_what_each_of_two_annotators_decided() -> None:
+    from scorer.agreement import DecisionCell, decision_category, decision_matrix
+
+    items = {
+        "t1": {"ann": _decided("t1", "call", "lookup"), "bob": _decided("t1", "call", "lookup")},
+        "t2": {"ann": _decided("t2", "call", "lookup"), "bob": _decided("t2", "call", "refund")},
+        "t3": {"ann": _decided("t3", "no_call"), "bob": _decided("t3", "clarify")},
+        "t4": {"ann": _decided("t4", "clarify"), "bob": _decided("t4", "clarify"),
+               "cy": _decided("t4", "no_call")},
+        "t5": {"ann": _decided("t5", "call", "refund", "lookup")},  # bob did not label it: not compared
+        "t6": {"bob": _decided("t6", "no_call"), "cy": _decided("t6", "no_call")},
+    }
+    assert decision_category(items["t5"]["ann"]) == "call: lookup + refund"
+    matrix = decision_matrix(items, "ann", "bob")
+    assert (matrix.first, matrix.second, matrix.n_items, matrix.n_agree) == ("ann", "bob", 4, 2)
+    # Every category either annotator used, calls by tool first, then ask the user, then no call.
+    assert matrix.categories == ("call: lookup", "call: refund", "ask_user", "no_call")
+    assert matrix.cells == (
+        DecisionCell(first="call: lookup", second="call: lookup", count=1),
+        DecisionCell(first="call: lookup", second="call: refund", count=1),
+        DecisionCell(first="ask_user", second="ask_user", count=1),
+        DecisionCell(first="no_call", second="ask_user", count=1),
+    )
+    assert matrix.count("no_call", "ask_user") == 1 and matrix.count("ask_user", "no_call") == 0
+    assert matrix.items("call: lookup", "call: refund") == ("t2",)
+    # The same pairs the agreement statistics count: the matrix agrees with Cohen's kappa on the decision.
+    swapped = decision_matrix(items, "bob", "ann")
+    assert swapped.count("ask_user", "no_call") == 1 and swapped.n_items == 4
+
+
+def test_decision_matrix_of_annotators_who_share_no_turn_is_empty() -> None:
+    from scorer.agreement import decision_matrix
+
+    items = {"t1": {"ann": _decided("t1", "no_call"), "bob": _decided("t1", "no_call")}}
+    matrix = decision_matrix(items, "ann", "cy")
+    assert (matrix.n_items, matrix.cells, matrix.categories) == (0, (), ())
+    with pytest.raises(ValueError, match="two different annotators"):
+        decision_matrix(items, "ann", "ann")

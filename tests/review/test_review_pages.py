@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from labeler.app.render import md_escape
+from labeler.app.render import md_escape, md_label
 from labeler.labels import LabelBody
-from labeler.store import Store
+from labeler.store import Store, StoreError
 from scorer.model import Call
 from tests.app.conftest import APP_MAIN
 from tests.review.kit import REFUND, gold, people, put, transcript
@@ -85,6 +87,50 @@ def test_a_reviewer_resolves_a_disagreement_choosing_a_version(team: Store, app:
     assert team.review_queue(actor="rita") == []
 
 
+def test_edit_and_accept_uses_the_schema_driven_editor_and_the_edit_becomes_the_gold(team: Store,
+                                                                                     app: AppTest) -> None:
+    [item] = team.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    assert not [a for a in app.text_area if a.key == f"edit-{item.id}"]  # no raw JSON of the whole case
+    # The chosen version (ann's C-1042) in the labeling editor: one input per argument of the tool's schema.
+    [customer] = [t for t in app.text_input if t.label.startswith("customer")]
+    assert customer.value == "C-1042"
+    [status] = [b for b in app.selectbox if b.label == "status"]  # an enum of the schema: a picker
+    customer.input("").run()  # a required argument left out: the schema says no, nothing is approved
+    app.button(key=f"edit-accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    assert app.error[0].value == md_escape(
+        "The edit cannot be approved: call 1 search_orders.customer: required, but missing")
+    assert team.get_gold("t1#t2").provenance.status == "submitted"
+    [customer] = [t for t in app.text_input if t.label.startswith("customer")]
+    customer.input("C-1043").run()
+    [status] = [b for b in app.selectbox if b.label == "status"]
+    status.select("shipped").run()
+    app.text_area(key=f"comment-{item.id}").input("the customer corrected the id").run()
+    app.button(key=f"edit-accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    case = team.get_gold("t1#t2")
+    assert (case.provenance.status, case.provenance.reviewer, case.expected.calls[0].arguments) == (
+        "approved", "rita", {"customer": "C-1043", "status": "shipped"})
+    assert case.provenance.annotators == ("ann",)  # who labeled the version the edit started from
+    assert app.success[0].value == md_escape(f"Approved your edit for item {item.id}")
+    decided = [e for e in team.audit_events("t1#t2") if e["action"] == "review.edit"]
+    assert [(e["actor"], e["note"]) for e in decided] == [("rita", "the customer corrected the id")]
+    assert team.review_queue(actor="rita") == []
+
+
+def test_the_store_refuses_an_edit_that_breaks_the_tool_schema(team: Store) -> None:
+    [item] = team.review_queue(actor="rita")
+    base = team.review_detail(item.id, actor="rita").candidate("label:ann")
+    assert base is not None and base.case is not None
+    broken = base.case.model_copy(update={"expected": base.case.expected.model_copy(update={
+        "calls": (Call(name="search_orders", arguments={"customer": 1042}),)})})
+    with pytest.raises(StoreError, match=r"the edited case breaks the tool schema: call 1 search_orders.customer: "
+                                         r"1042 is not of type 'string'"):
+        team.edit_and_accept(item.id, broken, actor="rita")
+    assert team.get_gold("t1#t2").provenance.status == "submitted"
+
+
 def test_reject_needs_a_comment_and_the_annotator_reads_it(team: Store, app: AppTest) -> None:
     team.sync_review_queue()
     [item] = team.review_queue(actor="rita")
@@ -147,6 +193,36 @@ def test_the_agreement_page_shows_fields_and_the_worst_turns(team: Store, app: A
     reviewer = AppTest.from_file(str(APP_MAIN), default_timeout=30)
     open_page(reviewer, "rita", "pages_/agreement.py")
     assert "An admin sets the overlap." in [c.value for c in reviewer.caption]
+
+
+def test_the_agreement_page_shows_a_decision_confusion_matrix_of_two_chosen_annotators(team: Store,
+                                                                                       app: AppTest) -> None:
+    team.add_user("cy", "annotator", actor="root")
+    team.submit_label("t2", 2, "bob", LabelBody(decision="clarify", tags=("underspecified",)), version=0)
+    team.submit_label("t2", 4, "ann", LabelBody(decision="no_call", tags=("happy_path",)), version=0)
+    team.submit_label("t2", 4, "cy", LabelBody(decision="clarify", tags=("underspecified",)), version=0)
+    open_page(app, "rita", "pages_/agreement.py")
+    assert (app.selectbox(key="confusion-first").value, app.selectbox(key="confusion-second").value) == ("ann", "bob")
+    matrix = app.get_by_key("decision-confusion")
+    assert matrix is not None
+    # Rows: ann's decision; columns: bob's. t1#t2 both call search_orders; t2#t2 ann calls, bob asks the user.
+    [counts] = [t.value for t in app.table if md_label("ann ↓ / bob →") in t.value.columns]
+    assert counts.to_dict("records") == [  # names are escaped where the table reads Markdown
+        {md_label("ann ↓ / bob →"): md_label("call: search_orders"), md_label("call: search_orders"): 1,
+         md_label("ask_user"): 1},
+    ]
+    assert "ann and bob both labeled 2 decision points and made the same decision on 1 (50%)." in texts(app)
+    [heatmap] = [c for c in app.get("vega_lite_chart") if '"decision points"' in c.proto.spec]  # beside the counts
+    spec = json.loads(heatmap.proto.spec)
+    assert {(layer["encoding"]["y"]["title"], layer["encoding"]["x"]["title"]) for layer in spec["layer"]} == {
+        ("ann", "bob")}
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"] == ["call: search_orders", "ask_user"]
+    app.selectbox(key="confusion-second").select("cy").run()
+    assert not app.exception, app.exception
+    [counts] = [t.value for t in app.table if md_label("ann ↓ / cy →") in t.value.columns]
+    assert counts.to_dict("records") == [{md_label("ann ↓ / cy →"): md_label("no_call"), md_label("ask_user"): 1}]
+    app.selectbox(key="confusion-first").select("cy").run()  # the same annotator twice compares nothing
+    assert "Choose two different annotators." in texts(app)
 
 
 def test_the_hygiene_page_lists_suspect_gold(team: Store, app: AppTest) -> None:

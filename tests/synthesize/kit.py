@@ -13,7 +13,7 @@ from scorer.model import GoldCase, RunCall, RunRecord
 from tests.conftest import REPO
 from tests.importers.helpers import SHARED
 
-DEMO = REPO / "labeler" / "demo"
+DEMO = REPO / "data" / "demo"
 # shared/ sits beside a clone (CI) or beside the directory of worktrees (a git worktree checkout).
 DATA = next((p for p in (SHARED, REPO.parent.parent / "shared" / "data") if p.is_dir()), SHARED)
 TAU2_RETAIL_TASKS = DATA / "tau2-bench" / "domains" / "retail" / "tasks.json"

@@ -7,9 +7,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labeler.app import context, identity, render, review_view
+from labeler.app import charts, context, identity, render, review_view
 from labeler.store import StoreError, User
-from scorer.agreement import AgreementReport, GroupAgreement, Stat, agreement
+from scorer.agreement import AgreementReport, GroupAgreement, Stat, agreement, decision_matrix
+from scorer.model import GoldCase
 
 FIELD_NAMES = {"label": "whole label", "decision": "decision kind", "tool": "tool"}
 SHOWN_DISAGREEMENTS = 25
@@ -116,6 +117,41 @@ def group_table(title: str, key: str, groups: tuple[GroupAgreement, ...], column
                  hide_index=True)
 
 
+def confusion_section(labels: dict[str, dict[str, GoldCase]], raters: tuple[str, ...]) -> None:
+    """The decision confusion matrix between two chosen annotators (``scorer.agreement.decision_matrix``,
+    from the same labels as the statistics above): a heatmap and the counts."""
+    st.subheader("Decisions: one annotator against another")
+    if len(raters) < 2:
+        st.text("Only one annotator has labels shared with another.")
+        return
+    cols = st.columns(2)
+    first = cols[0].selectbox("Rows: annotator", raters, index=0, key="confusion-first", format_func=render.md_label)
+    second = cols[1].selectbox("Columns: annotator", raters, index=1, key="confusion-second",
+                               format_func=render.md_label)
+    if first == second:
+        st.text("Choose two different annotators.")
+        return
+    matrix = decision_matrix(labels, first, second)
+    if matrix.n_items == 0:
+        st.text(f"{first} and {second} have no decision point labeled by both.")
+        return
+    st.text(f"{first} and {second} both labeled {matrix.n_items} decision points and made the same decision on "
+            f"{matrix.n_agree} ({matrix.n_agree / matrix.n_items:.0%}).")
+    rows = [c for c in matrix.categories if any(cell.first == c for cell in matrix.cells)]
+    columns = [c for c in matrix.categories if any(cell.second == c for cell in matrix.cells)]
+    corner = render.md_label(f"{first} ↓ / {second} →")
+    frame = pd.DataFrame({corner: [render.md_label(r) for r in rows],
+                          **{render.md_label(c): [matrix.count(r, c) for r in rows] for c in columns}})
+    with st.container(key="decision-confusion"):
+        left, right = st.columns([3, 2], gap="large")
+        with left:
+            st.altair_chart(charts.decision_heatmap(matrix), width="stretch")
+        with right:
+            st.table(frame, hide_index=True)
+            st.caption("Rows: what the first annotator decided; columns: the second. The diagonal is agreement "
+                       "(call: which tools · ask_user · no_call).")
+
+
 def disagreements(report: AgreementReport) -> None:
     st.subheader("Turns with the most disagreement")
     if not report.disagreements:
@@ -139,7 +175,8 @@ store = context.store()
 st.title("Agreement")
 review_view.flash("agreement")
 overlap_section(user)
-report = agreement(store.agreement_labels(actor=user.name))
+labels = store.agreement_labels(actor=user.name)
+report = agreement(labels)
 if report.n_items == 0:
     with st.container(key="no-overlap"):
         st.text("No turn has submitted labels from two annotators yet: set an overlap and let them label.")
@@ -158,4 +195,5 @@ with left:
     group_table("Per tool", "agreement-tools", report.tools, "Tool")
 with right:
     group_table("Per tag", "agreement-tags", report.tags, "Tag")
+confusion_section(labels, report.raters)
 disagreements(report)

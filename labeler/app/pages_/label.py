@@ -6,7 +6,7 @@ import streamlit as st
 
 from labeler.app import context, editing, identity, panel, render, trajectory_panel
 from labeler.app.editing import Item
-from labeler.store import QueueFilter, StoreError, TurnState, User
+from labeler.store import QueueFilter, StoreError, TurnWindow, User
 from scorer.model import Transcript
 
 ANY = "Any"
@@ -34,10 +34,6 @@ def goto(transcript_id: str | None, message_index: int | None = None) -> None:
     context.select(transcript_id, message_index)
 
 
-def first_pending(states: list[TurnState]) -> int | None:
-    return next((s.message_index for s in states if not s.done), states[0].message_index if states else None)
-
-
 def start_next(user: User, queue_filter: QueueFilter, skip: str | None = None) -> None:
     store = context.store()
     following = store.claim_next(user.name, queue_filter, skip=skip)
@@ -45,7 +41,7 @@ def start_next(user: User, queue_filter: QueueFilter, skip: str | None = None) -
         st.session_state["queue-finished"] = True
         goto(None)
         return
-    goto(following, first_pending(store.turn_states(following, user.name)))
+    goto(following, store.turn_window(following, user.name).selected.message_index)
 
 
 def queue_filter_widgets() -> QueueFilter:
@@ -116,19 +112,20 @@ def queue_view(user: User) -> None:
 MAP_SPAN = 5  # decision points shown each side of the selected one in the turn map
 
 
-def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
+def minimap(transcript_id: str, window: TurnWindow) -> None:
     """The turn map: the decision points around the selected one ("◀ 1 … 195 … 200 … 205 … 300 ▶"), so
-    its size does not grow with the transcript; ◀ / ▶ jump a whole window."""
-    position = next(n for n, s in enumerate(states) if s.message_index == selected)
-    low, high = max(0, position - MAP_SPAN), min(len(states), position + MAP_SPAN + 1)
+    its size does not grow with the transcript; ◀ / ▶ jump a whole window. ``window`` (the store's
+    ``turn_window``) holds the states within 2 × MAP_SPAN + 1 of the selected one, the first and the last."""
+    position, total, selected = window.position, window.total, window.selected.message_index
+    low, high = max(0, position - MAP_SPAN), min(total, position + MAP_SPAN + 1)
     shown = list(range(low, high))
     if low > 0:
         shown = [0, *shown]
-    if high < len(states):
-        shown = [*shown, len(states) - 1]
+    if high < total:
+        shown = [*shown, total - 1]
     with st.container(horizontal=True, key="minimap", gap="small", vertical_alignment="center"):
         if low > 0:
-            back = states[max(0, position - 2 * MAP_SPAN - 1)]
+            back = window.at(max(0, position - 2 * MAP_SPAN - 1)) or window.states[0]
             st.button("◀", key="mm-back", type="tertiary", help=f"Decision point {back.ordinal + 1}",
                       on_click=goto, args=(transcript_id, back.message_index))
         previous = None
@@ -136,15 +133,17 @@ def minimap(transcript_id: str, states: list[TurnState], selected: int) -> None:
             if previous is not None and n > previous + 1:
                 st.text("…")
             previous = n
-            s = states[n]
+            s = window.at(n)
+            if s is None:
+                continue
             status = ("done" if s.done else "draft" if s.label_status == "draft"
                       else "overlap" if s.awaits_overlap else "open")
             st.button(str(s.ordinal + 1), key=f"mm-{status}-{s.message_index}",
                       type="primary" if s.message_index == selected else "secondary",
                       help=f"Decision point {s.ordinal + 1}: {DID.get(s.observed_behavior, s.observed_behavior)}; {status}",
                       on_click=goto, args=(transcript_id, s.message_index))
-        if high < len(states):
-            ahead = states[min(len(states) - 1, position + 2 * MAP_SPAN + 1)]
+        if high < total:
+            ahead = window.at(min(total - 1, position + 2 * MAP_SPAN + 1)) or window.states[-1]
             st.button("▶", key="mm-ahead", type="tertiary", help=f"Decision point {ahead.ordinal + 1}",
                       on_click=goto, args=(transcript_id, ahead.message_index))
 
@@ -180,19 +179,17 @@ def labeling_view(user: User, transcript_id: str) -> None:
     store = context.store()
     try:
         tr = context.transcript(transcript_id)
-        states = store.turn_states(transcript_id, user.name)
+        window = store.turn_window(transcript_id, user.name, context.selected_turn(), span=2 * MAP_SPAN + 1)
     except StoreError as exc:
         st.button("Back to the queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,))
         st.text(str(exc))
         return
-    indexes = [s.message_index for s in states]
-    selected = context.selected_turn()
-    if selected not in indexes:
-        selected = first_pending(states)
+    state, position, total = window.selected, window.position, window.total
+    selected = state.message_index
+    if context.selected_turn() != selected:
         context.select(transcript_id, selected)
-    assert selected is not None
-    position = indexes.index(selected)
-    state = states[position]
+    previous_turn = window.previous if window.previous is not None else selected
+    next_turn = window.following if window.following is not None else selected
     hold_lease(user, transcript_id)
     moved_on_notice()
 
@@ -201,49 +198,46 @@ def labeling_view(user: User, transcript_id: str) -> None:
         st.button("Queue", icon=":material/arrow_back:", type="tertiary", on_click=goto, args=(None,), key="to-queue")
         view = st.segmented_control("View", VIEWS, default="Turns", key="view", bind="query-params",
                                     label_visibility="collapsed") or "Turns"
-    done = sum(s.done for s in states)
+    done = window.done
     with top[1]:
         with st.container(key="progress"):
-            st.text(f"labeled {done}/{len(states)} turns")
-        st.progress(done / len(states) if states else 0.0)
+            st.text(f"labeled {done}/{total} turns")
+        st.progress(done / total if total else 0.0)
     if top[2].button("Keys", shortcut="H", icon=":material/keyboard:", type="tertiary", key="keys"):
         cheatsheet()
     if view == "Trajectory":
         trajectory_view(user, tr)
         return
-    st.text(f"{transcript_id} · decision point {position + 1} of {len(states)} · {DID.get(state.observed_behavior, state.observed_behavior)}")
-    overlap = [s.ordinal + 1 for s in states if s.awaits_overlap and s.label_status != "submitted"]
+    st.text(f"{transcript_id} · decision point {position + 1} of {total} · {DID.get(state.observed_behavior, state.observed_behavior)}")
+    overlap = [o + 1 for o in window.awaiting_overlap]  # the first 20, and how many in all (SQL counts)
     if overlap:
         with st.container(key="overlap-waiting"):
-            st.text(f"{len(overlap)} decision point(s) await your overlap label (another annotator labeled them; "
-                    f"the team compares both): {', '.join(map(str, overlap[:20]))}" + (" …" if len(overlap) > 20 else ""))
+            st.text(f"{window.n_awaiting_overlap} decision point(s) await your overlap label (another annotator "
+                    f"labeled them; the team compares both): {', '.join(map(str, overlap))}"
+                    + (" …" if window.n_awaiting_overlap > len(overlap) else ""))
 
     with st.container(horizontal=True, vertical_alignment="center"):
         st.button("Previous", key="prev", shortcut="Left", icon=":material/chevron_left:", disabled=position == 0,
-                  on_click=goto, args=(transcript_id, indexes[max(position - 1, 0)]))
-        minimap(transcript_id, states, selected)
+                  on_click=goto, args=(transcript_id, previous_turn))
+        minimap(transcript_id, window)
         st.button("Next", key="next", shortcut="Right", icon=":material/chevron_right:", icon_position="right",
-                  disabled=position == len(states) - 1, on_click=goto,
-                  args=(transcript_id, indexes[min(position + 1, len(states) - 1)]))
+                  disabled=position == total - 1, on_click=goto, args=(transcript_id, next_turn))
         st.button("Next transcript", key="next-transcript", shortcut="N", type="tertiary",
                   on_click=start_next, args=(user, QueueFilter(status="unlabeled"), transcript_id))
     with st.container(key="hidden-keys"):  # j / k as well as the arrows; the buttons are hidden by CSS
-        st.button("next turn", key="next-j", shortcut="J", on_click=goto,
-                  args=(transcript_id, indexes[min(position + 1, len(states) - 1)]))
-        st.button("previous turn", key="prev-k", shortcut="K", on_click=goto,
-                  args=(transcript_id, indexes[max(position - 1, 0)]))
+        st.button("next turn", key="next-j", shortcut="J", on_click=goto, args=(transcript_id, next_turn))
+        st.button("previous turn", key="prev-k", shortcut="K", on_click=goto, args=(transcript_id, previous_turn))
 
     left, right = st.columns([3, 2], gap="large")
     with left:
         with st.expander(f"Tools offered at this point ({len(tr.tools)})", icon=":material/build:"):
             render.tool_specs(tr.tools)
-        previous = indexes[position - 1] if position > 0 else 0
-        render.conversation(tr, selected, fold_before=previous)
+        render.conversation(tr, selected, fold_before=window.previous or 0)
     with right:
         item = Item(transcript_id, selected, user.name)
         editing.keep_only(item)
         work = editing.load(item, tr)
-        panel.label_panel(item, tr, state, work.status, states)
+        panel.label_panel(item, tr, state, work.status, window)
 
 
 render.inject_style()

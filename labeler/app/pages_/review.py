@@ -13,7 +13,9 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
-from labeler.app import context, editing, identity, render, review_view
+from labeler.app import call_editor, context, editing, identity, render, review_view
+from labeler.app.editing import Item, Work
+from labeler.labels import LabelBody, LabelIncomplete, body_from_case, case_from_body
 from labeler.store import REVIEWER_ROLES, ReviewDetail, StoreError, User
 from scorer.drift import migrate_case
 from scorer.model import GoldCase
@@ -58,7 +60,23 @@ def accept(user: User, item_id: int) -> None:
         lambda: (context.store().accept_review(item_id, choice, actor=user.name, comment=comment), select_item(None)))
 
 
-def edit_and_accept(user: User, item_id: int, base: GoldCase) -> None:
+def edit_and_accept(user: User, item_id: int, base: GoldCase, item: Item, work: Work) -> None:
+    """Approve the reviewer's edit: the editor's body on top of the chosen version, checked against the tool
+    schemas here (what to fix, next to the editor) and again by the store, which records the decision."""
+    comment = st.session_state.get(f"comment-{item_id}", "")
+    assert isinstance(work.body, LabelBody)
+    try:
+        case = case_from_body(work.body, base)
+    except LabelIncomplete as exc:
+        work.tried_submit = True  # every schema error of the editor shows now
+        st.session_state["review-error"] = "The edit cannot be approved: " + "; ".join(exc.problems)
+        return
+    act(f"Approved your edit for item {item_id}",
+        lambda: (context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment),
+                 editing.forget(item), select_item(None)))
+
+
+def edit_trajectory_and_accept(user: User, item_id: int, base: GoldCase) -> None:
     raw = st.session_state[f"edit-{item_id}"]
     comment = st.session_state.get(f"comment-{item_id}", "")
     try:
@@ -74,6 +92,57 @@ def edit_and_accept(user: User, item_id: int, base: GoldCase) -> None:
     act(f"Approved your edit for item {item_id}",
         lambda: (context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment),
                  select_item(None)))
+
+
+def review_work(user: User, item_id: int, chosen: str, base: GoldCase) -> tuple[Item, Work]:
+    """The reviewer's working copy of the chosen version, in the labeling editor's shape (one per version)."""
+    item = Item(base.conversation_id or base.id, base.turn, f"review:{item_id}:{chosen}:{user.name}", scratch=True)
+    key = f"work:{item.key}"
+    if key not in st.session_state:
+        st.session_state[key] = Work(body_from_case(base), 0, None)
+    work: Work = st.session_state[key]
+    return item, work
+
+
+def _on_decision(item: Item, work: Work, key: str) -> None:
+    behavior = st.session_state[key]
+    editing.change(item, work, decision="different" if behavior == "call" else behavior)
+
+
+def _on_rationale(item: Item, work: Work, key: str) -> None:
+    editing.change(item, work, rationale=st.session_state[key] or "")
+
+
+def _on_tags(item: Item, work: Work, key: str) -> None:
+    editing.change(item, work, tags=tuple(st.session_state[key] or ()))
+
+
+def edit_section(user: User, item_id: int, chosen: str, base: GoldCase) -> None:
+    """Edit and accept with the labeling editor: the decision, each expected call as a form generated from
+    the tool's JSON Schema (errors next to the argument), match rules, tags and rationale."""
+    item, work = review_work(user, item_id, chosen, base)
+    body = work.body
+    assert isinstance(body, LabelBody)
+    tools = {t.name: t for t in base.tools}
+    behaviors = list(review_view.BEHAVIOR)
+    key = editing.widget_key(item, work, "decision")
+    st.radio("Decision", behaviors, index=behaviors.index(body.behavior or "call"), key=key, horizontal=True,
+             format_func=review_view.BEHAVIOR.get, on_change=_on_decision, args=(item, work, key))
+    if body.expects_calls:
+        for n in range(len(body.calls)):
+            call_editor.call_editor(item, work, n, tools, [])
+        call_editor.tool_picker(item, work, tools, [])
+    known = sorted({t.tag for t in context.store().tags()} | set(body.tags))
+    tags_key = editing.widget_key(item, work, "tags")
+    st.multiselect("Tags", known, default=list(body.tags), key=tags_key, format_func=render.md_label,
+                   on_change=_on_tags, args=(item, work, tags_key))
+    why_key = editing.widget_key(item, work, "rationale")
+    st.text_area("Rationale", value=body.rationale, key=why_key, height=80, on_change=_on_rationale,
+                 args=(item, work, why_key))
+    if work.error:
+        render.error(work.error)
+    st.button("Edit and accept", key=f"edit-accept-{item_id}", type="primary", icon=":material/edit:",
+              on_click=edit_and_accept, args=(user, item_id, base, item, work))
 
 
 def reject(user: User, item_id: int) -> None:
@@ -233,12 +302,15 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
                   on_click=next_item, args=(user, item.id), shortcut="N")
     base = next((c.case for c in detail.candidates if c.key == chosen and c.case is not None), None)
     if base is not None:
-        with st.expander("Edit and accept", icon=":material/edit:"):
-            editable = {k: v for k, v in base.model_dump(mode="json").items() if k in EDITABLE}
-            st.text_area("The chosen version's answer as JSON: change it, then accept", key=f"edit-{item.id}",
-                         value=json.dumps(editable, indent=2, ensure_ascii=False), height=260)
-            st.button("Edit and accept", key=f"edit-accept-{item.id}", on_click=edit_and_accept,
-                      args=(user, item.id, base))
+        with st.expander("Edit and accept", icon=":material/edit:", key=f"edit-open-{item.id}", on_change="rerun"):
+            if base.kind == "turn":
+                edit_section(user, item.id, chosen, base)
+            else:  # a trajectory case (order, dependencies, forbidden calls): its fields as JSON
+                editable = {k: v for k, v in base.model_dump(mode="json").items() if k in EDITABLE}
+                st.text_area("The chosen version's answer as JSON: change it, then accept", key=f"edit-{item.id}",
+                             value=json.dumps(editable, indent=2, ensure_ascii=False), height=260)
+                st.button("Edit and accept", key=f"edit-accept-{item.id}", on_click=edit_trajectory_and_accept,
+                          args=(user, item.id, base))
 
 
 def uncontested(user: User) -> None:
