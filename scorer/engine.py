@@ -74,6 +74,22 @@ def _decode(raw: bytes, source: str, line: int) -> str:
     return text.removeprefix("\ufeff") if line == 1 else text
 
 
+_BLANK = object()
+
+
+def _parse_line(raw: bytes, source: str, line: int) -> Any:
+    """The JSON value of one line, parsed from its bytes (no decoding first: the strict reader's fast path
+    takes bytes), or ``_BLANK`` for a line of white space. A UTF-8 byte-order mark may open line 1."""
+    if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return parse_json_text(raw, source=source, line=line)
+    except InvalidRecord:
+        if not raw.strip() or not _decode(raw, source, line).strip():  # Unicode white space is blank too
+            return _BLANK
+        raise
+
+
 _CASE_ID = re.compile(rb'"case_id"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
 
 
@@ -105,10 +121,9 @@ class RunIndex:
         for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
             case_id = _quick_case_id(raw) if number > 1 else None
             if case_id is None:
-                text = _decode(raw, source, number)
-                if not text.strip():
+                value = _parse_line(raw, source, number)
+                if value is _BLANK:
                     continue
-                value = parse_json_text(text, source=source, line=number)
                 case_id = value.get("case_id") if isinstance(value, dict) else None
                 if not isinstance(case_id, str) or not case_id:
                     # Let the full validator say what is wrong with the record.
@@ -139,8 +154,7 @@ class RunIndex:
     def read(self, fd: int, position: int) -> RunRecord:
         raw = os.pread(fd, int(self.lengths[position]), int(self.offsets[position]))
         line = int(self.lines[position])
-        text = _decode(raw, str(self.path), line)
-        value = parse_json_text(text, source=str(self.path), line=line)
+        value = _parse_line(raw, str(self.path), line)
         record: RunRecord = parse_record(value, expect=RunRecord, source=str(self.path), line=line)
         return record
 
@@ -213,9 +227,9 @@ def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
     source = str(job.gold)
     tools = ToolCache()
     for number, (_, raw) in enumerate(_lines_with_offsets(job.gold, job.start, job.end), start=job.first_line):
-        text = _decode(raw, source, number)
-        if text.strip():
-            yield number, tools.parse(parse_json_text(text, source=source, line=number), source=source, line=number)
+        value = _parse_line(raw, source, number)
+        if value is not _BLANK:
+            yield number, tools.parse(value, source=source, line=number)
 
 
 def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: np.ndarray[Any, Any],
