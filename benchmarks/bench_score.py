@@ -88,33 +88,79 @@ def _arguments(name: str, props: dict, required: list[str], n: int, rng: random.
     return args
 
 
+_NEAR = {"update_user": "update_user_profile", "update_user_profile": "update_user",
+         "cancel_subscription": "pause_subscription", "pause_subscription": "cancel_subscription",
+         "search_orders": "get_order", "get_order": "search_orders", "get_refund_policy": "issue_refund",
+         "check_inventory": "place_order", "get_shipping_estimate": "place_order"}
+"""The tool an agent confuses a tool with, when both are offered (near-duplicate names and purposes)."""
+
+FAIL_RATE = 0.45
+"""Share of runs with at least one error (a fifth of them with two): a mid-table model on a hard tool set."""
+
+
+def _near_miss(value: object, rng: random.Random) -> object:
+    """A value an agent gets almost right: a transposed or dropped digit, another case, an off-by-one."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + rng.choice((-1, 1))
+    if isinstance(value, float):
+        return round(value * rng.choice((0.9, 1.1)), 2)
+    if isinstance(value, str) and len(value) > 2:
+        kind = rng.randrange(3)
+        if kind == 0:
+            return value[:-2] + value[-1] + value[-2]
+        if kind == 1:
+            return value.lower()
+        return value[:-1]
+    return "X"
+
+
 def _mistake(calls: list[dict], tools: list[dict], rng: random.Random) -> list[dict]:
-    """One agent error of a random kind."""
-    kind = rng.randrange(8)
-    call = dict(calls[0])
-    args = dict(json.loads(call["arguments"]))
-    if kind == 0:
-        others = [t["name"] for t in tools if t["name"] != call["name"]]
-        call["name"] = rng.choice(others)
-    elif kind == 1 and args:
-        key = next(iter(args))
-        args[key] = "X-0" if isinstance(args[key], str) else 0
-    elif kind == 2 and args:
-        args.pop(next(iter(args)))
-    elif kind == 3:
-        args["discount_code"] = "FREE"
-    elif kind == 4 and args:
-        key = next(iter(args))
-        args[key] = [args[key]]
-    elif kind == 5:
-        call["arguments"] = '{"broken": '
-        return [call, *calls[1:]]
-    elif kind == 6:
+    """One agent error of a random kind, on one of the calls (a parallel answer may go wrong in either)."""
+    at = rng.randrange(len(calls))
+    call = dict(calls[at])
+    try:
+        args = dict(json.loads(call["arguments"]))
+    except ValueError:  # an earlier mistake left it unparseable
+        return calls
+    offered = {t["name"]: t for t in tools}
+    kind = rng.choices(range(9), weights=(14, 22, 12, 10, 10, 5, 10, 7, 10))[0]
+    if kind == 0:  # wrong tool: the near duplicate when offered, else any other
+        near = _NEAR.get(call["name"])
+        others = [t for t in offered if t != call["name"]]
+        call["name"] = near if near in offered else rng.choice(others)
+    elif kind == 1 and args:  # a near-miss value
+        key = rng.choice(list(args))
+        args[key] = _near_miss(args[key], rng)
+    elif kind == 2 and args:  # a required argument left out
+        args.pop(rng.choice(list(args)))
+    elif kind == 3:  # a parameter the tool does not have
+        args[rng.choice(("discount_code", "customer_name", "notes", "priority"))] = "high"
+    elif kind == 4 and args:  # the wrong JSON type: a number as a string, a value wrapped in a list
+        key = rng.choice(list(args))
+        args[key] = str(args[key]) if isinstance(args[key], int | float) else [args[key]]
+    elif kind == 5:  # arguments that are not JSON
+        call["arguments"] = json.dumps(args)[:-1]
+        return [*calls[:at], call, *calls[at + 1:]]
+    elif kind == 6:  # no call where one was needed
         return []
-    else:
-        return [*calls, calls[0]]
+    elif kind == 7:  # the call repeated
+        return [*calls, dict(calls[at])]
+    else:  # one of several calls dropped, or an extra lookup first
+        if len(calls) > 1:
+            return [c for k, c in enumerate(calls) if k != at]
+        extra = rng.choice(list(offered))
+        return [{"name": extra, "arguments": "{}"}, *calls]
     call["arguments"] = json.dumps(args)
-    return [call, *calls[1:]]
+    return [*calls[:at], call, *calls[at + 1:]]
+
+
+def _as_agent_writes(arguments: dict, rng: random.Random) -> str:
+    """Correct arguments as agents write them: keys in any order, with or without spaces."""
+    items = list(arguments.items())
+    rng.shuffle(items)
+    return json.dumps(dict(items), separators=rng.choice(((",", ":"), (", ", ": "))))
 
 
 def generate(directory: Path, n: int, seed: int = 7) -> tuple[Path, Path]:
@@ -142,7 +188,9 @@ def generate(directory: Path, n: int, seed: int = 7) -> tuple[Path, Path]:
                 picked = [_TOOL_POOL[k] for k in offered[:parallel]]
                 gold_calls = [{"name": p[0], "arguments": _arguments(*p, i + j, rng)} for j, p in enumerate(picked)]
                 expected = {"behavior": "call", "calls": gold_calls}
-                calls = [{"name": c["name"], "arguments": json.dumps(c["arguments"])} for c in gold_calls]
+                calls = [{"name": c["name"], "arguments": _as_agent_writes(c["arguments"], rng)} for c in gold_calls]
+                if parallel > 1 and rng.random() < 0.5:
+                    calls.reverse()
                 ids = " ".join(str(v) for c in gold_calls for v in c["arguments"].values())
                 text = f"Please help. My details: {ids}."
             case["messages"] = [{"role": "system", "content": "You are a careful support agent."},
@@ -150,8 +198,12 @@ def generate(directory: Path, n: int, seed: int = 7) -> tuple[Path, Path]:
             case["expected"] = expected
             if i % 17 == 0:
                 case["alternatives"] = [{"behavior": "clarify"}]
-            if rng.random() < 0.2:
-                calls = _mistake(calls, tools, rng) if calls else [{"name": tools[0]["name"], "arguments": "{}"}]
+            if rng.random() < FAIL_RATE:
+                if not calls:  # over-calling: a lookup where none was needed, or made-up values
+                    calls = [{"name": tools[0]["name"], "arguments": "{}"}]
+                else:
+                    for _ in range(2 if rng.random() < 0.2 else 1):
+                        calls = _mistake(calls, tools, rng) if calls else calls
             gold.write(json.dumps(case, separators=(",", ":")) + "\n")
             runs.write(json.dumps({"format": "toolgold.run/1", "case_id": case["id"], "calls": calls},
                                   separators=(",", ":")) + "\n")

@@ -375,14 +375,31 @@ class Scored:
 def score_files(gold: Path, runs: Path, *, workers: int = 0, spool_dir: Path | None = None,
                 baseline: tuple[Report, Outcomes] | None = None,
                 thresholds: Sequence[tuple[str, float]] = (), max_tool_drop: float = DEFAULT_MAX_TOOL_DROP,
-                min_tool_support: int = DEFAULT_MIN_TOOL_SUPPORT, judge: Judge | None = None) -> Scored:
+                min_tool_support: int = DEFAULT_MIN_TOOL_SUPPORT, judge: Judge | None = None,
+                names: tuple[str, str] | None = None) -> Scored:
     """Score the runs file against the gold file (both JSON Lines): the report, gated and compared with
     ``baseline`` when given; with ``spool_dir``, every result is also written there (``Scored.spools``).
+    ``names`` are what errors call the gold and runs files (an upload saved to a temporary file keeps
+    its own name), by default their paths.
 
     ``workers`` 0 picks one process per core (up to 4) for large gold files, one otherwise. Raises
     ``InvalidRecord`` (with file and line) for bad input and ``ScoringInputError`` for inputs that do
     not fit together (a gold id twice, two runs for one trial).
     """
+    try:
+        return _score_files(gold, runs, workers=workers, spool_dir=spool_dir, baseline=baseline,
+                            thresholds=thresholds, max_tool_drop=max_tool_drop, min_tool_support=min_tool_support,
+                            judge=judge)
+    except InvalidRecord as exc:
+        shown = dict(zip((str(gold), str(runs)), names, strict=True)) if names else {}
+        if exc.source not in shown:
+            raise
+        raise type(exc)(exc.message, source=shown[exc.source], line=exc.line) from None
+
+
+def _score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
+                 baseline: tuple[Report, Outcomes] | None, thresholds: Sequence[tuple[str, float]],
+                 max_tool_drop: float, min_tool_support: int, judge: Judge | None) -> Scored:
     global _INDEX, _JUDGE
     _INDEX = index = RunIndex(runs)
     _JUDGE = judge
