@@ -31,7 +31,7 @@ import numpy as np
 from scorer.api import UNSCORED_EXAMPLES, score_trials
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
 from scorer.errors import InvalidRecord
-from scorer.formats import iter_json_lines, parse_json_text, parse_record
+from scorer.formats import MAX_LINE_BYTES, iter_json_lines, parse_json_text, parse_record
 from scorer.gates import check_gates
 from scorer.judging import Judge
 from scorer.model import MARSHAL_VALUE_VERSION, GoldCase, RunRecord, ToolSpec
@@ -112,11 +112,14 @@ def _quick_case_id(raw: bytes) -> str | None:
 
 
 class RunIndex:
-    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice."""
+    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice.
+
+    20 bytes per run (the hash, the offset, the length); line numbers are counted from the file only when
+    an error needs one. Built one array at a time so the peak stays near 36 bytes per run."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        hashes, offsets, lengths, lines = array("Q"), array("q"), array("l"), array("q")
+        hashes, offsets, lengths = array("Q"), array("q"), array("I")
         source = str(path)
         for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
             case_id = _quick_case_id(raw) if number > 1 else None
@@ -129,15 +132,18 @@ class RunIndex:
                     # Let the full validator say what is wrong with the record.
                     parse_record(value, expect=RunRecord, source=source, line=number)
                     raise InvalidRecord("a run record needs a case_id", source=source, line=number)
+            if len(raw) > MAX_LINE_BYTES:
+                raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
+                                    f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
             hashes.append(key_hash(case_id))
             offsets.append(offset)
             lengths.append(len(raw))
-            lines.append(number)
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
         self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
+        del hashes
         self.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
-        self.lengths = np.frombuffer(lengths, dtype=np.dtype(f"i{lengths.itemsize}"))[order]
-        self.lines = np.frombuffer(lines, dtype=np.int64)[order]
+        del offsets
+        self.lengths = np.frombuffer(lengths, dtype=np.uint32)[order]
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -151,11 +157,27 @@ class RunIndex:
         stops = np.searchsorted(self.hashes, wanted, side="right")
         return hashes, starts.tolist(), stops.tolist()
 
+    def line(self, position: int) -> int:
+        """The line number of a run (errors only: it counts the line ends before it)."""
+        end, count = int(self.offsets[position]), 0
+        with self.path.open("rb") as fh:
+            while end > 0:
+                chunk = fh.read(min(end, 1 << 20))
+                if not chunk:
+                    break
+                count += chunk.count(b"\n")
+                end -= len(chunk)
+        return count + 1
+
     def read(self, fd: int, position: int) -> RunRecord:
-        raw = os.pread(fd, int(self.lengths[position]), int(self.offsets[position]))
-        line = int(self.lines[position])
-        value = _parse_line(raw, str(self.path), line)
-        record: RunRecord = parse_record(value, expect=RunRecord, source=str(self.path), line=line)
+        offset = int(self.offsets[position])
+        raw = os.pread(fd, int(self.lengths[position]), offset)
+        source = str(self.path)
+        try:
+            value = _parse_line(raw, source, 1 if offset == 0 else 2)
+            record: RunRecord = parse_record(value, expect=RunRecord, source=source)
+        except InvalidRecord as exc:
+            raise type(exc)(exc.message, source=source, line=self.line(position)) from None
         return record
 
 
@@ -235,16 +257,16 @@ def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
 def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: np.ndarray[Any, Any],
              ) -> list[RunRecord]:
     runs = []
-    trial_lines: dict[int, int] = {}
+    trial_at: dict[int, int] = {}
     for position in positions:
         run = index.read(fd, position)
         if run.case_id != case.id:
             continue  # a different id with the same 64-bit hash
-        line = int(index.lines[position])
-        if run.trial in trial_lines:
+        if run.trial in trial_at:
+            first, second = sorted((index.line(trial_at[run.trial]), index.line(position)))
             raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
-                                f"line {trial_lines[run.trial]})", source=str(index.path), line=line)
-        trial_lines[run.trial] = line
+                                f"line {first})", source=str(index.path), line=second)
+        trial_at[run.trial] = position
         used[position] = True
         runs.append(run)
     return runs
@@ -335,7 +357,7 @@ def _unknown_runs(index: RunIndex, used: np.ndarray[Any, Any]) -> tuple[int, lis
     examples: list[str] = []
     fd = os.open(index.path, os.O_RDONLY)
     try:
-        for position in sorted(unused.tolist(), key=lambda p: int(index.lines[p])):
+        for position in sorted(unused.tolist(), key=lambda p: int(index.offsets[p])):
             run = index.read(fd, position)
             if len(examples) < UNSCORED_EXAMPLES and run.case_id not in examples:
                 examples.append(run.case_id)
