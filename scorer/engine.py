@@ -4,8 +4,9 @@ Reading files happens here and only here in the scorer (the scoring functions st
 results out). The cases themselves never accumulate: the runs file is indexed first (20 bytes per run: a
 hash of its case id and where its line is), then the gold file streams, each case fetching its runs by
 offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``).
-What still grows is that index and the 8-byte hash of each gold id that catches duplicates: about 29 bytes
-per case (36 while the index is sorted), 29 MB at 1,000,000 cases. Large gold files are split into line-aligned shards scored by
+What still grows is that index and the 8-byte hash of each gold id that catches duplicates (35 bytes per run
+measured at the index's peak); peak RSS grows about 108-120 bytes per case in all (docs/scoring.md), the
+rest not yet located. Large gold files are split into line-aligned shards scored by
 worker processes; the per-case results go to a temporary spool only when the caller wants every case
 (a JSON or JUnit report, a saved run).
 
