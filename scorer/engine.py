@@ -1,9 +1,12 @@
 """The file-scoring engine: score a runs file against a gold file in flat memory, on one or more cores.
 
 Reading files happens here and only here in the scorer (the scoring functions stay pure: records in,
-results out). Memory stays flat as the inputs grow: the runs file is indexed first (about 28 bytes per
-run: a hash of its case id and where its line is), then the gold file streams, each case fetching its runs
-by offset, so runs may come in any order. Large gold files are split into line-aligned shards scored by
+results out). The cases themselves never accumulate: the runs file is indexed first (20 bytes per run: a
+hash of its case id and where its line is), then the gold file streams, each case fetching its runs by
+offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``).
+What still grows is that index and the 8-byte hash of each gold id that catches duplicates (35 bytes per run
+measured at the index's peak); peak RSS grows about 108-120 bytes per case in all (docs/scoring.md), the
+rest not yet located. Large gold files are split into line-aligned shards scored by
 worker processes; the per-case results go to a temporary spool only when the caller wants every case
 (a JSON or JUnit report, a saved run).
 
@@ -31,7 +34,7 @@ import numpy as np
 from scorer.api import UNSCORED_EXAMPLES, score_trials
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
 from scorer.errors import InvalidRecord
-from scorer.formats import iter_json_lines, parse_json_text, parse_record
+from scorer.formats import MAX_LINE_BYTES, iter_json_lines, parse_json_text, parse_record
 from scorer.gates import check_gates
 from scorer.judging import Judge
 from scorer.model import MARSHAL_VALUE_VERSION, GoldCase, RunRecord, ToolSpec
@@ -47,7 +50,12 @@ trigger cost more than the batching saves (1,024 made scoring twice as slow)."""
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 """Below this gold size one process is faster than starting workers: forking, copying the pages each worker
 writes and merging cost about 0.4 CPU seconds for two workers, so a worker pays only past a few seconds of
-scoring (64 MB is about 35,000 cases of 1.9 KB). At 8 MB, 10,000 cases scored 1.37x slower with workers."""
+scoring. Measured on this 2-core machine with `bench_score`'s generated cases (1.87 KB of gold each, 45% of
+runs failing): 10,000 cases (18.7 MB) scored 1.28x slower with two workers than with one (best of 3, load
+7); at 30,000 and 60,000 cases (56 and 112 MB) two workers ranged from 0.8x to 1.6x the time of one under
+load 3-7, no size below 64 MB (about 35,000 such cases) was reliably faster with two. The automatic choice
+is therefore one process up to 64 MB, so 10,000 cases are never slower than without workers (they were
+1.37x slower when the threshold was 8 MB)."""
 
 
 def key_hash(text: str) -> int:
@@ -74,6 +82,22 @@ def _decode(raw: bytes, source: str, line: int) -> str:
     return text.removeprefix("\ufeff") if line == 1 else text
 
 
+_BLANK = object()
+
+
+def _parse_line(raw: bytes, source: str, line: int) -> Any:
+    """The JSON value of one line, parsed from its bytes (no decoding first: the strict reader's fast path
+    takes bytes), or ``_BLANK`` for a line of white space. A UTF-8 byte-order mark may open line 1."""
+    if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return parse_json_text(raw, source=source, line=line)
+    except InvalidRecord:
+        if not raw.strip() or not _decode(raw, source, line).strip():  # Unicode white space is blank too
+            return _BLANK
+        raise
+
+
 _CASE_ID = re.compile(rb'"case_id"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
 
 
@@ -96,33 +120,38 @@ def _quick_case_id(raw: bytes) -> str | None:
 
 
 class RunIndex:
-    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice."""
+    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice.
+
+    20 bytes per run (the hash, the offset, the length); line numbers are counted from the file only when
+    an error needs one. Built one array at a time so the peak stays near 36 bytes per run."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        hashes, offsets, lengths, lines = array("Q"), array("q"), array("l"), array("q")
+        hashes, offsets, lengths = array("Q"), array("q"), array("I")
         source = str(path)
         for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
             case_id = _quick_case_id(raw) if number > 1 else None
             if case_id is None:
-                text = _decode(raw, source, number)
-                if not text.strip():
+                value = _parse_line(raw, source, number)
+                if value is _BLANK:
                     continue
-                value = parse_json_text(text, source=source, line=number)
                 case_id = value.get("case_id") if isinstance(value, dict) else None
                 if not isinstance(case_id, str) or not case_id:
                     # Let the full validator say what is wrong with the record.
                     parse_record(value, expect=RunRecord, source=source, line=number)
                     raise InvalidRecord("a run record needs a case_id", source=source, line=number)
+            if len(raw) > MAX_LINE_BYTES:
+                raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
+                                    f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
             hashes.append(key_hash(case_id))
             offsets.append(offset)
             lengths.append(len(raw))
-            lines.append(number)
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
         self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
+        del hashes
         self.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
-        self.lengths = np.frombuffer(lengths, dtype=np.dtype(f"i{lengths.itemsize}"))[order]
-        self.lines = np.frombuffer(lines, dtype=np.int64)[order]
+        del offsets
+        self.lengths = np.frombuffer(lengths, dtype=np.uint32)[order]
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -136,12 +165,27 @@ class RunIndex:
         stops = np.searchsorted(self.hashes, wanted, side="right")
         return hashes, starts.tolist(), stops.tolist()
 
+    def line(self, position: int) -> int:
+        """The line number of a run (errors only: it counts the line ends before it)."""
+        end, count = int(self.offsets[position]), 0
+        with self.path.open("rb") as fh:
+            while end > 0:
+                chunk = fh.read(min(end, 1 << 20))
+                if not chunk:
+                    break
+                count += chunk.count(b"\n")
+                end -= len(chunk)
+        return count + 1
+
     def read(self, fd: int, position: int) -> RunRecord:
-        raw = os.pread(fd, int(self.lengths[position]), int(self.offsets[position]))
-        line = int(self.lines[position])
-        text = _decode(raw, str(self.path), line)
-        value = parse_json_text(text, source=str(self.path), line=line)
-        record: RunRecord = parse_record(value, expect=RunRecord, source=str(self.path), line=line)
+        offset = int(self.offsets[position])
+        raw = os.pread(fd, int(self.lengths[position]), offset)
+        source = str(self.path)
+        try:
+            value = _parse_line(raw, source, 1 if offset == 0 else 2)
+            record: RunRecord = parse_record(value, expect=RunRecord, source=source)
+        except InvalidRecord as exc:
+            raise type(exc)(exc.message, source=source, line=self.line(position)) from None
         return record
 
 
@@ -213,24 +257,24 @@ def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
     source = str(job.gold)
     tools = ToolCache()
     for number, (_, raw) in enumerate(_lines_with_offsets(job.gold, job.start, job.end), start=job.first_line):
-        text = _decode(raw, source, number)
-        if text.strip():
-            yield number, tools.parse(parse_json_text(text, source=source, line=number), source=source, line=number)
+        value = _parse_line(raw, source, number)
+        if value is not _BLANK:
+            yield number, tools.parse(value, source=source, line=number)
 
 
 def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: np.ndarray[Any, Any],
              ) -> list[RunRecord]:
     runs = []
-    trial_lines: dict[int, int] = {}
+    trial_at: dict[int, int] = {}
     for position in positions:
         run = index.read(fd, position)
         if run.case_id != case.id:
             continue  # a different id with the same 64-bit hash
-        line = int(index.lines[position])
-        if run.trial in trial_lines:
+        if run.trial in trial_at:
+            first, second = sorted((index.line(trial_at[run.trial]), index.line(position)))
             raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
-                                f"line {trial_lines[run.trial]})", source=str(index.path), line=line)
-        trial_lines[run.trial] = line
+                                f"line {first})", source=str(index.path), line=second)
+        trial_at[run.trial] = position
         used[position] = True
         runs.append(run)
     return runs
@@ -321,7 +365,7 @@ def _unknown_runs(index: RunIndex, used: np.ndarray[Any, Any]) -> tuple[int, lis
     examples: list[str] = []
     fd = os.open(index.path, os.O_RDONLY)
     try:
-        for position in sorted(unused.tolist(), key=lambda p: int(index.lines[p])):
+        for position in sorted(unused.tolist(), key=lambda p: int(index.offsets[p])):
             run = index.read(fd, position)
             if len(examples) < UNSCORED_EXAMPLES and run.case_id not in examples:
                 examples.append(run.case_id)
@@ -361,14 +405,31 @@ class Scored:
 def score_files(gold: Path, runs: Path, *, workers: int = 0, spool_dir: Path | None = None,
                 baseline: tuple[Report, Outcomes] | None = None,
                 thresholds: Sequence[tuple[str, float]] = (), max_tool_drop: float = DEFAULT_MAX_TOOL_DROP,
-                min_tool_support: int = DEFAULT_MIN_TOOL_SUPPORT, judge: Judge | None = None) -> Scored:
+                min_tool_support: int = DEFAULT_MIN_TOOL_SUPPORT, judge: Judge | None = None,
+                names: tuple[str, str] | None = None) -> Scored:
     """Score the runs file against the gold file (both JSON Lines): the report, gated and compared with
     ``baseline`` when given; with ``spool_dir``, every result is also written there (``Scored.spools``).
+    ``names`` are what errors call the gold and runs files (an upload saved to a temporary file keeps
+    its own name), by default their paths.
 
     ``workers`` 0 picks one process per core (up to 4) for large gold files, one otherwise. Raises
     ``InvalidRecord`` (with file and line) for bad input and ``ScoringInputError`` for inputs that do
     not fit together (a gold id twice, two runs for one trial).
     """
+    try:
+        return _score_files(gold, runs, workers=workers, spool_dir=spool_dir, baseline=baseline,
+                            thresholds=thresholds, max_tool_drop=max_tool_drop, min_tool_support=min_tool_support,
+                            judge=judge)
+    except InvalidRecord as exc:
+        shown = dict(zip((str(gold), str(runs)), names, strict=True)) if names else {}
+        if exc.source not in shown:
+            raise
+        raise type(exc)(exc.message, source=shown[exc.source], line=exc.line) from None
+
+
+def _score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
+                 baseline: tuple[Report, Outcomes] | None, thresholds: Sequence[tuple[str, float]],
+                 max_tool_drop: float, min_tool_support: int, judge: Judge | None) -> Scored:
     global _INDEX, _JUDGE
     _INDEX = index = RunIndex(runs)
     _JUDGE = judge

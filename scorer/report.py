@@ -302,14 +302,55 @@ class _Signature(NamedTuple):
     fabricated: bool
 
 
-class ReportBuilder:
-    """Aggregates results incrementally; memory holds counters, not results (unless ``keep_cases``)."""
+_BREAKDOWN_ROW: Final = 8
+"""results, passed, then (scored, passed) for selection, arguments and sequencing."""
 
-    def __init__(self, *, keep_cases: bool = False, max_failures: int = MAX_FAILURE_EXAMPLES) -> None:
+
+class _Verdicts(NamedTuple):
+    """What the totals, rates and abstention figures need of a signature (a few hundred values at most)."""
+
+    status: str
+    kind: str
+    selection: bool | None
+    arguments: bool | None
+    sequencing: bool | None
+    abstention: bool | None
+    expected_behavior: str
+    actual_behavior: str
+    called: bool
+    ungrounded: bool
+    fabricated: bool
+
+
+def _breakdown_keys(sig: _Signature) -> list[tuple[str, str]]:
+    keys = [("split", sig.split), ("toolkit_size", toolkit_bucket(sig.toolkit_size))]
+    keys += [("tag", t) for t in sig.tags]
+    keys.append(("origin", SYNTHETIC if SYNTHETIC in sig.tags else "real"))
+    keys += [("transformation", t) for t in sig.tags if t in ALL_TRANSFORMS]
+    keys += [("tool", t) for t in (set(sig.expected_tools) or {NO_CALL})]
+    return keys
+
+
+class ReportBuilder:
+    """Aggregates results incrementally; memory holds counters, not results (unless ``keep_cases``).
+
+    Memory is bounded by the vocabulary (tools, tags, error patterns), not by the number of results:
+    results are counted by signature (adding one is a tuple and an increment), and once more than
+    ``max_signatures`` distinct signatures are held they are folded into what the report needs of them
+    (counts by verdicts, confusion pairs, breakdown rows) and the counter starts again. Signatures join
+    tags, toolkit sizes and expected tools, so their number keeps growing with the input (11,651 at 100,000
+    generated cases); the folded counts do not."""
+
+    def __init__(self, *, keep_cases: bool = False, max_failures: int = MAX_FAILURE_EXAMPLES,
+                 max_signatures: int = 20_000) -> None:
         self.keep_cases = keep_cases
         self.max_failures = max_failures
+        self.max_signatures = max_signatures
         self.cases = 0
         self.signatures: Counter[_Signature] = Counter()
+        self.folded: Counter[_Verdicts] = Counter()
+        self.folded_confusion: Counter[tuple[str, str]] = Counter()
+        self.folded_rows: dict[tuple[str, str], list[int]] = {}
         self.exact_sequence = 0
         self.sequences = 0
         self.edit_distance = 0.0
@@ -346,6 +387,8 @@ class ReportBuilder:
             r.actual_behavior,
             r.split, r.toolkit_size, r.tags, r.expected_tools, r.confusion, r.calls > 0, ungrounded,
             fabricated)] += 1
+        if len(self.signatures) > self.max_signatures:
+            self._fold()
         if r.sequence is not None:
             self.sequences += 1
             self.exact_sequence += r.sequence.exact
@@ -385,9 +428,35 @@ class ReportBuilder:
                 examples.append(r.case_id)
         return ungrounded, fabricated
 
+    def _fold(self) -> None:
+        """Move the signature counts into the folded counts (exact: the report reads only these)."""
+        for sig, n in self.signatures.items():
+            self.folded[_Verdicts(sig.status, sig.kind, sig.selection, sig.arguments, sig.sequencing,
+                                  sig.abstention, sig.expected_behavior, sig.actual_behavior, sig.called,
+                                  sig.ungrounded, sig.fabricated)] += n
+            for pair in sig.confusion:
+                self.folded_confusion[pair] += n
+            for key in _breakdown_keys(sig):
+                row = self.folded_rows.get(key)
+                if row is None:
+                    row = self.folded_rows[key] = [0] * _BREAKDOWN_ROW
+                row[0] += n
+                row[1] += n if sig.status == "pass" else 0
+                for offset, verdict in ((2, sig.selection), (4, sig.arguments), (6, sig.sequencing)):
+                    if verdict is not None:
+                        row[offset] += n
+                        row[offset + 1] += n if verdict else 0
+        self.signatures.clear()
+
     def merge(self, other: ReportBuilder) -> None:
         """Fold in the counts of a builder that saw other cases (a shard of the same gold set)."""
         self.cases += other.cases
+        self.folded.update(other.folded)
+        self.folded_confusion.update(other.folded_confusion)
+        for key, row in other.folded_rows.items():
+            mine = self.folded_rows.setdefault(key, [0] * _BREAKDOWN_ROW)
+            for k, value in enumerate(row):
+                mine[k] += value
         self.sequences += other.sequences
         self.exact_sequence += other.exact_sequence
         self.edit_distance += other.edit_distance
@@ -398,6 +467,8 @@ class ReportBuilder:
             self.partial_counts[metric] += other.partial_counts[metric]
         for counter_name in ("signatures", "errors", "arg_errors_by_tool", "arg_errors_by_arg", "patterns", "trials"):
             getattr(self, counter_name).update(getattr(other, counter_name))
+        if len(self.signatures) > self.max_signatures:
+            self._fold()
         for key, examples in other.pattern_examples.items():
             kept = self.pattern_examples.setdefault(key, [])
             kept.extend(examples[: 3 - len(kept)])
@@ -405,13 +476,13 @@ class ReportBuilder:
         self.kept.extend(other.kept)
 
     def _count(self, **wanted: object) -> int:
-        return sum(n for sig, n in self.signatures.items()
+        return sum(n for sig, n in self.folded.items()
                    if all(getattr(sig, k) == v for k, v in wanted.items()))
 
     def _pair(self, field: str) -> Rate:
         """Rate of True among results whose verdict ``field`` is not None."""
         total = ok = 0
-        for sig, n in self.signatures.items():
+        for sig, n in self.folded.items():
             value = getattr(sig, field)
             if value is not None:
                 total += n
@@ -419,7 +490,8 @@ class ReportBuilder:
         return rate(ok, total)
 
     def finish(self, unscored: Unscored | None = None) -> Report:
-        results = sum(self.signatures.values())
+        self._fold()
+        results = sum(self.folded.values())
         passed, failed = self._count(status="pass"), self._count(status="fail")
         return Report(
             totals=Totals(cases=self.cases, results=results, passed=passed, failed=failed,
@@ -453,11 +525,7 @@ class ReportBuilder:
             cases=tuple(self.kept))
 
     def _confusion(self) -> Counter[tuple[str, str]]:
-        confusion: Counter[tuple[str, str]] = Counter()
-        for sig, n in self.signatures.items():
-            for pair in sig.confusion:
-                confusion[pair] += n
-        return confusion
+        return self.folded_confusion
 
     def _selection(self) -> Selection:
         support: Counter[str] = Counter()
@@ -509,21 +577,7 @@ class ReportBuilder:
         return tuple(out)
 
     def _breakdowns(self) -> dict[str, dict[str, Group]]:
-        rows: dict[tuple[str, str], list[int]] = {}
-        for sig, n in self.signatures.items():
-            keys = [("split", sig.split), ("toolkit_size", toolkit_bucket(sig.toolkit_size))]
-            keys += [("tag", t) for t in sig.tags]
-            keys.append(("origin", SYNTHETIC if SYNTHETIC in sig.tags else "real"))
-            keys += [("transformation", t) for t in sig.tags if t in ALL_TRANSFORMS]
-            keys += [("tool", t) for t in (set(sig.expected_tools) or {NO_CALL})]
-            for key in keys:
-                row = rows.setdefault(key, [0] * 8)
-                row[0] += n
-                row[1] += n if sig.status == "pass" else 0
-                for offset, verdict in ((2, sig.selection), (4, sig.arguments), (6, sig.sequencing)):
-                    if verdict is not None:
-                        row[offset] += n
-                        row[offset + 1] += n if verdict else 0
+        rows = self.folded_rows
         out: dict[str, dict[str, Group]] = {"tag": {}, "split": {}, "tool": {}, "toolkit_size": {}, "origin": {},
                                             "transformation": {}}
         for (kind, name), row in sorted(rows.items()):

@@ -17,6 +17,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 from scorer.errors import InvalidRecord
 
 MAX_DEPTH = 200
@@ -60,8 +62,47 @@ def _finite_float(token: str) -> float:
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
+_DIGITS_AS_NINE = bytes.maketrans(b"012345678", b"999999999")
+_LONG_NUMBER = b"9" * 19
+"""19 digits in a row: possibly an integer beyond 64 bits, which orjson would turn into a float. Found by
+mapping every digit to 9 and searching (a tenth of the time a regex takes on a record)."""
+
+
+def _fast(data: bytes) -> Any:
+    """``data`` parsed by orjson when that is sure to agree with the rules below, else ``_SLOW``.
+
+    orjson is 2-4x faster than ``json`` and already refuses what these rules refuse, except two things:
+    it reads integers beyond 64 bits as floats (any run of 19 digits goes to the slow path) and it
+    nests up to 1,024 levels (the depth is checked when the brackets could exceed ``MAX_DEPTH``). It
+    refuses NaN and Infinity, numbers that overflow (``1e400``), invalid UTF-8 and lone surrogates,
+    escaped or raw; whatever it refuses goes to the slow path, whose verdict and message stand.
+    No value it accepts needs walking for surrogates or non-finite floats (measured: that walk was a
+    third of the time of reading a gold file)."""
+    if _LONG_NUMBER in data.translate(_DIGITS_AS_NINE):
+        return _SLOW
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _SLOW
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _problem(value, check_leaves=False):
+        return _SLOW
+    return value
+
+
+_SLOW: Any = object()
+
+
 def loads(text: str | bytes, *, source: str | None = None, line: int | None = None) -> Any:
     """Parse one JSON document strictly; every failure is an ``InvalidRecord`` at ``source:line``."""
+    if isinstance(text, bytes):
+        value = _fast(text)
+    else:
+        try:
+            value = _fast(text.encode("utf-8"))
+        except UnicodeEncodeError:  # a raw lone surrogate in the text: the slow path says where
+            value = _SLOW
+    if value is not _SLOW:
+        return value
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -95,13 +136,6 @@ def check(value: Any, *, source: str | None = None, line: int | None = None) -> 
     if problem:
         raise InvalidRecord(problem, source=source, line=line)
     return value
-
-
-def check_parsed(value: Any, text: str, *, source: str | None = None, line: int | None = None) -> Any:
-    """Apply ``loads``'s rules to ``value``, which a parser that already refuses non-finite numbers and lone
-    surrogates (orjson) read from ``text``: only the nesting depth is left to check, and only a text with
-    more opening brackets than ``MAX_DEPTH`` (or a surrogate escape) is walked at all."""
-    return _checked(value, text, source=source, line=line)
 
 
 def embedded_problem(text: str) -> str | None:
@@ -209,4 +243,4 @@ def _surrogate_message(text: str) -> str:
     return f"{_SURROGATE} (\\u{ord(text[at]):04x} at character {at + 1}): not valid Unicode"
 
 
-__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "check_parsed", "decode_at", "embedded_problem", "loads"]
+__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "decode_at", "embedded_problem", "loads"]

@@ -1,23 +1,24 @@
 """Scoring from the app: upload an agent's run records, score them against a frozen gold version, save the run.
 
 The in-app twin of ``toolgold score GOLD RUNS --save`` for reviewers and admins (the store enforces it: the
-regression split is held out from annotators). A frozen version's cases carry its id, so the saved run's
-gold version is that id and the run lines up with every other run on the same version.
+regression split is held out from annotators), scored by the same engine (``scorer.engine``) from the same
+kind of files: the frozen version's lines as exported and the uploaded bytes as they are. A frozen version's
+cases carry its id, so the saved run's gold version is that id and the run lines up with every other run on
+the same version.
 """
 
 from __future__ import annotations
 
-import io
+import tempfile
+from pathlib import Path
 
 import streamlit as st
 
 from labeler.app import context, identity, render
 from labeler.app.dashboard import RUN_PAGE, link
-from labeler.store import RunHistoryError, score_and_save
+from labeler.store import RunHistoryError, score_files_and_save
 from labeler.store.history import RunMeta
 from scorer.errors import ToolgoldError
-from scorer.formats import read_records
-from scorer.model import RunRecord
 
 SCORERS = ("reviewer", "admin")
 
@@ -59,12 +60,15 @@ def score_form() -> None:
             st.error("Choose a run file first.")
             return
         try:
-            runs = [record for _, record in read_records(io.BytesIO(upload.getvalue()), upload.name,
-                                                         expect=RunRecord)]
-            cases = store.version_cases(version, actor=user.name)
             meta = RunMeta(label=_optional(label), model=_optional(model), prompt_version=_optional(prompt),
                            source="app")
-            report, info = score_and_save(store, cases, runs, meta)
+            with tempfile.TemporaryDirectory(prefix="toolgold-app-score-") as tmp:
+                gold, runs = Path(tmp) / "gold.jsonl", Path(tmp) / "runs.jsonl"
+                with gold.open("w", encoding="utf-8") as fh:
+                    for line in store.iter_version_lines(version, actor=user.name):
+                        fh.write(line + "\n")
+                runs.write_bytes(upload.getvalue())
+                report, info = score_files_and_save(store, gold, runs, meta, names=(version, upload.name))
         except (ToolgoldError, RunHistoryError) as exc:
             with st.container(key="score-error"):
                 render.error(str(exc))

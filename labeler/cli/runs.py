@@ -7,23 +7,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from labeler.files import check_writable, output_file
-from scorer.formats import iter_json_lines, parse_record
-from scorer.model import GoldCase, RunRecord
 from scorer.report import Report
-from scorer.results import CaseResult
 
 if TYPE_CHECKING:
     from labeler.store import RunDiff, RunInfo, Store
-    from labeler.store.history import CaseOutcome, GoldFingerprint
 
 F = TypeVar("F", bound=Callable[..., Any])
 DIFF_SHOWN = 20
@@ -51,67 +46,20 @@ def save_options(fn: F) -> F:
     return fn
 
 
-def _failing_keys(result_lines: Iterable[str]) -> set[tuple[str, int]]:
-    keys = set()
-    for line in result_lines:
-        data = json.loads(line)
-        if data.get("status") != "pass":
-            keys.add((data["case_id"], data.get("trial") or 0))
-    return keys
-
-
-def _read_gold(gold: Path, wanted: set[str]) -> tuple[GoldFingerprint, dict[str, tuple[str, GoldCase]]]:
-    from labeler.store.history import FingerprintBuilder
-
-    builder = FingerprintBuilder()
-    kept: dict[str, tuple[str, GoldCase]] = {}
-    with gold.open("rb") as fh:
-        for number, value in iter_json_lines(fh, str(gold)):
-            case: GoldCase = parse_record(value, expect=GoldCase, source=str(gold), line=number)
-            digest = builder.add(case)
-            if case.id in wanted:
-                kept[case.id] = (digest, case)
-    return builder.finish(), kept
-
-
-def _read_runs(runs: Path, wanted: set[tuple[str, int]]) -> tuple[RunRecord | None, dict[tuple[str, int], RunRecord]]:
-    first = None
-    kept = {}
-    with runs.open("rb") as fh:
-        for number, value in iter_json_lines(fh, str(runs)):
-            if first is None or (isinstance(value, dict) and (value.get("case_id"), value.get("trial") or 0) in wanted):
-                record: RunRecord = parse_record(value, expect=RunRecord, source=str(runs), line=number)
-                first = first or record
-                if (record.case_id, record.trial) in wanted:
-                    kept[record.case_id, record.trial] = record
-    return first, kept
-
-
-def _outcomes(result_lines: Iterable[str], gold: dict[str, tuple[str, GoldCase]],
-              runs: dict[tuple[str, int], RunRecord]) -> Iterator[CaseOutcome]:
-    from labeler.store.history import outcomes
-
-    return outcomes((CaseResult.model_validate_json(line) for line in result_lines), gold, runs)
-
-
 def save_scored(report: Report, result_lines: Callable[[], Iterable[str]], gold: Path, runs: Path,
                 options: dict[str, Any]) -> RunInfo:
-    """Save what ``toolgold score`` scored. ``result_lines`` gives the per-result JSON lines (it is read
-    twice: once for which results failed, once to save them); the gold and run files are read again for
-    the fingerprint and for the failures' gold cases and calls."""
+    """Save what ``toolgold score`` scored (``labeler.store.save_scored``, which the app's Run page uses too)."""
     from labeler.store import Store
+    from labeler.store import save_scored as save
     from labeler.store.history import RunMeta
 
-    failing = _failing_keys(result_lines())
-    fingerprint, gold_cases = _read_gold(gold, {case_id for case_id, _ in failing})
-    first, run_records = _read_runs(runs, failing)
     meta = RunMeta(run_id=options.get("run_id"), label=options.get("label"), model=options.get("model"),
                    prompt_version=options.get("prompt_version"), gold_version=options.get("gold_version"),
                    schema_version=options.get("schema_version"), git_commit=options.get("git_commit"),
-                   source="cli").filled_from(first)
+                   source="cli")
     store = Store()
     try:
-        return store.save_run(report, meta, fingerprint, _outcomes(result_lines(), gold_cases, run_records))
+        return save(store, report, result_lines, gold, runs, meta)
     finally:
         store.close()
 
@@ -242,7 +190,9 @@ def baseline_cmd(run_id: str | None, gold: Path | None, gold_version: str | None
 
     check_writable(out)
     if gold is not None and gold_version is None:
-        gold_version = _read_gold(gold, set())[0].version
+        from labeler.store import gold_file_fingerprint
+
+        gold_version = gold_file_fingerprint(gold).version
     store = _store()
     try:
         if run_id is None:

@@ -79,7 +79,10 @@ from labeler.store.runs import (
     RunHistoryError,
     RunInfo,
     RunNotFound,
+    gold_file_fingerprint,
+    save_scored,
     score_and_save,
+    score_files_and_save,
 )
 from labeler.store.synthetic import Proposed, SyntheticCandidates
 from labeler.store.transcripts import (
@@ -289,11 +292,14 @@ __all__ = [
     "agent_answer",
     "database_url",
     "describe_database_error",
+    "gold_file_fingerprint",
     "head_revision",
     "label_key",
     "now_iso",
     "observed_calls",
+    "save_scored",
     "score_and_save",
+    "score_files_and_save",
     "stamp",
     "version_id",
 ]

@@ -10,11 +10,14 @@ the methods that compare two runs refuse otherwise (``GoldVersionMismatch``).
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, and_, case, delete, exc, func, insert, select
@@ -34,7 +37,7 @@ from labeler.store.history import (
 from scorer import canonical
 from scorer.codes import NO_CALL
 from scorer.errors import ToolgoldError
-from scorer.formats import dumps_record, parse_json_text, parse_record
+from scorer.formats import dumps_record, iter_json_lines, parse_json_text, parse_record
 from scorer.model import GoldCase, RunRecord
 from scorer.report import ConfusionCell, McNemar, Rate, Report, pattern_of
 from scorer.results import CaseResult, Verdicts
@@ -636,21 +639,85 @@ NO_META = RunMeta()
 
 def score_and_save(db: Database, cases: Sequence[GoldCase], runs: Sequence[RunRecord],
                    meta: RunMeta = NO_META) -> tuple[Report, RunInfo]:
-    """Score ``runs`` against ``cases`` with the Python API and save the run: the programmatic twin of
-    ``toolgold score --save``."""
-    from scorer.api import score
+    """Score ``runs`` against ``cases`` and save the run: the programmatic twin of ``toolgold score --save``.
+    The records are written to temporary files and scored by the file engine, so this saves exactly what
+    the command saves for the same records."""
+    with tempfile.TemporaryDirectory(prefix="toolgold-score-") as tmp:
+        gold, run_file = Path(tmp) / "gold.jsonl", Path(tmp) / "runs.jsonl"
+        gold.write_text("".join(dumps_record(c) + "\n" for c in cases), encoding="utf-8")
+        run_file.write_text("".join(dumps_record(r) + "\n" for r in runs), encoding="utf-8")
+        return score_files_and_save(db, gold, run_file, meta)
 
-    report = score(cases, runs, keep_cases=True)
+
+def score_files_and_save(db: Database, gold: Path, runs: Path, meta: RunMeta = NO_META, *,
+                         names: tuple[str, str] | None = None) -> tuple[Report, RunInfo]:
+    """Score a runs file against a gold file with the engine ``toolgold score`` uses (``scorer.engine``) and
+    save the run; ``names`` are what errors call the two files. One process: the app's server is threaded,
+    and forking it for workers is not safe (the engine gives the same report with any number)."""
+    from scorer.engine import score_files, spooled_lines
+
+    spool_dir = Path(tempfile.mkdtemp(prefix="toolgold-score-"))
+    try:
+        scored = score_files(gold, runs, workers=1, spool_dir=spool_dir, names=names)
+        info = save_scored(db, scored.report, lambda: spooled_lines(scored.spools), gold, runs, meta)
+    finally:
+        shutil.rmtree(spool_dir, ignore_errors=True)
+    return scored.report, info
+
+
+def save_scored(db: Database, report: Report, result_lines: Callable[[], Iterable[str]], gold: Path, runs: Path,
+                meta: RunMeta) -> RunInfo:
+    """Save what the engine scored. ``result_lines`` gives the per-result JSON lines (it is read twice: once
+    for which results failed, once to save them); the gold and run files are read again for the fingerprint
+    and for the failures' gold cases and calls. The run id and model default to the first run's."""
+    failing = _failing_keys(result_lines())
+    fingerprint, gold_cases = _read_gold(gold, {case_id for case_id, _ in failing})
+    first, run_records = _read_runs(runs, failing)
+    results = (CaseResult.model_validate_json(line) for line in result_lines())
+    return save_run(db, report, meta.filled_from(first), fingerprint, outcomes(results, gold_cases, run_records))
+
+
+def gold_file_fingerprint(gold: Path) -> GoldFingerprint:
+    """The fingerprint (and so the gold version) of a gold file, read in constant memory."""
+    return _read_gold(gold, set())[0]
+
+
+def _failing_keys(result_lines: Iterable[str]) -> set[tuple[str, int]]:
+    keys = set()
+    for line in result_lines:
+        data = json.loads(line)
+        if data.get("status") != "pass":
+            keys.add((data["case_id"], data.get("trial") or 0))
+    return keys
+
+
+def _read_gold(gold: Path, wanted: set[str]) -> tuple[GoldFingerprint, dict[str, tuple[str, GoldCase]]]:
     builder = FingerprintBuilder()
-    gold = {case.id: (builder.add(case), case) for case in cases}
-    by_key = {(r.case_id, r.trial): r for r in runs}
-    info = save_run(db, report, meta.filled_from(runs[0] if runs else None), builder.finish(),
-                    outcomes(report.cases, gold, by_key))
-    return report, info
+    kept: dict[str, tuple[str, GoldCase]] = {}
+    with gold.open("rb") as fh:
+        for number, value in iter_json_lines(fh, str(gold)):
+            case: GoldCase = parse_record(value, expect=GoldCase, source=str(gold), line=number)
+            digest = builder.add(case)
+            if case.id in wanted:
+                kept[case.id] = (digest, case)
+    return builder.finish(), kept
+
+
+def _read_runs(runs: Path, wanted: set[tuple[str, int]]) -> tuple[RunRecord | None, dict[tuple[str, int], RunRecord]]:
+    first = None
+    kept = {}
+    with runs.open("rb") as fh:
+        for number, value in iter_json_lines(fh, str(runs)):
+            if first is None or (isinstance(value, dict) and (value.get("case_id"), value.get("trial") or 0) in wanted):
+                record: RunRecord = parse_record(value, expect=RunRecord, source=str(runs), line=number)
+                first = first or record
+                if (record.case_id, record.trial) in wanted:
+                    kept[record.case_id, record.trial] = record
+    return first, kept
 
 
 __all__ = ["CaseDetail", "CaseSummary", "DiffCase", "GoldVersionConflict", "GoldVersionMismatch",
            "GoldVersionRuns", "GroupPoint", "History", "MetricPoint", "PatternInfo", "RunDiff", "RunExists",
            "RunHistoryError", "RunInfo", "RunNotFound", "case_detail", "confusion", "delete_run", "diff_runs",
-           "failing_cases", "failure_patterns", "get_run", "gold_versions", "history", "list_runs", "result_lines",
-           "run_groups", "run_report", "save_run", "score_and_save"]
+           "failing_cases", "failure_patterns", "get_run", "gold_file_fingerprint", "gold_versions", "history",
+           "list_runs", "result_lines", "run_groups", "run_report", "save_run", "save_scored", "score_and_save", "score_files_and_save"]

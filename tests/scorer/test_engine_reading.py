@@ -4,6 +4,7 @@ where it refuses or might differ, and validated tool specs reused only for ident
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,29 @@ def test_parse_json_text_reads_every_value_as_json_does(text: str) -> None:
     ('{"s": "\\ud800"}', "lone UTF-16 surrogate"),
 ])
 def test_what_json_would_accept_but_is_not_json_is_refused_on_every_path(text: str, why: str) -> None:
-    """orjson's fast path and the strict reader agree: non-finite numbers and lone surrogates are bad input."""
-    with pytest.raises(InvalidRecord, match=why):
+    """orjson's fast path and the strict reader agree: non-finite numbers and lone surrogates are bad input,
+    read from text or straight from bytes, with the same message."""
+    with pytest.raises(InvalidRecord, match=why) as from_text:
         parse_json_text(text, source="f.jsonl", line=3)
+    with pytest.raises(InvalidRecord) as from_bytes:
+        parse_json_text(text.encode(), source="f.jsonl", line=3)
+    assert str(from_bytes.value) == str(from_text.value)
+
+
+@pytest.mark.parametrize(("data", "words"), [
+    (b'{"s": "\xed\xa0\x80"}', "not valid UTF-8 (byte 7)"),  # a surrogate encoded raw: not UTF-8
+    (b'{"s": "\xff"}', "not valid UTF-8 (byte 7)"),
+    (b"\xef\xbb\xbf{}", "Unexpected UTF-8 BOM"),
+    (b'{"a": ' + b"[" * 201 + b"]" * 201 + b"}", "nested deeper than 200 levels"),
+])
+def test_bytes_the_fast_path_reads_are_held_to_the_same_rules(data: bytes, words: str) -> None:
+    with pytest.raises(InvalidRecord, match=re.escape(words)):
+        parse_json_text(data, source="f.jsonl", line=3)
+
+
+def test_bytes_read_as_their_text_does() -> None:
+    text = r'{"t": "caf\u00e9 \u2603 \ud83d\ude00", "big": 123456789012345678901234567890, "n": [1, 2.0, -0]}'
+    assert repr(parse_json_text(text.encode())) == repr(json.loads(text))
 
 
 @pytest.mark.parametrize("text", ['{"a": ', '{"a": 1,}', "[1, 2", '{"a": tru}', "nul"])

@@ -181,3 +181,36 @@ def test_gates() -> None:
         GateResult(metric="tool:NO_CALL", threshold=0.5, value=2 / 3, passed=True),
         GateResult(metric="pass^1", threshold=0.6, value=0.6, passed=True),
     )
+
+
+def varied_results() -> list[list]:  # type: ignore[type-arg]
+    """Results with many distinct signatures: each case its own tag and toolkit, some failing."""
+    groups = []
+    for i in range(60):
+        c = case(calls(call("update_user_profile", user_id="U-1", display_name="Ana")), id=f"v{i}",
+                 messages=(user("I'm U-1, call me Ana"),), tags=(f"tag-{i % 23}", "near_duplicate"),
+                 split="rolling" if i % 3 else "regression")
+        made = ("update_user", {"user_id": "U-1"}) if i % 4 == 0 else (
+            "update_user_profile", {"user_id": "U-1", "display_name": "Ana" if i % 5 else "Bob"})
+        groups.append(score_trials(c, [run(made, case_id=c.id)]))
+    return groups
+
+
+def test_memory_holds_a_bounded_number_of_signatures_and_the_report_is_the_same() -> None:
+    unbounded, bounded = ReportBuilder(max_signatures=10**9), ReportBuilder(max_signatures=4)
+    for results in varied_results():
+        unbounded.add(results)
+        bounded.add(results)
+        assert len(bounded.signatures) <= 5
+    assert len(unbounded.signatures) > 20
+    assert bounded.finish() == unbounded.finish()
+
+
+def test_shards_that_folded_merge_into_the_report_of_one_builder() -> None:
+    groups = varied_results()
+    whole, first, second = ReportBuilder(max_signatures=10**9), ReportBuilder(max_signatures=3), ReportBuilder()
+    for i, results in enumerate(groups):
+        whole.add(results)
+        (first if i < 35 else second).add(results)
+    first.merge(second)
+    assert first.finish() == whole.finish()
