@@ -599,7 +599,7 @@ def take_lease(db: Database, transcript_id: str, annotator: str, *, ttl_seconds:
         pk = _transcript_pk(conn, transcript_id, lock=True)
         held = conn.execute(select(t.LeaseRow.holder, t.LeaseRow.expires_at)
                             .where(t.LeaseRow.transcript_id == pk)).first()
-        if held is not None and held.holder != annotator and held.expires_at > stamp:
+        if held is not None and held.holder != annotator and parse_iso(held.expires_at) > moment:
             return Lease(transcript_id, held.holder, held.expires_at)
         conn.execute(delete(t.LeaseRow).where((t.LeaseRow.holder == annotator) | (t.LeaseRow.transcript_id == pk)))
         conn.execute(insert(t.LeaseRow).values(transcript_id=pk, holder=annotator, claimed_at=stamp,
