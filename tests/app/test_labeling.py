@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from labeler.labels import LabelBody
 from labeler.store import Store
 from scorer.model import Call
+from tests.store_reads import active_lease
 
 TAU = "tau-airline-task10-trial1"  # decision points at messages 2 (text), 4 (call), 6 (text), 8 (call)
 PAGES = ["pages_/transcripts.py", "pages_/label.py", "pages_/coverage.py"]
@@ -183,7 +184,28 @@ def test_start_labeling_leases_the_next_transcript(people: Store, app: AppTest) 
     app.switch_page("pages_/label.py").run()
     app.button(key="start").click().run()
     assert app.query_params["t"] == TAU and app.query_params["turn"] == "2"
-    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]
+
+
+def test_signing_out_releases_the_lease_for_the_next_annotator(people: Store, app: AppTest) -> None:
+    as_user(app, "ann").run()
+    app.switch_page("pages_/label.py").run()
+    app.button(key="start").click().run()
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]
+    app.button(key="sign-out").click().run()
+    assert not app.exception
+    assert app.session_state["user"] is None  # signed out: the picker asks again
+    assert active_lease(people, TAU) is None
+    assert people.claim_next("rita") == TAU  # free at once, not after the lease expires
+
+
+def test_handing_the_session_to_another_name_releases_the_first_ones_lease(people: Store, app: AppTest) -> None:
+    as_user(app, "ann").run()
+    app.switch_page("pages_/label.py").run()
+    app.button(key="start").click().run()
+    app.selectbox(key="user").select("rita").run()
+    assert not app.exception
+    assert active_lease(people, TAU) is None
 
 
 def test_the_gold_set_page_shows_coverage_and_the_ratio(people: Store, app: AppTest) -> None:
