@@ -300,15 +300,15 @@ def init_cmd(demo_if_empty: bool, db: str | None) -> None:
     """Create or migrate the database (and seed the demo); re-derive the review queue from the labels."""
     store = Store(db)
     click.echo(f"database ready: {store.url} (schema version {store.schema_version()})")
+    # Label writes keep the review queue in step as they commit; this re-derives it once for labels written
+    # before they did (a database an older toolgold made) or changed outside toolgold.
+    click.echo(f"review queue: {store.sync_review_queue()} open items, re-derived from the labels")
     if demo_if_empty and store.count_transcripts() == 0:
         files = sorted(DEMO_DIR.glob("*.jsonl"))
         items, rejects = convert_files(files, None, ImportOptions())
         if rejects:
             raise rejects[0]
         click.echo("demo: " + store.import_items(items, actor="demo").summary)
-    # Label writes keep the review queue in step as they commit; this re-derives it once for labels written
-    # before they did (a database an older toolgold made) or changed outside toolgold.
-    click.echo(f"review queue: {store.sync_review_queue()} open items, re-derived from the labels")
 
 
 COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd]
