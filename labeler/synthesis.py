@@ -99,7 +99,7 @@ def synthesize(store: Store, *, actor: str, transforms: Iterable[Transform] = TR
     # The queue labels a candidate at one decision point, so a trajectory parent gives only its negative branch
     # there ("no tool call" right after the negative check); its other candidates are for -o. The rare
     # negative branches go first, so a small n does not crowd them out.
-    groups = [(parents, [t for t in ruled if t == "negative_branch"]),
+    groups: list[tuple[list[GoldCase], list[Transform]]] = [(parents, [t for t in ruled if t == "negative_branch"]),
               ([c for c in parents if c.kind == "turn"], [t for t in ruled if t != "negative_branch"])]
     proposal = Proposal()
     for group, kinds in groups:

@@ -66,15 +66,15 @@ def with_suggestions(rules: dict[str, dict[str, RuleDraft]], calls: tuple[Call, 
 def set_calls(item: Item, work: Work, calls: tuple[Call, ...], observed: list[dict[str, Any]],
               tools: dict[str, ToolSpec], *, regenerate: bool = False) -> None:
     """Replace the expected calls. "Same as observed" becomes "Different call" once they differ."""
-    decision = work.body.decision
+    decision = work.label.decision
     if decision == "same" and not same_as_observed(observed, calls):
         decision = "different"
     editing.change(item, work, regenerate=regenerate, calls=calls, decision=decision,
-                   arg_rules=with_suggestions(work.body.arg_rules, calls, tools))
+                   arg_rules=with_suggestions(work.label.arg_rules, calls, tools))
 
 
 def _replace_call(work: Work, n: int, call: Call) -> tuple[Call, ...]:
-    calls = list(work.body.calls)
+    calls = list(work.label.calls)
     calls[n] = call
     return tuple(calls)
 
@@ -83,7 +83,7 @@ def _on_tool(item: Item, work: Work, n: int, key: str, observed: list[dict[str, 
              tools: dict[str, ToolSpec]) -> None:
     name = st.session_state[key]
     spec = tools[name]
-    kept = {k: v for k, v in work.body.calls[n].arguments.items() if k in spec.properties}
+    kept = {k: v for k, v in work.label.calls[n].arguments.items() if k in spec.properties}
     set_calls(item, work, _replace_call(work, n, Call(name=name, arguments=kept)), observed, tools,
               regenerate=True)
 
@@ -105,7 +105,7 @@ def _on_arg(item: Item, work: Work, n: int, arg: str, key: str, kind: str, obser
         value = int(raw)
     else:
         value = raw
-    args = dict(work.body.calls[n].arguments)
+    args = dict(work.label.calls[n].arguments)
     if (value is UNSET and arg not in args) or (type(args.get(arg, UNSET)) is type(value) and args.get(arg) == value):
         return  # no change (a widget can report its unchanged value): not touched, nothing to save
     work.touched.add(f"{n}:{arg}")
@@ -113,7 +113,7 @@ def _on_arg(item: Item, work: Work, n: int, arg: str, key: str, kind: str, obser
         args.pop(arg, None)
     else:
         args[arg] = value
-    call = Call(name=work.body.calls[n].name, arguments=args)
+    call = Call(name=work.label.calls[n].name, arguments=args)
     set_calls(item, work, _replace_call(work, n, call), observed, tools)
 
 
@@ -130,13 +130,13 @@ def _on_raw(item: Item, work: Work, n: int, key: str, observed: list[dict[str, A
     if not isinstance(value, dict):
         errors[f"{n}:raw"] = "the arguments must be a JSON object ({...})"
         return
-    call = Call(name=work.body.calls[n].name, arguments=value)
+    call = Call(name=work.label.calls[n].name, arguments=value)
     set_calls(item, work, _replace_call(work, n, call), observed, tools, regenerate=True)
 
 
 def _on_required(item: Item, work: Work, tool: str, key: str) -> None:
     chosen = tuple(st.session_state[key] or ())
-    editing.change(item, work, required_args={**work.body.required_args, tool: chosen})
+    editing.change(item, work, required_args={**work.label.required_args, tool: chosen})
 
 
 def _on_rule(item: Item, work: Work, tool: str, arg: str, key: str, field: str) -> None:
@@ -154,22 +154,22 @@ def _on_rule(item: Item, work: Work, tool: str, arg: str, key: str, field: str) 
         raw = int(raw)
     elif isinstance(raw, str) and field != "match":
         raw = raw or None
-    current = work.body.rule(tool, arg) or RuleDraft()
+    current = work.label.rule(tool, arg) or RuleDraft()
     rule = RuleDraft.model_validate({**current.model_dump(), field: raw})
-    tool_rules = {**work.body.arg_rules.get(tool, {}), arg: rule}
+    tool_rules = {**work.label.arg_rules.get(tool, {}), arg: rule}
     tool_rules = {a: r for a, r in tool_rules.items() if not r.is_default}
-    rules = {**work.body.arg_rules, tool: tool_rules}
+    rules = {**work.label.arg_rules, tool: tool_rules}
     editing.change(item, work, arg_rules={t: r for t, r in rules.items() if r})
 
 
 def _on_pick(item: Item, work: Work, key: str, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
     name = st.session_state[key]
     if name in tools:
-        set_calls(item, work, (*work.body.calls, Call(name=name)), observed, tools, regenerate=True)
+        set_calls(item, work, (*work.label.calls, Call(name=name)), observed, tools, regenerate=True)
 
 
 def _on_remove(item: Item, work: Work, n: int, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
-    calls = work.body.calls[:n] + work.body.calls[n + 1:]
+    calls = work.label.calls[:n] + work.label.calls[n + 1:]
     set_calls(item, work, calls, observed, tools, regenerate=True)
 
 
@@ -184,8 +184,8 @@ def tool_picker(item: Item, work: Work, tools: dict[str, ToolSpec], observed: li
     """Choose the tool of a new expected call by typing its name (nothing is preselected)."""
     if not tools:
         return
-    key = editing.widget_key(item, work, f"pick{len(work.body.calls)}")
-    label = "Which tool should the agent call?" if not work.body.calls else "Add a parallel call"
+    key = editing.widget_key(item, work, f"pick{len(work.label.calls)}")
+    label = "Which tool should the agent call?" if not work.label.calls else "Add a parallel call"
     st.selectbox(label, list(tools), index=None, key=key, format_func=render.md_label,
                  placeholder=f"Type to search the {len(tools)} tools offered", on_change=_on_pick,
                  args=(item, work, key, observed, tools))
@@ -228,13 +228,13 @@ def _argument_input(item: Item, work: Work, n: int, arg: str, schema: dict[str, 
         index = options.index(value) if isinstance(value, bool) else 0
         st.selectbox(label, options, index=index, key=key, on_change=cb, args=args("boolean"), format_func=str)
     elif kind == "integer" and (value is UNSET or (isinstance(value, int) and not isinstance(value, bool))):
-        st.number_input(label, value=None if value is UNSET else value, step=1, key=key, on_change=cb,
+        st.number_input(label, value=None if isinstance(value, _Unset) else value, step=1, key=key, on_change=cb,
                         args=args("integer"), placeholder=hint)
     elif kind == "number" and (value is UNSET or (isinstance(value, (int, float)) and not isinstance(value, bool))):
-        st.number_input(label, value=None if value is UNSET else float(value), key=key, on_change=cb,
+        st.number_input(label, value=None if isinstance(value, _Unset) else float(value), key=key, on_change=cb,
                         args=args("number"), placeholder=hint, format="%g")
     elif kind == "string" and (value is UNSET or isinstance(value, str)):
-        text = "" if value is UNSET else value
+        text = "" if isinstance(value, _Unset) else value
         shown_hint = "missing" + (f": {hint}" if hint else "")  # an empty field means the argument is left out
         if len(text) > 60 or suggest_match(arg, schema) == "semantic":  # free text: give it room
             st.text_area(label, value=text, key=key, on_change=cb, args=args("string"), placeholder=shown_hint,
@@ -262,9 +262,9 @@ def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:
     """One argument's match rule. Rules are per tool, so parallel calls of one tool share them (each call's
     editor shows the same rule, under its own widget keys)."""
     tool = spec.name
-    rule = work.body.rule(tool, arg) or RuleDraft()
+    rule = work.label.rule(tool, arg) or RuleDraft()
     suggestion = suggest_match(arg, spec.properties.get(arg, {}))
-    call = work.body.calls[n]
+    call = work.label.calls[n]
     with st.container(key=f"rule-row-{n}-{arg}"):  # the name on its own line: it is never cut
         st.text(f"{arg} = {value_preview(call.arguments.get(arg, UNSET))}")
     match_col = param_col = st.container()  # full width: "date (suggested)" is never cut
@@ -306,7 +306,7 @@ def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:
 
 def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], observed: list[dict[str, Any]]) -> None:
     """The editor of expected call ``n``."""
-    call = work.body.calls[n]
+    call = work.label.calls[n]
     names = list(tools)
     with st.container(border=True, key=f"call-editor-{n}"):
         tool_key = editing.widget_key(item, work, f"tool{n}")
@@ -317,14 +317,14 @@ def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], obse
                      else name)
         with st.container(horizontal=True, vertical_alignment="center"):
             raw = st.toggle("Edit as JSON", key=editing.widget_key(item, work, f"rawmode{n}"))
-            if len(work.body.calls) > 1:
+            if len(work.label.calls) > 1:
                 st.button("Remove this call", key=editing.widget_key(item, work, f"rm{n}"), type="tertiary",
                           on_click=_on_remove, args=(item, work, n, observed, tools))
         spec = tools.get(call.name)
         if spec is None:
             _problem(f"{call.name} is not offered at this turn; pick one of the tools offered.", f"tool-{n}")
             return
-        required = work.body.required_for(spec)
+        required = work.label.required_for(spec)
         problems: dict[str, list[str]] = {}
         for arg, message in argument_errors(spec, call.arguments, required):
             problems.setdefault(arg, []).append(message)

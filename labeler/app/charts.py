@@ -48,7 +48,7 @@ def metric_frame(runs: Sequence[RunInfo], points: Iterable[MetricPoint], metrics
 
 
 def trend_chart(runs: Sequence[RunInfo], points: Iterable[MetricPoint], metrics: Sequence[str],
-                *, title: str) -> alt.Chart:
+                *, title: str) -> alt.LayerChart:
     """One line per metric over the runs, with its 95% interval as a band."""
     frame = metric_frame(runs, points, metrics)
     x = alt.X("run:N", sort=_axis_order(runs), title=None, axis=alt.Axis(labelAngle=-30))
@@ -58,7 +58,7 @@ def trend_chart(runs: Sequence[RunInfo], points: Iterable[MetricPoint], metrics:
     line = base.mark_line(point=True).encode(
         x=x, y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%")), color=color,
         tooltip=["run", "metric", alt.Tooltip("value:Q", format=".1%"), "count"])
-    return band + line
+    return alt.LayerChart(layer=[band, line])
 
 
 def tool_frame(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> pd.DataFrame:
@@ -82,7 +82,7 @@ def tool_chart(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.Laye
         tooltip=["tool", "run", alt.Tooltip("pass rate:Q", format=".1%")])
     last = frame.sort_values("run", key=lambda col: col.map(_axis_order(runs).index)).groupby("tool").tail(1)
     labels = alt.Chart(last).mark_text(align="left", dx=6, fontSize=11).encode(x=x, y=y, text="tool:N", color=color)
-    return lines + labels
+    return alt.LayerChart(layer=[lines, labels])
 
 
 def slope_frame(rows: Sequence[tuple[str, float | None, float | None]]) -> pd.DataFrame:
@@ -109,7 +109,7 @@ def slope_chart(rows: Sequence[tuple[str, float | None, float | None]], *, title
         "name", "side", alt.Tooltip("value:Q", format=".1%"), alt.Tooltip("change:Q", format="+.1%")])
     labels = base.transform_filter(alt.datum.side == "after").mark_text(align="left", dx=6, fontSize=11).encode(
         x=x, y=y, text="name:N", color=color)
-    return lines + labels
+    return alt.LayerChart(layer=[lines, labels])
 
 
 def run_heatmap(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.LayerChart:
@@ -122,7 +122,7 @@ def run_heatmap(runs: Sequence[RunInfo], trends: Sequence[ToolTrend]) -> alt.Lay
         color=alt.Color("pass rate:Q", scale=alt.Scale(scheme="redyellowgreen", domain=[0, 1]), title="pass rate"),
         tooltip=["tool", "run", alt.Tooltip("pass rate:Q", format=".1%")])
     text = base.mark_text(fontSize=10).encode(text=alt.Text("pass rate:Q", format=".0%"))
-    return rect + text
+    return alt.LayerChart(layer=[rect, text])
 
 
 def heatmap_frame(cells: Sequence[ConfusionCell], limit: int = HEATMAP_LIMIT) -> tuple[pd.DataFrame, list[str]]:
@@ -163,7 +163,7 @@ def heatmap(cells: Sequence[ConfusionCell]) -> alt.LayerChart:
         tooltip=["gold", "actual", "count", alt.Tooltip("share:Q", format=".0%")])
     text = base.mark_text(fontSize=11).encode(
         text="count:Q", color=alt.condition(alt.datum.share > 0.5, alt.value("white"), alt.value("black")))
-    return rect + text
+    return alt.LayerChart(layer=[rect, text])
 
 
 def heatmap_height(cells: Sequence[ConfusionCell]) -> int:
@@ -180,11 +180,12 @@ def breakdown_chart(groups: Sequence[GroupPoint], *, title: str, order: Sequence
             if value is not None:
                 rows.append({"group": g.name, "measure": measure, "value": value, "results": g.results})
     frame = pd.DataFrame(rows, columns=["group", "measure", "value", "results"])
-    return alt.Chart(frame, title=title).mark_bar().encode(
+    chart: alt.Chart = alt.Chart(frame, title=title).mark_bar().encode(
         x=alt.X("value:Q", title=None, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("group:N", sort=list(order) if order else None, title=None),
         yOffset="measure:N", color=alt.Color("measure:N", title=None),
         tooltip=["group", "measure", alt.Tooltip("value:Q", format=".1%"), "results"])
+    return chart
 
 
 __all__ = ["breakdown_chart", "heatmap", "heatmap_frame", "heatmap_height", "metric_frame", "run_heatmap", "run_names",

@@ -51,7 +51,7 @@ def url_select(label: str, options: Sequence[str], name: str, *, default: str,
     ``default``."""
     key = f"pick-{name}"
     wanted = param(name)
-    current = wanted if wanted in options else default
+    current = wanted if wanted is not None and wanted in options else default
     st.query_params[name] = current
     if st.session_state.get(key) != current:  # the URL wins: a link may have changed it
         st.session_state[key] = current

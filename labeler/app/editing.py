@@ -84,6 +84,13 @@ class Work:
     def locked(self) -> bool:
         return self.status == "submitted" and not self.editing
 
+    @property
+    def label(self) -> LabelBody:
+        """The body of a turn label (what the turn panel and the call editor edit)."""
+        if not isinstance(self.body, LabelBody):
+            raise TypeError(f"a turn panel was given a {type(self.body).__name__}, not a turn label")
+        return self.body
+
 
 def reference_time_of(tr: Transcript) -> datetime | None:
     """The transcript's own timestamp (the default "now" for relative dates), when it has one."""

@@ -76,12 +76,35 @@ def _admins(users: Iterable[User]) -> str:
     return ", ".join(names) if names else "the person who runs this server"
 
 
+def _leave(user: User | None) -> None:
+    """Someone signing out (or handing the session to another name) leaves the transcript they hold: its
+    lease is released now, so the next annotator gets it without waiting for the lease to expire."""
+    if user is not None:
+        context.store().release_leases(user.name)
+
+
+def _log_out() -> None:
+    _leave(current())
+    st.logout()
+
+
+def _sign_out() -> None:
+    _leave(current())
+    st.session_state.pop(USER_KEY, None)
+
+
+def _switched() -> None:
+    before = current()
+    if before is not None and before.name != st.session_state.get(USER_KEY):
+        _leave(before)
+
+
 def _oidc_user() -> User | None:
     if not st.user.is_logged_in:
         st.button("Log in", on_click=st.login, type="primary", key="log-in")
         _note("Log in to use toolgold.")
         return None
-    st.button("Log out", on_click=st.logout, type="tertiary", key="log-out")
+    st.button("Log out", on_click=_log_out, type="tertiary", key="log-out")
     claims = st.user.to_dict()
     identity = claimed_identity(claims)
     everyone = context.store().users(include_inactive=True)
@@ -142,9 +165,13 @@ def _picked_user() -> User | None:
     by_name = {u.name: u for u in users}
     if st.session_state.get(USER_KEY) not in by_name:  # deactivated meanwhile, or never picked
         st.session_state.pop(USER_KEY, None)
-    name = st.selectbox("Who is labeling?", list(by_name), index=None, key=USER_KEY, placeholder="Pick your name")
+    name = st.selectbox("Who is labeling?", list(by_name), index=None, key=USER_KEY, placeholder="Pick your name",
+                        on_change=_switched)
     _note("Pick your name in the sidebar to start.")
-    return by_name.get(name) if name else None
+    if not name:
+        return None
+    st.button("Sign out", on_click=_sign_out, type="tertiary", key="sign-out")
+    return by_name.get(name)
 
 
 def sidebar_identity() -> User | None:

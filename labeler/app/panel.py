@@ -92,11 +92,11 @@ def _add_alternative(item: Item, work: Work, prefix: str) -> None:
     except (ValueError, ValidationError) as exc:
         work.input_errors["alternative"] = f"not added: {exc}"
         return
-    editing.change(item, work, regenerate=True, alternatives=(*work.body.alternatives, answer))
+    editing.change(item, work, regenerate=True, alternatives=(*work.label.alternatives, answer))
 
 
 def _remove_alternative(item: Item, work: Work, n: int) -> None:
-    alts = work.body.alternatives
+    alts = work.label.alternatives
     editing.change(item, work, regenerate=True, alternatives=alts[:n] + alts[n + 1:])
 
 
@@ -157,13 +157,13 @@ def _decision_buttons(item: Item, work: Work, observed: list[dict[str, Any]], to
         for decision, label in DECISIONS.items():
             disabled = work.locked or (decision == "same" and not observed) or (decision == "different" and not tools)
             st.button(label, key=f"decide-{decision}-{item.key}", shortcut=SHORTCUT_OF[decision], disabled=disabled,
-                      type="primary" if work.body.decision == decision else "secondary",
+                      type="primary" if work.label.decision == decision else "secondary",
                       on_click=_decide, args=(item, work, decision, observed, tools),
                       help="The agent made no call here" if decision == "same" and not observed else None)
 
 
 def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
-    if work.body.decision == "same":
+    if work.label.decision == "same":
         st.caption("Prefilled from the agent's own call: a suggestion, check every value.")
     for n in range(len(work.body.calls)):
         call_editor.call_editor(item, work, n, tools, observed)
@@ -176,7 +176,7 @@ def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools
 
 
 def _alternatives(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
-    alts = work.body.alternatives
+    alts = work.label.alternatives
     with st.expander(f"Acceptable alternatives ({len(alts)})"):
         for n, alt in enumerate(alts):
             row = st.columns([6, 1], vertical_alignment="center")
@@ -303,15 +303,15 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
             return
         if work.editing:
             editing_bar(item, work)
-        if work.body.expects_calls:
+        if work.label.expects_calls:
             _calls_section(item, work, observed, tools)
-        elif work.body.decision in ("no_call", "clarify") and work.body.calls:
+        elif work.label.decision in ("no_call", "clarify") and work.label.calls:
             st.caption(f"{len(work.body.calls)} call(s) kept aside: pick Different call to bring them back.")
         _alternatives(item, work, tools)
         details(item, work)
         status_line(work)
         # Only after a submit attempt: a fresh "Different call" is not a list of errors yet.
-        blocking = work.problems or (problems(work.body, tr.tools) if work.tried_submit else [])
+        blocking = work.problems or (problems(work.label, tr.tools) if work.tried_submit else [])
         if blocking:
             with st.container(key="problems"):
                 st.caption("Before submitting")

@@ -215,7 +215,7 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
                         args=(item, work, "no_action", key))
         key = editing.widget_key(item, work, "order")
         st.selectbox("Order", list(ORDER_MODES), index=list(ORDER_MODES).index(body.order),
-                     format_func=ORDER_MODES.get, key=key, on_change=_on_plain, args=(item, work, "order", key))
+                     format_func=ORDER_MODES.__getitem__, key=key, on_change=_on_plain, args=(item, work, "order", key))
         for n in range(len(body.calls)):
             _step(item, work, n, tools)
         if tools:

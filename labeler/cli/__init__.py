@@ -43,7 +43,7 @@ COMMANDS: dict[str, str] = {
 # they match. A command missing here is imported to list it.
 SHORT_HELP: dict[str, str] = {
     "users": "Who may label, review and administer (the users table is the authority on roles).",
-    "init": "Create or migrate the database (and seed the demo).",
+    "init": "Create or migrate the database (and seed the demo); re-derive the review queue from the labels.",
     "import": "Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL, "
               "ToolTalk, the seed format, or toolgold JSONL).",
     "export": "Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same "

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 from pydantic import ValidationError
@@ -26,12 +26,12 @@ from scorer.formats import describe_validation_error, json_schemas
 from scorer.hygiene import case_problems
 from scorer.importers import Converted, ImportOptions
 from scorer.importers.tools_file import tools_from_json
-from scorer.model import GoldCase, ToolSpec
+from scorer.model import GoldCase, Split, ToolSpec
 
 
-def _progress(**kwargs: object) -> tqdm:  # type: ignore[type-arg]
+def _progress(*, desc: str, unit: str, total: int | None = None) -> tqdm[NoReturn]:
     """A progress bar on stderr, hidden when stderr is not a terminal (CI logs stay clean)."""
-    return tqdm(file=sys.stderr, disable=not sys.stderr.isatty(), **kwargs)  # type: ignore[call-overload]
+    return tqdm(file=sys.stderr, disable=not sys.stderr.isatty(), desc=desc, unit=unit, total=total)
 
 
 def load_tools(path: Path) -> tuple[ToolSpec, ...]:
@@ -148,12 +148,12 @@ class GoldSchemaWarnings:
 @click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
               help="Who imports, as the audit log records it (an active user; attribution, not authentication).")
 @db_option
-def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None, split: str,
+def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None, split: Split,
                skip_invalid: bool, rejects_file: Path | None, user: str | None, db: str | None) -> None:
     """Import transcripts and gold cases from FILES (OpenAI, Anthropic, tau-bench, tau2-bench, BFCL,
     ToolTalk, the seed format, or toolgold JSONL). All or nothing: a bad record aborts the import with
     FILE:LINE and nothing is written, unless --skip-invalid."""
-    options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)  # type: ignore[arg-type]
+    options = ImportOptions(tools=load_tools(tools_file) if tools_file else None, split=split)
     wanted = rejects_file or Path("toolgold-rejects.txt")
     target = _unused_name(wanted) if skip_invalid else None
     if target is not None:  # before anything is imported: a rejects file that cannot be written loses lines
@@ -295,9 +295,12 @@ def schema_cmd(write_dir: Path | None) -> None:
 @click.option("--demo-if-empty", is_flag=True, help="Import the bundled demo transcripts when the store is empty.")
 @db_option
 def init_cmd(demo_if_empty: bool, db: str | None) -> None:
-    """Create or migrate the database (and seed the demo)."""
+    """Create or migrate the database (and seed the demo); re-derive the review queue from the labels."""
     store = Store(db)
     click.echo(f"database ready: {store.url} (schema version {store.schema_version()})")
+    # Label writes keep the review queue in step as they commit; this re-derives it once for labels written
+    # before they did (a database an older toolgold made) or changed outside toolgold.
+    click.echo(f"review queue: {store.sync_review_queue()} open items, re-derived from the labels")
     if demo_if_empty and store.count_transcripts() == 0:
         files = sorted(demo_dir().glob("*.jsonl"))
         items, rejects = convert_files(files, None, ImportOptions())

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -123,7 +123,7 @@ def judge_cmd(ctx: click.Context, model: str | None, limit: int | None, concurre
 
 @judge_cmd.command("stats")
 @click.option("--period", type=click.Choice(["week", "month"]), default="month", show_default=True)
-def stats_cmd(period: str) -> None:
+def stats_cmd(period: Literal["week", "month"]) -> None:
     """Judge-versus-reviewer agreement (accuracy, Cohen's kappa) per question type and prompt version."""
     from labeler.judge.calibration import calibration, calibration_lines
     from labeler.store import Store
@@ -138,7 +138,7 @@ def stats_cmd(period: str) -> None:
     answered = sum(status.answered.values())
     click.echo(f"verdicts: {answered} answered, {pending} pending; {status.input_tokens:,} input + "
                f"{status.output_tokens:,} output tokens, ≈ ${status.cost_usd:.4f} (estimate)")
-    for line in calibration_lines(calibration(adjudications, period=period)):  # type: ignore[arg-type]
+    for line in calibration_lines(calibration(adjudications, period=period)):
         click.echo(line)
 
 

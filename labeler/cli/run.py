@@ -59,8 +59,12 @@ def run_cmd(gold: Path, agent: str, model: str | None, out: Path, trials: int, c
         raise InvalidRecord(what, source=str(gold))
     todo = sum(trials for c in cases if c.kind == "turn")
     with tqdm(total=todo, desc="run", unit=" cases", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+
+        def advance(n: int) -> None:
+            bar.update(n)
+
         summary = run_cases(cases, agent_fn, out, trials=trials, concurrency=concurrency, model=model,
-                            run_id=run_id, metadata={"agent": agent}, on_progress=bar.update)
+                            run_id=run_id, metadata={"agent": agent}, on_progress=advance)
     click.echo(summary.line)
     for case_id, trial, reason in summary.failures[:10]:
         click.echo(f"  {case_id} (trial {trial}): {reason}", err=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from labeler.cli.data import db_option
+from labeler.cli.options import db_option
 from labeler.store import Store
 from scorer import importers
 from scorer.errors import InvalidRecord
@@ -54,9 +54,9 @@ def sample_cmd(files: tuple[Path, ...], size: int, seed: int, output: Path, fmt:
         store = Store(db)
         if failed_run:
             failing, _ = store.failing_cases(failed_run, limit=1_000_000)
-            for case in failing:  # the case's conversation: from the gold set, else its id's <conversation>#<turn>
-                gold = store.get_gold(case.case_id) if store.gold_case_known(case.case_id) else None
-                favoured.add(gold.conversation_id if gold and gold.conversation_id else case.case_id.split("#")[0])
+            for failed in failing:  # the case's conversation: from the gold set, else its id's <conversation>#<turn>
+                gold = store.get_gold(failed.case_id) if store.gold_case_known(failed.case_id) else None
+                favoured.add(gold.conversation_id if gold and gold.conversation_id else failed.case_id.split("#")[0])
         if favor_uncovered:
             for case in store.gold_cases():
                 for answer in (case.expected, *case.alternatives):

@@ -9,7 +9,7 @@ from one period to the next, or sits well below another version of the same ques
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Final, Literal
@@ -69,10 +69,11 @@ def agreement_row(kind: str, prompt_version: str, period: str | None,
                         stat.value, stat.reason, len(items) - len(pairs))
 
 
-def _groups(items: Iterable[Adjudication], key: object) -> dict[tuple[str, ...], list[Adjudication]]:
+def _groups(items: Iterable[Adjudication],
+            key: Callable[[Adjudication], tuple[str, ...]]) -> dict[tuple[str, ...], list[Adjudication]]:
     out: dict[tuple[str, ...], list[Adjudication]] = {}
     for a in items:
-        out.setdefault(key(a), []).append(a)  # type: ignore[operator]
+        out.setdefault(key(a), []).append(a)
     return out
 
 

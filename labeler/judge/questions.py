@@ -147,7 +147,8 @@ def run_refs(case: GoldCase, run: RunRecord) -> dict[str, Any]:
                             "trial": run.trial, "actual": agent_calls(run)}
     if run.text is not None and not refs["actual"]:
         refs["text"] = run.text
-    return canonical.normalize(refs)  # type: ignore[no-any-return]
+    normalized: dict[str, Any] = canonical.normalize(refs)
+    return normalized
 
 
 __all__ = ["MAX_CHARS", "MAX_MESSAGES", "MISMATCH_CODES", "Question", "agent_calls", "conversation",

@@ -73,10 +73,10 @@ def load_python_agent(spec: str) -> AgentFn:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise AgentError(f"agent {spec!r}: cannot import {module_name}: {exc}") from None
-    fn = getattr(module, attr, None)
+    fn: AgentFn | None = getattr(module, attr, None)
     if not callable(fn):
         raise AgentError(f"agent {spec!r}: {module_name} has no callable {attr!r}")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 class AnthropicAgent:

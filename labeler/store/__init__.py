@@ -135,10 +135,7 @@ class Store(Database):
     queue = _labels.queue
     claim_next = _labels.claim_next
     take_lease = _labels.take_lease
-    lease = _labels.lease
     release_leases = _labels.release_leases
-    edit_label = _labels.edit_label
-    labels_visible_to = _labels.labels_visible_to
     annotator_totals = _labels.annotator_totals
 
     # -- the review queue and overlap
@@ -205,7 +202,6 @@ class Store(Database):
     judge_status = _judge.judge_status
     judge_uses_to_queue = _judge.judge_uses_to_queue
     set_judge_use_state = _judge.set_judge_use_state
-    judge_uses = _judge.judge_uses
     gold_case_known = _judge.gold_case_known
     judge_adjudications = _judge.judge_adjudications
     judge_model_setting = _judge.judge_model_setting
@@ -224,7 +220,6 @@ class Store(Database):
     tags = _users.tags
     set_tag = _users.set_tag
     remove_tag = _users.remove_tag
-    audit_events = _users.audit_events
 
 __all__ = [
     "DEFAULT_DB",

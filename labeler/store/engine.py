@@ -30,7 +30,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url, selec
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
-from labeler.store.tables import Base
+from labeler.store.tables import Base, iso, parse_iso
 from scorer.errors import ToolgoldError
 
 DEFAULT_DB = "data/toolgold.db"
@@ -127,17 +127,8 @@ def _read_only_file(url: str) -> bool:
 # -- timestamps -------------------------------------------------------------------------------------
 
 
-def iso(moment: datetime) -> str:
-    """A moment as stored: UTC, milliseconds, ``Z``."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def now_iso() -> str:
     return iso(datetime.now(UTC))
-
-
-def parse_iso(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 # -- migrations -------------------------------------------------------------------------------------
@@ -322,10 +313,28 @@ class Database:
         """Bring the schema to the newest revision in one transaction; return the revisions applied now.
 
         PostgreSQL: the transaction first takes an advisory lock, so a second server starting at the same
-        moment waits, then finds the schema current. SQLite: BEGIN IMMEDIATE serializes the same way."""
-        with self.write() as conn:
-            one_at_a_time(conn, MIGRATION_LOCK)
-            return upgrade(conn)
+        moment waits, then finds the schema current. SQLite: BEGIN IMMEDIATE serializes the same way, and the
+        connection runs it with foreign keys off: a revision that rebuilds a table (``batch_alter_table``
+        drops the old one) must not cascade that drop into the rows referring to it. The keys are checked
+        before the transaction commits, and switched back on after it."""
+        if not self.is_sqlite:
+            with self.write() as conn:
+                one_at_a_time(conn, MIGRATION_LOCK)
+                return upgrade(conn)
+        with self._one_at_a_time(), self.engine.connect().execution_options(toolgold_write=True) as conn:
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            raw.execute("PRAGMA foreign_keys=OFF")  # outside a transaction: SQLite ignores it inside one
+            try:
+                with conn.begin():
+                    applied = upgrade(conn)
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").first() if applied else None
+                    if broken is not None:
+                        raise StoreError(f"migrating left a row of {broken[0]} pointing at a missing row of "
+                                         f"{broken[2]}; nothing was changed")
+                return applied
+            finally:
+                raw.execute("PRAGMA foreign_keys=ON")
 
     def schema_version(self) -> str:
         """The Alembic revision the database is at."""

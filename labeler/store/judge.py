@@ -361,13 +361,6 @@ def set_judge_use_state(db: Database, verdict_key: str, ref_hash: str, state: st
                      .values(queue_state=state, review_item_id=review_item_id))
 
 
-def judge_uses(db: Database, verdict_key: str) -> list[JudgeUse]:
-    with db.read() as conn:
-        return [_use(r) for r in conn.execute(select(t.JudgeUseRow)
-                                              .where(t.JudgeUseRow.verdict_key == verdict_key)
-                                              .order_by(t.JudgeUseRow.created_at, t.JudgeUseRow.ref_hash))]
-
-
 def gold_case_known(db: Database, case_id: str) -> bool:
     """Whether the store has this gold case (live or in a frozen version): review items need one."""
     with db.read() as conn:
@@ -440,7 +433,6 @@ __all__ = [
     "judge_answers",
     "judge_model_setting",
     "judge_status",
-    "judge_uses",
     "judge_uses_to_queue",
     "judge_verdict",
     "judge_verdicts",

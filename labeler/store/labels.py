@@ -44,8 +44,6 @@ from labeler.labels import (
 )
 from labeler.store import tables as t
 from labeler.store.common import (
-    REVIEWER_ROLES,
-    PermissionDenied,
     UnreadableRecord,
     audit,
     label_key,
@@ -730,7 +728,7 @@ def take_lease(db: Database, transcript_id: str, annotator: str, *, ttl_seconds:
         pk = _transcript_pk(conn, transcript_id, lock=True)
         held = conn.execute(select(t.LeaseRow.holder, t.LeaseRow.expires_at)
                             .where(t.LeaseRow.transcript_id == pk)).first()
-        if held is not None and held.holder != annotator and held.expires_at > stamp:
+        if held is not None and held.holder != annotator and parse_iso(held.expires_at) > moment:
             return Lease(transcript_id, held.holder, held.expires_at)
         conn.execute(delete(t.LeaseRow).where((t.LeaseRow.holder == annotator) | (t.LeaseRow.transcript_id == pk)))
         conn.execute(insert(t.LeaseRow).values(transcript_id=pk, holder=annotator, claimed_at=stamp,
@@ -738,18 +736,8 @@ def take_lease(db: Database, transcript_id: str, annotator: str, *, ttl_seconds:
         return Lease(transcript_id, annotator, until)
 
 
-def lease(db: Database, transcript_id: str, *, now: datetime | None = None) -> Lease | None:
-    """The active lease on a transcript, if any."""
-    stamp = iso(now or datetime.now(UTC))
-    with db.read() as conn:
-        row = conn.execute(
-            select(t.LeaseRow.holder, t.LeaseRow.expires_at)
-            .join(t.TranscriptRow, t.TranscriptRow.id == t.LeaseRow.transcript_id)
-            .where(t.TranscriptRow.external_id == transcript_id, t.LeaseRow.expires_at > stamp)).first()
-    return Lease(transcript_id, row.holder, row.expires_at) if row else None
-
-
 def release_leases(db: Database, annotator: str) -> None:
+    """Free every transcript the annotator holds (they signed out or left): the Sign out / Log out buttons."""
     with db.write() as conn:
         conn.execute(delete(t.LeaseRow).where(t.LeaseRow.holder == annotator))
 
@@ -775,36 +763,6 @@ def _overlap_pending_turns(conn: Connection, transcript_pk: int, annotator: str 
                                                                    pending)))
 
 
-# -- labels are personal ------------------------------------------------------------------------------
-
-def edit_label(db: Database, transcript_id: str, message_index: int, owner: str, body: LabelBody, *, version: int,
-               actor: str) -> LabelRecord:
-    """Save a draft of ``owner``'s label on behalf of ``actor``: only the owner may. Nobody edits another
-    person's label (a reviewer changes the gold with *edit and accept*, which keeps the labels as given)."""
-    if actor != owner:
-        with db.read() as conn:
-            role = require_user(conn, actor)
-        raise PermissionDenied(f"{actor!r} ({role}) cannot edit {owner!r}'s label: labels are personal; "
-                               "a reviewer changes the gold with 'edit and accept'")
-    return save_label(db, transcript_id, message_index, owner, body, version=version)
-
-
-# -- what annotators may see --------------------------------------------------------------------------
-
-def labels_visible_to(db: Database, actor: str, transcript_id: str, message_index: int) -> list[LabelRecord]:
-    """The labels of a decision point ``actor`` may see: reviewers and admins see all; an annotator sees
-    their own, and the others' only once their own is submitted (annotators label blind)."""
-    with db.read() as conn:
-        role = require_user(conn, actor)
-    labels = labels_for_turn(db, transcript_id, message_index)
-    if role in REVIEWER_ROLES:
-        return labels
-    mine = next((r for r in labels if r.annotator == actor), None)
-    if mine is not None and mine.status == "submitted":
-        return labels
-    return [mine] if mine is not None else []
-
-
 def annotator_totals(db: Database) -> list[AnnotatorTotals]:
     with db.read() as conn:
         rows = conn.execute(
@@ -820,7 +778,6 @@ def annotator_totals(db: Database) -> list[AnnotatorTotals]:
 
 
 __all__ = ["LEASE_SECONDS", "AnnotatorTotals", "ConflictError", "LabelRecord", "Lease", "QueueFilter", "QueueItem",
-           "TrajectoryRecord", "TurnState", "TurnWindow", "annotator_totals", "claim_next", "edit_label", "get_label",
-           "get_trajectory_label", "labels_for_turn", "labels_visible_to", "lease", "next_to_label", "queue",
-           "release_leases",
-           "save_label", "save_trajectory_label", "submit_label", "take_lease", "turn_states", "turn_window"]
+           "TrajectoryRecord", "TurnState", "TurnWindow", "annotator_totals", "claim_next", "get_label",
+           "get_trajectory_label", "labels_for_turn", "next_to_label", "queue", "release_leases", "save_label",
+           "save_trajectory_label", "submit_label", "take_lease", "turn_states", "turn_window"]

@@ -11,8 +11,54 @@ columns next to them exist to filter and index. The classes are only used throug
 
 from __future__ import annotations
 
-from sqlalchemy import Float, ForeignKey, Index, UniqueConstraint
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import DateTime, Dialect, Float, ForeignKey, Index, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+def iso(moment: datetime) -> str:
+    """A moment as the store hands it out: UTC, milliseconds, ``Z`` (``2026-03-06T15:00:00.000Z``)."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_iso(stamp: str) -> datetime:
+    """An ISO-8601 moment with its offset (``Z`` or ``+HH:MM``) as an aware datetime; one without an
+    offset is refused (it names no moment)."""
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"timestamp {stamp!r} has no UTC offset")
+    return moment
+
+
+class Timestamp(TypeDecorator[str]):
+    """A moment, stored as one: ``timestamptz`` on PostgreSQL; on SQLite a UTC ``DATETIME`` (SQLAlchemy's
+    fixed-width ``YYYY-MM-DD HH:MM:SS.ffffff``, so SQL ordering and comparison are by time).
+
+    Binds an aware ``datetime`` or an ISO-8601 string with any offset (converted to UTC; a naive value is
+    refused). Reads back the store's one text form, :func:`iso` (UTC, milliseconds, ``Z``): the pages,
+    exports, audit entries and run history keep the strings they showed before, now always in UTC."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        moment = value if isinstance(value, datetime) else parse_iso(str(value))
+        if moment.tzinfo is None:
+            raise ValueError(f"timestamp {moment.isoformat()} has no UTC offset")
+        moment = moment.astimezone(UTC)
+        return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # a SQLite value the DATETIME type did not parse (never written by us)
+            value = datetime.fromisoformat(value)
+        return iso(value if value.tzinfo is not None else value.replace(tzinfo=UTC))
 
 
 class Base(DeclarativeBase):
@@ -31,7 +77,7 @@ class TranscriptRow(Base):
     n_turns: Mapped[int] = mapped_column()
     n_tool_calls: Mapped[int] = mapped_column()
     started_at: Mapped[str | None] = mapped_column()  # the transcript's own timestamp, when it has one
-    imported_at: Mapped[str] = mapped_column()
+    imported_at: Mapped[str] = mapped_column(Timestamp)
 
 
 class ToolSchemaRow(Base):
@@ -41,7 +87,7 @@ class ToolSchemaRow(Base):
     hash: Mapped[str] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(index=True)
     body: Mapped[str] = mapped_column()  # canonical JSON of the ToolSpec
-    first_seen: Mapped[str] = mapped_column()
+    first_seen: Mapped[str] = mapped_column(Timestamp)
 
 
 class TranscriptToolRow(Base):
@@ -79,8 +125,8 @@ class GoldCaseRow(Base):
     source: Mapped[str | None] = mapped_column()
     body: Mapped[str] = mapped_column()  # canonical JSON of the GoldCase, exactly as exported
     content_hash: Mapped[str] = mapped_column()
-    created_at: Mapped[str] = mapped_column()
-    updated_at: Mapped[str] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
+    updated_at: Mapped[str] = mapped_column(Timestamp)
 
 
 class GoldCaseTagRow(Base):
@@ -94,7 +140,7 @@ class AuditRow(Base):
 
     __tablename__ = "audit_log"
     id: Mapped[int] = mapped_column(primary_key=True)
-    at: Mapped[str] = mapped_column(index=True)
+    at: Mapped[str] = mapped_column(Timestamp, index=True)
     actor: Mapped[str] = mapped_column()
     action: Mapped[str] = mapped_column()
     entity: Mapped[str] = mapped_column()
@@ -114,7 +160,7 @@ class UserRow(Base):
     name: Mapped[str] = mapped_column(primary_key=True)
     role: Mapped[str] = mapped_column()  # annotator | reviewer | admin
     active: Mapped[bool] = mapped_column(default=True)
-    created_at: Mapped[str] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
 
 
 class LabelRow(Base):
@@ -135,9 +181,9 @@ class LabelRow(Base):
     unsure: Mapped[bool] = mapped_column(default=False)
     body: Mapped[str] = mapped_column()  # canonical JSON of labeler.labels.LabelBody
     version: Mapped[int] = mapped_column()
-    created_at: Mapped[str] = mapped_column()
-    updated_at: Mapped[str] = mapped_column()
-    submitted_at: Mapped[str | None] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
+    updated_at: Mapped[str] = mapped_column(Timestamp)
+    submitted_at: Mapped[str | None] = mapped_column(Timestamp)
 
 
 class LeaseRow(Base):
@@ -146,8 +192,8 @@ class LeaseRow(Base):
     __tablename__ = "leases"
     transcript_id: Mapped[int] = mapped_column(ForeignKey("transcripts.id", ondelete="CASCADE"), primary_key=True)
     holder: Mapped[str] = mapped_column(ForeignKey("users.name"), index=True)
-    claimed_at: Mapped[str] = mapped_column()
-    expires_at: Mapped[str] = mapped_column(index=True)
+    claimed_at: Mapped[str] = mapped_column(Timestamp)
+    expires_at: Mapped[str] = mapped_column(Timestamp, index=True)
 
 
 class TagRow(Base):
@@ -170,9 +216,9 @@ class TrajectoryLabelRow(Base):
     status: Mapped[str] = mapped_column()  # draft | submitted
     body: Mapped[str] = mapped_column()  # canonical JSON of labeler.labels.TrajectoryBody
     version: Mapped[int] = mapped_column()
-    created_at: Mapped[str] = mapped_column()
-    updated_at: Mapped[str] = mapped_column()
-    submitted_at: Mapped[str | None] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
+    updated_at: Mapped[str] = mapped_column(Timestamp)
+    submitted_at: Mapped[str | None] = mapped_column(Timestamp)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -200,7 +246,7 @@ class GoldVersionRow(Base):
     parent_id: Mapped[str | None] = mapped_column(ForeignKey("gold_versions.id"))
     content_hash: Mapped[str] = mapped_column()  # sha256 of the exported bytes
     n_cases: Mapped[int] = mapped_column()
-    created_at: Mapped[str] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
     created_by: Mapped[str] = mapped_column()
     note: Mapped[str] = mapped_column(default="")
     provenance: Mapped[str] = mapped_column(default="{}")  # canonical JSON: how the version came to be (freeze, or derived with reasons)
@@ -224,9 +270,9 @@ class ReviewItemRow(Base):
     ref: Mapped[str] = mapped_column(index=True)
     status: Mapped[str] = mapped_column()  # open | escalated | resolved
     payload: Mapped[str] = mapped_column(default="{}")  # canonical JSON (what the judge saw, which fields disagree, ...)
-    created_at: Mapped[str] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
     created_by: Mapped[str] = mapped_column()
-    decided_at: Mapped[str | None] = mapped_column()
+    decided_at: Mapped[str | None] = mapped_column(Timestamp)
     decided_by: Mapped[str | None] = mapped_column()
     decision: Mapped[str | None] = mapped_column()  # accept | edit | reject | escalate | withdrawn
     comment: Mapped[str | None] = mapped_column()
@@ -238,7 +284,7 @@ class ReviewSettingRow(Base):
     __tablename__ = "review_settings"
     key: Mapped[str] = mapped_column(primary_key=True)
     value: Mapped[str] = mapped_column()
-    updated_at: Mapped[str] = mapped_column()
+    updated_at: Mapped[str] = mapped_column(Timestamp)
     updated_by: Mapped[str] = mapped_column()
 
 
@@ -251,8 +297,8 @@ class RelabelItemRow(Base):
     status: Mapped[str] = mapped_column()  # open | resolved | dismissed
     reasons: Mapped[str] = mapped_column()  # canonical JSON: {"reasons": [drift reasons], "tools": [the current schemas checked against]}
     tools_hash: Mapped[str] = mapped_column()  # which current schemas the case was checked against
-    detected_at: Mapped[str] = mapped_column()
-    decided_at: Mapped[str | None] = mapped_column()
+    detected_at: Mapped[str] = mapped_column(Timestamp)
+    decided_at: Mapped[str | None] = mapped_column(Timestamp)
     decided_by: Mapped[str | None] = mapped_column()
     note: Mapped[str | None] = mapped_column()
 
@@ -278,7 +324,7 @@ class RunRow(Base):
     schema_hash: Mapped[str] = mapped_column()  # hash of the distinct tool schemas the gold offers
     git_commit: Mapped[str | None] = mapped_column()
     source: Mapped[str] = mapped_column()  # cli | api | app
-    created_at: Mapped[str] = mapped_column(index=True)
+    created_at: Mapped[str] = mapped_column(Timestamp, index=True)
     results: Mapped[int] = mapped_column()
     passed: Mapped[int] = mapped_column()
     failed: Mapped[int] = mapped_column()
@@ -427,9 +473,9 @@ class JudgeVerdictRow(Base):
     cost_usd: Mapped[float | None] = mapped_column(Float)  # an estimate (labeler.judge.pricing)
     latency_s: Mapped[float | None] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(default=0)
-    created_at: Mapped[str] = mapped_column()
-    updated_at: Mapped[str] = mapped_column()
-    answered_at: Mapped[str | None] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
+    updated_at: Mapped[str] = mapped_column(Timestamp)
+    answered_at: Mapped[str | None] = mapped_column(Timestamp)
 
 
 class JudgeUseRow(Base):
@@ -443,7 +489,7 @@ class JudgeUseRow(Base):
     refs: Mapped[str] = mapped_column()  # canonical JSON: case_id, version, run, trial, the agent's answer
     queue_state: Mapped[str] = mapped_column(index=True)  # waiting | queued | not_needed | no_case
     review_item_id: Mapped[int | None] = mapped_column(index=True)
-    created_at: Mapped[str] = mapped_column()
+    created_at: Mapped[str] = mapped_column(Timestamp)
 
 
 class JudgeAdjudicationRow(Base):
@@ -462,4 +508,4 @@ class JudgeAdjudicationRow(Base):
     reviewer: Mapped[str] = mapped_column()
     note: Mapped[str] = mapped_column(default="")
     new_version: Mapped[str | None] = mapped_column()
-    created_at: Mapped[str] = mapped_column(index=True)
+    created_at: Mapped[str] = mapped_column(Timestamp, index=True)

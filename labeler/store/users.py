@@ -7,7 +7,6 @@ admin adds or changes users and edits the tag vocabulary. Every change is an aud
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, text, update
 
@@ -135,15 +134,8 @@ def remove_tag(db: Database, tag: str, *, actor: str) -> None:
         audit(conn, actor=actor, action="tag.remove", entity="tag", entity_id=tag)
 
 
-def audit_events(db: Database, entity_id: str | None = None) -> list[dict[str, Any]]:
-    q = select(t.AuditRow).order_by(t.AuditRow.id)
-    if entity_id is not None:
-        q = q.where(t.AuditRow.entity_id == entity_id)
-    with db.read() as conn:
-        return [dict(r._mapping) for r in conn.execute(q)]
-
 # -- import -----------------------------------------------------------------------------------
 
 
-__all__ = ["Tag", "User", "add_user", "audit_events", "get_user", "remove_tag", "set_tag", "set_user", "tags",
+__all__ = ["Tag", "User", "add_user", "get_user", "remove_tag", "set_tag", "set_user", "tags",
            "users"]

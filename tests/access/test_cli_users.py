@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from labeler.cli import cli
 from labeler.store import ImportItem, Store
 from tests.labeler.test_store import gold
+from tests.store_reads import audit_events
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -37,7 +38,7 @@ def test_bootstrapping_users_from_a_shell(store: Store) -> None:
     assert run("users", "deactivate", "bob@example.com", "--user", "alice@example.com")[:2] == (
         0, "deactivated bob@example.com\n")
     assert run("users", "list")[1] == "alice@example.com\tadmin\tactive\nbob@example.com\treviewer\tdeactivated\n"
-    assert [(e["actor"], e["action"], e["entity_id"]) for e in store.audit_events()] == [
+    assert [(e["actor"], e["action"], e["entity_id"]) for e in audit_events(store)] == [
         ("alice@example.com", "user.add", "alice@example.com"),
         ("alice@example.com", "user.add", "bob@example.com"),
         ("alice@example.com", "user.change", "bob@example.com"),
@@ -69,7 +70,7 @@ def test_exporting_approved_regression_cases_needs_a_reviewer_and_is_audited(hel
     assert [json.loads(x)["id"] for x in run("export", "--split", "rolling")[1].splitlines()] == ["r1"]
     assert run("export", "-o", str(out), "--user", "root")[0] == 0
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["g1", "r1"]
-    [event] = [e for e in held_out.audit_events() if e["action"] == "gold.export"]
+    [event] = [e for e in audit_events(held_out) if e["action"] == "gold.export"]
     assert (event["actor"], json.loads(event["after"])) == ("root", {
         "split": None, "status": None, "tag": None, "cases": 2, "held_out": 1, "target": str(out)})
 
@@ -103,4 +104,4 @@ def test_an_import_is_recorded_under_the_user_who_ran_it(store: Store, tmp_path:
         2, "", "error: --user 'nobody' is not an active user (toolgold users list)\n")
     store.add_user("ann", "annotator")
     assert run("import", str(src), "--user", "ann")[0] == 0
-    assert {e["actor"] for e in store.audit_events() if e["action"] != "user.add"} == {"ann"}
+    assert {e["actor"] for e in audit_events(store) if e["action"] != "user.add"} == {"ann"}

@@ -9,6 +9,7 @@ from labeler.labels import LabelBody
 from labeler.store import Store
 from scorer.model import Call
 from tests.app.conftest import APP_MAIN
+from tests.store_reads import active_lease
 
 TAU = "tau-airline-task10-trial1"  # decision points at messages 2 (text), 4 (call), 6 (text), 8 (call)
 PAGES = ["pages_/transcripts.py", "pages_/label.py", "pages_/coverage.py"]
@@ -184,7 +185,28 @@ def test_start_labeling_leases_the_next_transcript(people: Store, app: AppTest) 
     app.switch_page("pages_/label.py").run()
     app.button(key="start").click().run()
     assert app.query_params["t"] == TAU and app.query_params["turn"] == "2"
-    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]
+
+
+def test_signing_out_releases_the_lease_for_the_next_annotator(people: Store, app: AppTest) -> None:
+    as_user(app, "ann").run()
+    app.switch_page("pages_/label.py").run()
+    app.button(key="start").click().run()
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]
+    app.button(key="sign-out").click().run()
+    assert not app.exception
+    assert app.session_state["user"] is None  # signed out: the picker asks again
+    assert active_lease(people, TAU) is None
+    assert people.claim_next("rita") == TAU  # free at once, not after the lease expires
+
+
+def test_handing_the_session_to_another_name_releases_the_first_ones_lease(people: Store, app: AppTest) -> None:
+    as_user(app, "ann").run()
+    app.switch_page("pages_/label.py").run()
+    app.button(key="start").click().run()
+    app.selectbox(key="user").select("rita").run()
+    assert not app.exception
+    assert active_lease(people, TAU) is None
 
 
 def test_the_gold_set_page_shows_coverage_and_the_ratio(people: Store, app: AppTest) -> None:
@@ -252,12 +274,12 @@ def test_a_transcript_held_by_another_annotator_says_who_in_the_trajectory_view(
     assert [b for b in app.button if b.key and b.key.startswith("submit-trajectory-")]  # the trajectory panel
     warning = app.get_by_key("lease-warning")
     assert warning is not None and "Held by ann" in [t.value for t in warning.text]
-    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]  # bob did not take it over
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]  # bob did not take it over
     # bob's own trajectory label is his (labels stay per annotator) and leaves ann's lease alone
     [submit] = [b for b in app.button if b.key and b.key.startswith("submit-trajectory-")]
     submit.click().run()
     assert not app.exception, app.exception
-    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]
     assert people.get_trajectory_label(TAU, "ann") is None
     warning = app.get_by_key("lease-warning")
     assert warning is not None and "Held by ann" in [t.value for t in warning.text]
@@ -268,7 +290,7 @@ def test_switching_to_the_trajectory_view_keeps_the_holder_notice_and_the_holder
     people.add_user("bob", "annotator", actor="root")
     holder = AppTest.from_file(str(APP_MAIN), default_timeout=30)
     open_turn(holder, "ann", turn=2)  # ann opens it first and holds it
-    assert people.lease(TAU).holder == "ann"  # type: ignore[union-attr]
+    assert active_lease(people, TAU).holder == "ann"  # type: ignore[union-attr]
     open_turn(app, "bob", turn=2)
     assert "Held by ann" in [t.value for t in app.get_by_key("lease-warning").text]
     [view] = [g for g in app.button_group if g.label == "View"]

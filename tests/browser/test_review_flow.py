@@ -19,6 +19,7 @@ from labeler.store import Store
 from scorer.model import Call
 from tests.browser.conftest import REPO, Server, _wait_healthy, free_port, goto_as
 from tests.review.kit import people, put, transcript
+from tests.store_reads import audit_events
 
 pytestmark = pytest.mark.browser
 
@@ -118,7 +119,7 @@ def test_a_reviewer_resolves_a_disagreement_freezes_and_exports(tab: Page, revie
     case = server.store().get_gold("t1#t2")
     assert (case.provenance.status, case.provenance.reviewer, case.expected.calls[0].arguments) == (
         "approved", "rita", {"customer": "C-1024"})
-    decision = [e for e in server.store().audit_events("t1#t2") if e["action"] == "review.accept"]
+    decision = [e for e in audit_events(server.store(), "t1#t2") if e["action"] == "review.accept"]
     assert [(e["actor"], e["note"]) for e in decision] == [("rita", "the customer corrected the id to C-1024")]
 
     # The uncontested case (t2, one confident label) is approved in one go.
@@ -142,7 +143,7 @@ def test_a_reviewer_resolves_a_disagreement_freezes_and_exports(tab: Page, revie
     # The download's callback records who exported (it runs in the rerun the click starts).
     exports: list[str] = []
     for _ in range(100):
-        exports = [e["actor"] for e in server.store().audit_events("regression-v1") if e["action"] == "version.export"]
+        exports = [e["actor"] for e in audit_events(server.store(), "regression-v1") if e["action"] == "version.export"]
         if exports:
             break
         page.wait_for_timeout(100)

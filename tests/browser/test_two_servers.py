@@ -18,6 +18,7 @@ from tests.browser.conftest import Server, _wait_healthy, free_port, goto_as
 from tests.browser.test_labeling import expect_saved, press
 from tests.browser.test_review_flow import idle, lookup
 from tests.review.kit import people, put, transcript
+from tests.store_reads import audit_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 
@@ -102,6 +103,6 @@ def test_two_app_processes_on_one_postgres_agree_on_leases_saves_conflicts_and_r
         case = store.get_gold("t2#t2")
         assert (case.provenance.reviewer, case.provenance.annotators, case.expected.calls[0].arguments) == (
             "rita", ("bob",), {"customer": "C-1024"})
-        accepts = [e["actor"] for e in store.audit_events("t2#t2") if e["action"] == "review.accept"]
+        accepts = [e["actor"] for e in audit_events(store, "t2#t2") if e["action"] == "review.accept"]
         assert accepts == ["rita"]
     store.close()

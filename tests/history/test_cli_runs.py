@@ -13,6 +13,7 @@ from labeler.store.history import RunMeta
 from scorer.formats import dumps_record
 from scorer.model import GoldCase, RunRecord
 from tests.history.kit import FAULTS, agent_runs, gold_cases
+from tests.store_reads import audit_events
 
 
 def toolgold(*args: str) -> tuple[int, str, str]:
@@ -115,7 +116,7 @@ def test_comparing_runs_on_different_gold_versions_is_a_clear_error(tmp_path: Pa
         2, "error: only a reviewer or admin can delete saved runs ('ann' is annotator)\n")
     assert toolgold("runs", "delete", "run-v3", "--yes", "--user", "root")[:2] == (0, "deleted run run-v3\n")
     assert [r.run_id for r in store.list_runs()] == ["run-v2"]
-    assert [(e["actor"], e["action"], e["entity_id"]) for e in store.audit_events("run-v3")] == [
+    assert [(e["actor"], e["action"], e["entity_id"]) for e in audit_events(store, "run-v3")] == [
         ("root", "run.delete", "run-v3")]
 
 

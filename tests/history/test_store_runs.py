@@ -28,6 +28,7 @@ from scorer.codes import NO_CALL
 from scorer.report import ConfusionCell, McNemar, Rate
 from scorer.stats import mcnemar_exact
 from tests.history.kit import FAULTS, agent_runs, gold_cases, save_agent_run, seed_three_runs
+from tests.store_reads import audit_events
 
 DAY1, DAY2 = "2025-06-01T10:00:00.000Z", "2025-06-02T10:00:00.000Z"
 
@@ -193,7 +194,7 @@ def test_deleting_a_run_leaves_the_store_as_it_was(any_store: Store) -> None:
         any_store.delete_run("run-v2", actor="nobody")
     any_store.delete_run("run-v2", actor="rita")
     after = any_store.dump()
-    [event] = [e for e in any_store.audit_events() if e["action"] == "run.delete"]
+    [event] = [e for e in audit_events(any_store) if e["action"] == "run.delete"]
     assert (event["actor"], event["entity_id"]) == ("rita", "run-v2")
     assert {k: v for k, v in after.items() if k != "audit_log"} == {k: v for k, v in before.items() if k != "audit_log"}
     with pytest.raises(RunNotFound, match="no saved run with id 'run-v2'"):

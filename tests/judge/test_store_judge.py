@@ -13,6 +13,7 @@ from labeler.store import NOT_ASKED, NewQuestion, PermissionDenied, Store, Store
 from scorer.api import score_case
 from scorer.model import Answer, Call
 from tests.judge.kit import orders_case, orders_run, seeded, shoes_case
+from tests.store_reads import audit_events, judge_uses
 
 MODEL = "claude-sonnet-4-6"
 
@@ -51,7 +52,7 @@ def test_questions_are_remembered_once_and_wait_until_answered(js: Store) -> Non
     assert (pending.key, pending.kind, pending.model, pending.prompt_version, pending.attempts, pending.problem) == (
         q.key(MODEL), "mismatch", MODEL, "mismatch/1", 0, NOT_ASKED)
     assert pending.request == q.request(MODEL)
-    assert [u.refs["run"] for u in js.judge_uses(q.key(MODEL))] == ["run-1", "run-2"]
+    assert [u.refs["run"] for u in judge_uses(js, q.key(MODEL))] == ["run-1", "run-2"]
     assert js.judge_answers(MODEL) == {}
 
 
@@ -115,7 +116,7 @@ def test_a_verdict_that_needs_a_person_is_queued_once(js: Store) -> None:
     assert {k: item.payload[k] for k in ("question", "verdict", "run", "trial", "model", "prompt_version")} == {
         "question": "mismatch", "verdict": "equivalent", "run": "run-1", "trial": 0, "model": MODEL,
         "prompt_version": "mismatch/1"}
-    [use] = js.judge_uses(item.payload["judge_key"])
+    [use] = judge_uses(js, item.payload["judge_key"])
     assert (use.queue_state, use.review_item_id) == ("queued", item_id)
     with pytest.raises(PermissionDenied, match="only a reviewer or admin"):
         js.adjudication_queue(actor="ann")
@@ -127,7 +128,7 @@ def test_a_confirmed_defect_needs_no_person_and_is_not_queued(js: Store) -> None
     js.record_judge_outcome(q.key(MODEL), answered("not_equivalent"))
     JudgeStep(js, MODEL, None, audit_rate=0).queue_reviews()
     assert js.adjudication_queue(actor="rita") == []
-    assert [u.queue_state for u in js.judge_uses(q.key(MODEL))] == ["not_needed"]
+    assert [u.queue_state for u in judge_uses(js, q.key(MODEL))] == ["not_needed"]
     js.remember_judge_questions([new(mismatch(js, "sampled"))])
     JudgeStep(js, MODEL, None, audit_rate=1).queue_reviews()  # the calibration sample takes it anyway
     [item] = js.adjudication_queue(actor="rita")
@@ -190,7 +191,7 @@ def test_only_an_admin_sets_the_judge_model(js: Store) -> None:
     assert js.judge_model_setting() == "claude-haiku-4-5"
     js.set_judge_model_setting("", actor="root")
     assert js.judge_model_setting() is None
-    assert [e["action"] for e in js.audit_events("judge_model")] == ["setting.judge_model"] * 2
+    assert [e["action"] for e in audit_events(js, "judge_model")] == ["setting.judge_model"] * 2
 
 
 def test_the_dump_holds_the_judge_tables(js: Store) -> None:

@@ -6,11 +6,16 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from sqlalchemy import delete
 
 from labeler.cli import cli
+from labeler.labels import LabelBody
 from labeler.store import Store
+from labeler.store import tables as t
 from scorer.formats import dumps_record
 from tests.labeler.test_store import gold, transcript
+from tests.review.kit import people, put
+from tests.review.kit import transcript as review_transcript
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -94,3 +99,22 @@ def test_unrecognized_file_names_the_choices(tmp_path: Path) -> None:
     code, _, err = run("import", str(odd))
     assert code == 2
     assert err.startswith(f"error: {odd}: cannot tell which format this is; pass --from (one of: toolgold")
+
+
+def test_init_re_derives_review_items_for_labels_written_outside_the_label_path(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    store = Store(db)
+    people(store)
+    put(store, review_transcript("t3", "Hi"))
+    store.submit_label("t3", 2, "cat", LabelBody(decision="clarify", unsure=True, rationale="which?"), version=0)
+    with store.write() as conn:  # as an older toolgold left it: the unsure label, no item for it
+        conn.execute(delete(t.ReviewItemRow))
+    assert store.review_queue(actor="rita") == []
+    store.close()
+    code, out, _ = run("init", "--db", str(db))
+    assert code == 0 and "review queue: 1 open items, re-derived from the labels" in out
+    store = Store(db)
+    try:
+        assert [(i.kind, i.ref) for i in store.review_queue(actor="rita")] == [("unsure", "t3#t2")]
+    finally:
+        store.close()

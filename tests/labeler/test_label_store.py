@@ -23,6 +23,7 @@ from labeler.store import (
 )
 from scorer.importers import ImportOptions
 from scorer.model import Call, GoldCase
+from tests.store_reads import active_lease, audit_events
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "app"
 TAU = "tau-airline-task10-trial1"  # decision points at messages 2 (text), 4 (call), 6 (text), 8 (call)
@@ -50,7 +51,7 @@ def call_label(**changes: object) -> LabelBody:
 
 
 def label_events(store: Store, key: str) -> list[dict[str, object]]:
-    return [e for e in store.audit_events(key) if e["entity"] == "label"]
+    return [e for e in audit_events(store, key) if e["entity"] == "label"]
 
 
 # -- users ----------------------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ def test_submit_materializes_an_exportable_gold_case(labeled_store: Store) -> No
     assert len(gold.messages) == 4 and len(gold.tools) == 14
     assert [json.loads(line)["id"] for line in s.iter_gold_lines(status="submitted")] == [f"{TAU}#t4"]
     assert s.count_gold(tag="happy_path") == 1
-    assert [e["action"] for e in s.audit_events(f"{TAU}#t4")] == ["gold.materialize"]
+    assert [e["action"] for e in audit_events(s, f"{TAU}#t4")] == ["gold.materialize"]
 
 
 def test_an_incomplete_label_is_not_submitted(labeled_store: Store) -> None:
@@ -177,7 +178,7 @@ def test_reopening_the_only_submitted_label_withdraws_its_gold_case(labeled_stor
     s.submit_label(TAU, 4, "ann", call_label(), version=0)
     s.save_label(TAU, 4, "ann", call_label(rationale="checking again"), version=1)
     assert s.count_gold() == 0
-    assert [e["action"] for e in s.audit_events(f"{TAU}#t4")] == ["gold.materialize", "gold.withdraw"]
+    assert [e["action"] for e in audit_events(s, f"{TAU}#t4")] == ["gold.materialize", "gold.withdraw"]
 
 
 def test_waived_required_keys_and_rules_reach_the_gold_case(labeled_store: Store) -> None:
@@ -216,7 +217,7 @@ def test_two_annotators_never_get_the_same_transcript(labeled_store: Store) -> N
     assert first == "tau-airline-task10-trial1" and second == "tau-airline-task35-trial3"
     assert s.claim_next("ann") == first  # resumes its own lease
     assert s.claim_next("ann", skip=first) == "xss-probe"
-    assert s.lease(first) is None  # one lease per annotator: skipping released it
+    assert active_lease(s, first) is None  # one lease per annotator: skipping released it
 
 
 def test_concurrent_claims_hand_out_distinct_transcripts(store: Store, isolated_db: Path) -> None:
@@ -245,7 +246,7 @@ def test_an_expired_lease_frees_itself(labeled_store: Store) -> None:
     assert s.claim_next("bob", QueueFilter(search="task10"), now=start + timedelta(minutes=9)) is None
     assert s.take_lease(TAU, "bob", now=start + timedelta(minutes=9)).holder == "ann"
     assert s.claim_next("bob", QueueFilter(search="task10"), now=start + timedelta(minutes=11)) == TAU
-    assert s.lease(TAU, now=start + timedelta(minutes=11)).holder == "bob"  # type: ignore[union-attr]
+    assert active_lease(s, TAU, now=start + timedelta(minutes=11)).holder == "bob"  # type: ignore[union-attr]
 
 
 def test_queue_filters_and_progress(labeled_store: Store) -> None:
@@ -339,7 +340,7 @@ def test_trajectory_labels_version_audit_and_materialize(labeled_store: Store) -
         (ForbiddenCall(name="cancel_reservation"),))
     assert gold.rule_for("transfer_to_human_agents", "summary").match == "any"
     assert len(gold.messages) == 2  # the context before the agent's first decision
-    assert [e["action"] for e in s.audit_events(f"{TAU}#trajectory@ann")] == [
+    assert [e["action"] for e in audit_events(s, f"{TAU}#trajectory@ann")] == [
         "trajectory.save", "trajectory.conflict", "trajectory.submit"]
     # A turn-level coverage count is not disturbed by the trajectory case.
     assert s.coverage().total == 0

@@ -16,10 +16,14 @@ from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.environment import EnvironmentContext
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, create_engine, inspect, text
+from sqlalchemy import DateTime, Engine, create_engine, insert, inspect, select, text
+from sqlalchemy.exc import StatementError
 
 from labeler.store import Store, head_revision
+from labeler.store import tables as t
 from labeler.store.engine import METADATA, migration_script, upgrade
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "store"
@@ -94,17 +98,79 @@ def test_the_revisions_build_exactly_the_schema_the_table_classes_describe(empty
         store.close()
 
 
+# Text timestamps as the oldest revision stored them, some written with other offsets than UTC. In time
+# order: 14:30 UTC, then 10:00 at -05:00 (15:00 UTC), then 16:00 at +01:00 (15:00 UTC too), then 15:30 UTC.
+# As strings they sort 10:00-05:00 < 14:30Z < 15:30Z < 16:00+01:00: wrong.
+OLD_STAMPS = {"a": "2026-03-06T14:30:00+00:00", "b": "2026-03-06T10:00:00-05:00",
+              "c": "2026-03-06T16:00:00.250+01:00", "d": "2026-03-06T15:30:00.000Z"}
+UTC_STAMPS = {"a": "2026-03-06T14:30:00.000Z", "b": "2026-03-06T15:00:00.000Z",
+              "c": "2026-03-06T15:00:00.250Z", "d": "2026-03-06T15:30:00.000Z"}
+
+
+def rows_at_the_oldest_revision(conn: Any) -> None:
+    """Users, audit events, a transcript, a lease and review items whose timestamps mix offsets."""
+    conn.execute(text("INSERT INTO users (name, role, active, created_at) VALUES ('rev', 'reviewer', true, :at)"),
+                 {"at": OLD_STAMPS["a"]})
+    for name, stamp in OLD_STAMPS.items():
+        conn.execute(text("INSERT INTO users (name, role, active, created_at) VALUES (:n, 'annotator', true, :at)"),
+                     {"n": name, "at": stamp})
+        conn.execute(text("INSERT INTO audit_log (at, actor, action, entity, entity_id) "
+                          "VALUES (:at, :n, 'user.add', 'user', :n)"), {"n": name, "at": stamp})
+        conn.execute(text("INSERT INTO review_items (kind, ref, status, payload, created_at, created_by) "
+                          "VALUES ('unsure', :n, 'open', '{}', :at, 'cli')"), {"n": name, "at": stamp})
+    conn.execute(text("INSERT INTO transcripts (id, external_id, source, content_hash, title, body, n_messages, "
+                      "n_turns, n_tool_calls, started_at, imported_at) VALUES (1, 't1', 'demo', 'h1', '', '{}', "
+                      "0, 0, 0, 'yesterday, roughly', :at)"), {"at": OLD_STAMPS["b"]})
+    conn.execute(text("INSERT INTO leases (transcript_id, holder, claimed_at, expires_at) "
+                      "VALUES (1, 'a', :c, '2999-01-01T01:00:00+02:00')"), {"c": OLD_STAMPS["a"]})
+
+
 def test_a_database_at_the_oldest_revision_upgrades_to_the_schema_of_a_fresh_one(
         empty_url: str, tmp_path: Path) -> None:
     oldest = list(migration_script().walk_revisions())[-1].revision
     engine = create_engine(empty_url)
     with engine.begin() as conn:
         assert upgrade(conn, oldest) == [oldest]
+        rows_at_the_oldest_revision(conn)
     engine.dispose()
     store = Store(empty_url)
     try:
         assert store.schema_version() == head_revision()
         assert schema(store.engine) == fresh_schema(tmp_path, empty_url)
+        # The rows are kept, each moment the same, now ordered and compared as time.
+        with store.engine.connect() as conn:
+            users = conn.execute(select(t.UserRow.name, t.UserRow.created_at).where(t.UserRow.name != "rev")
+                                 .order_by(t.UserRow.created_at))
+            assert [tuple(r) for r in users] == sorted(UTC_STAMPS.items(), key=lambda kv: kv[1])
+            assert [r.entity_id for r in conn.execute(select(t.AuditRow.entity_id).order_by(t.AuditRow.at))] \
+                == ["a", "b", "c", "d"]
+            later = conn.scalars(select(t.AuditRow.entity_id)
+                                 .where(t.AuditRow.at > "2026-03-06T09:45:00-05:00")
+                                 .order_by(t.AuditRow.at)).all()
+            assert later == ["b", "c", "d"]  # 14:45 UTC: after a (14:30 UTC), before the rest (as text: all four)
+            assert conn.scalar(select(t.TranscriptRow.started_at)) == "yesterday, roughly"  # the transcript's own
+            assert conn.scalar(select(t.LeaseRow.expires_at)) == "2998-12-31T23:00:00.000Z"
+        assert [(r.ref, r.created_at) for r in store.review_queue(actor="rev")] == list(UTC_STAMPS.items())
+        held = store.take_lease("t1", "b")  # the converted expiry is still in the future: a keeps it
+        assert (held.holder, held.expires_at) == ("a", "2998-12-31T23:00:00.000Z")
+    finally:
+        store.close()
+
+
+def test_timestamps_are_stored_as_moments_so_other_offsets_sort_and_compare_by_time(empty_url: str) -> None:
+    store = Store(empty_url)
+    try:
+        with store.engine.begin() as conn:
+            for name, stamp in OLD_STAMPS.items():
+                conn.execute(insert(t.UserRow).values(name=name, role="annotator", active=True, created_at=stamp))
+            column = inspect(conn).get_columns("users")[-1]
+            assert column["name"] == "created_at" and isinstance(column["type"], DateTime)
+            assert [tuple(r) for r in conn.execute(select(t.UserRow.name, t.UserRow.created_at)
+                                                   .order_by(t.UserRow.created_at.desc()))] \
+                == sorted(UTC_STAMPS.items(), key=lambda kv: kv[1], reverse=True)
+            with pytest.raises(StatementError, match="no UTC offset"):
+                conn.execute(insert(t.UserRow).values(name="e", role="annotator", active=True,
+                                                      created_at="2026-03-06T10:00:00"))
     finally:
         store.close()
 
@@ -183,3 +249,24 @@ def test_a_postgresql_database_made_before_alembic_is_upgraded_in_place_keeping_
         assert [t.tag for t in store.tags()] == ["happy_path"]  # kept as it was, not re-seeded
     finally:
         store.close()
+
+
+def downgrade(conn: Any, destination: str) -> None:
+    script = migration_script()
+    with EnvironmentContext(Config(), script, fn=lambda rev, _ctx: script._downgrade_revs(destination, rev),
+                            destination_rev=destination) as env:
+        env.configure(connection=conn, target_metadata=METADATA)
+        with env.begin_transaction():
+            env.run_migrations()
+
+
+def test_real_timestamps_downgrade_to_utc_text(empty_url: str) -> None:
+    engine = create_engine(empty_url)
+    with engine.begin() as conn:
+        upgrade(conn, "0001_baseline")
+        rows_at_the_oldest_revision(conn)
+        upgrade(conn, "0002_real_timestamps")
+        downgrade(conn, "0001_baseline")
+        stamps = conn.execute(text("SELECT name, created_at FROM users WHERE name != 'rev' ORDER BY name")).all()
+        assert [tuple(r) for r in stamps] == list(UTC_STAMPS.items())
+    engine.dispose()

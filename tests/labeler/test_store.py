@@ -11,6 +11,7 @@ from labeler.store import ImportItem, Store, StoreError, head_revision
 from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record
 from scorer.model import Answer, Call, GoldCase, Message, ToolCallRef, ToolSpec, Transcript
+from tests.store_reads import audit_events
 
 LOOKUP = ToolSpec(name="search_orders", description="Find orders",
                   parameters={"type": "object", "properties": {"customer_id": {"type": "string"}},
@@ -126,7 +127,7 @@ def test_unknown_ids_raise_a_store_error(any_store: Store) -> None:
 
 def test_every_import_is_audited(any_store: Store) -> None:
     any_store.import_items([ImportItem(transcript(), "a.jsonl", 1)], actor="alice")
-    [event] = [e for e in any_store.audit_events() if e["action"] == "import"]
+    [event] = [e for e in audit_events(any_store) if e["action"] == "import"]
     assert event["actor"] == "alice"
     assert '"transcripts":1' in event["after"]
 

@@ -13,6 +13,7 @@ import pytest
 from labeler.labels import LabelBody
 from labeler.store import ConflictError, Store, label_key
 from tests.labeler.test_label_store import LOOKUP, TAU, seed
+from tests.store_reads import active_lease, audit_events
 
 THREADS = 8
 SAVES_PER_THREAD = 500
@@ -60,7 +61,7 @@ def test_eight_writers_lose_no_update_and_every_attempt_is_audited(crowded: Stor
             # Every save that landed bumped the version by one: none was silently overwritten.
             assert label is not None and label.version == landed[(turn, who)]
             key = label_key(TAU, turn, who)
-            actions = Counter(e["action"] for e in crowded.audit_events(key) if e["entity"] == "label")
+            actions = Counter(e["action"] for e in audit_events(crowded, key) if e["entity"] == "label")
             assert actions["label.save"] == landed[(turn, who)]
             assert actions["label.conflict"] == refused[(turn, who)]
     assert sum(refused.values()) > 0, "the writers never overlapped; the test proves nothing"
@@ -79,5 +80,5 @@ def test_concurrent_claims_never_lease_one_transcript_twice(crowded: Store, tmp_
     with ThreadPoolExecutor(THREADS) as pool:
         got = [x for x in pool.map(claim, names) if x is not None]
     assert len(got) == len(set(got)), f"a transcript was leased twice: {got}"
-    holders = {crowded.lease(tid).holder for tid in got}  # type: ignore[union-attr]
+    holders = {active_lease(crowded, tid).holder for tid in got}  # type: ignore[union-attr]
     assert len(holders) == len(got)

@@ -17,6 +17,7 @@ from scorer.formats import dumps_record
 from scorer.model import Call
 from tests.review.kit import REFUND, gold, people, put, transcript
 from tests.review.test_drift import RENAMED
+from tests.store_reads import audit_events
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -58,7 +59,7 @@ def test_freeze_list_export_and_diff(labeled: Store, tmp_path: Path) -> None:
     code, out, _ = run("diff", "regression-v1", "regression-v2")
     assert (code, out) == (0, "regression-v1 → regression-v2: 0 added, 0 removed, 1 changed\n~ t2#t2\n")
     assert json.loads(run("diff", "regression-v1", "regression-v2", "--json")[1])["changed"] == ["t2#t2"]
-    exports = [e for e in labeled.audit_events("regression-v1") if e["action"] == "version.export"]
+    exports = [e for e in audit_events(labeled, "regression-v1") if e["action"] == "version.export"]
     assert [(e["actor"], json.loads(e["after"])["target"]) for e in exports] == [
         ("rita", str(tmp_path / "v1.jsonl")), ("root", "stdout")]
 
@@ -166,9 +167,9 @@ def test_drift_is_audited_under_the_user_who_ran_it(store: Store, tmp_path: Path
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([REFUND.model_dump()]))
     assert run("drift", "--tools", str(tools), "--user", "nobody")[0] == 2  # not a user: refused, nothing flagged
-    assert [e for e in store.audit_events("a#t2") if e["action"] == "relabel.flag"] == []
+    assert [e for e in audit_events(store, "a#t2") if e["action"] == "relabel.flag"] == []
     assert run("drift", "--tools", str(tools), "--user", "rita")[0] == 1
-    [flagged] = [e for e in store.audit_events("a#t2") if e["action"] == "relabel.flag"]
+    [flagged] = [e for e in audit_events(store, "a#t2") if e["action"] == "relabel.flag"]
     assert flagged["actor"] == "rita"
 
 

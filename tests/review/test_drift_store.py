@@ -9,6 +9,7 @@ from labeler.store import PermissionDenied, Store, StoreError
 from scorer.model import Call
 from tests.review.kit import REFUND, gold, people, put, transcript
 from tests.review.test_drift import RENAMED, lookup_with
+from tests.store_reads import audit_events
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_a_reviewer_may_fix_a_flagged_case_by_hand(ds: Store) -> None:
     fix = gold("a#t2", tools=item.tools, expected=gold("x").expected.model_copy(update={"calls": (
         Call(name="search_orders", arguments={"customer": "C-1042", "region": "EU"}),)}))
     assert ds.resolve_relabel(item.id, fix, actor="root", note="region from the account").provenance.reviewer == "root"
-    assert [e["note"] for e in ds.audit_events("a#t2") if e["action"] == "gold.relabel"] == [
+    assert [e["note"] for e in audit_events(ds, "a#t2") if e["action"] == "gold.relabel"] == [
         "region from the account"]
 
 

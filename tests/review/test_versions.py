@@ -11,6 +11,7 @@ from labeler.store import GoldVersion, PermissionDenied, Store, StoreError, Vers
 from scorer.formats import dumps_record
 from scorer.model import Answer, Call, GoldCase
 from tests.review.kit import gold, people, put
+from tests.store_reads import audit_events
 
 
 @pytest.fixture
@@ -142,7 +143,7 @@ def test_freezing_deriving_and_exporting_are_audited(gstore: Store) -> None:
     gstore.derive_version("regression-v1", [gold("b#t2", customer="C-2")], actor="root", note="judge",
                           provenance={"run": "run-5"})
     gstore.note_export("regression-v2", actor="rita", target="gold.jsonl")
-    events = [e for e in gstore.audit_events() if e["entity"] == "gold_version"]
+    events = [e for e in audit_events(gstore) if e["entity"] == "gold_version"]
     assert [(e["actor"], e["action"], e["entity_id"], e["note"]) for e in events] == [
         ("rita", "version.create", "regression-v1", "baseline for Q3"),
         ("root", "version.create", "regression-v2", "judge"),
@@ -152,7 +153,7 @@ def test_freezing_deriving_and_exporting_are_audited(gstore: Store) -> None:
     assert json.loads(events[1]["after"]) == {"split": "regression", "parent": "regression-v1",
                                               "content_hash": v2.content_hash, "n_cases": 3,
                                               "provenance": {"made_by": "derive", "run": "run-5"}}
-    live = [e for e in gstore.audit_events("b#t2") if e["action"] == "gold.derive"]
+    live = [e for e in audit_events(gstore, "b#t2") if e["action"] == "gold.derive"]
     assert len(live) == 1 and live[0]["actor"] == "root"
 
 
@@ -180,5 +181,5 @@ def test_a_judge_mismatch_goes_into_the_review_queue_once(gstore: Store) -> None
         gstore.enqueue_review("hunch", "b#t2")
     with pytest.raises(StoreError, match="no gold case 'zz'"):
         gstore.enqueue_review("judge_mismatch", "zz")
-    assert [e["action"] for e in gstore.audit_events("b#t2")] == ["review.enqueue"]
+    assert [e["action"] for e in audit_events(gstore, "b#t2")] == ["review.enqueue"]
     assert Answer(behavior="call", calls=(Call(name="x"),))  # the payload may carry any JSON

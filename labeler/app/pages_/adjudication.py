@@ -155,7 +155,7 @@ def actions(user: User, item: AdjudicationItem) -> None:
     with st.expander("Judge wrong", icon=":material/gavel:"):
         judged = item.verdict.verdict if item.verdict else None
         choices = [v for v in VERDICTS if v not in ("needs_review", judged)]
-        st.selectbox("The right verdict", choices, format_func=VERDICTS.get, key=f"adj-right-{iid}")
+        st.selectbox("The right verdict", choices, format_func=VERDICTS.__getitem__, key=f"adj-right-{iid}")
         st.button("Record: the judge was wrong", key=f"adj-wrong-{iid}", on_click=judge_wrong, args=(user, iid))
 
 
@@ -206,6 +206,7 @@ judge_key.no_key_notice()
 items = store.adjudication_queue(actor=user.name)
 chosen = selected_item()
 if chosen is not None:
+    current: AdjudicationItem | None
     try:
         current = store.adjudication_item(chosen, actor=user.name)
     except StoreError as exc:

@@ -6,6 +6,8 @@ The store checks the role again on every change; this page only decides what to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from labeler.app import context, identity, render
@@ -15,9 +17,9 @@ admin = identity.require("admin")
 store = context.store()
 
 
-def report(action: str, run: object) -> None:
+def report(action: str, run: Callable[[], object]) -> None:
     try:
-        run()  # type: ignore[operator]
+        run()
     except StoreError as exc:
         st.session_state["admin-error"] = str(exc)
     else:

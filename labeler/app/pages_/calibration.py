@@ -3,6 +3,8 @@ time; what the judge has cost; and (admins) which model judges."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pandas as pd
 import streamlit as st
 
@@ -11,7 +13,7 @@ from labeler.judge.calibration import calibration
 from labeler.judge.config import JUDGE_MODEL_ENV, judge_model
 from labeler.store import StoreError, User
 
-PERIODS = {"month": "Month", "week": "Week"}
+PERIODS: dict[Literal["month", "week"], str] = {"month": "Month", "week": "Week"}
 
 
 def save_model(user: User) -> None:
@@ -64,7 +66,7 @@ if status.last_problems:
     with st.container(key="cal-problems"):
         st.text("Still pending after retries: " + "; ".join(p for _, p in status.last_problems[:3]))
 
-period = st.segmented_control("Per", list(PERIODS), format_func=PERIODS.get, default="month", key="cal-period")
+period = st.segmented_control("Per", list(PERIODS), format_func=PERIODS.__getitem__, default="month", key="cal-period")
 cal = calibration(store.judge_adjudications(), period=period or "month")
 if not cal.overall:
     with st.container(key="cal-empty"):

@@ -10,6 +10,12 @@ from labeler.app import charts, context, render
 from labeler.app.dashboard import NO_RUNS, RUN_PAGE, link, percent, points, url_select
 from labeler.store import DiffCase, GoldVersionMismatch, RunDiff, RunHistoryError, RunInfo
 
+
+def change(before: float | None, after: float | None) -> float | None:
+    """How far a metric moved from one run to the other (None when either lacks it)."""
+    return None if before is None or after is None else after - before
+
+
 SHOWN = 200
 METRICS = (("pass_rate", "pass rate"), ("selection", "selection"), ("arguments", "arguments"),
            ("sequencing", "sequencing"), ("macro_f1", "macro F1"), ("no_call_precision", "no-call precision"),
@@ -86,8 +92,7 @@ def deltas(before: RunInfo, after: RunInfo) -> None:
             "Metric": [title for _, title in METRICS],
             "Before": [percent(value.get((before.run_id, m))) for m, _ in METRICS],
             "After": [percent(value.get((after.run_id, m))) for m, _ in METRICS],
-            "Change": [points(None if value.get((before.run_id, m)) is None or value.get((after.run_id, m)) is None
-                              else value[after.run_id, m] - value[before.run_id, m])  # type: ignore[operator]
+            "Change": [points(change(value.get((before.run_id, m)), value.get((after.run_id, m))))
                        for m, _ in METRICS],
         }), hide_index=True)
     st.altair_chart(charts.slope_chart(

@@ -31,7 +31,7 @@ def counts_table(title: str, counts: dict[str, int], key: str, label: str) -> No
 
 store = context.store()
 st.title("Gold set")
-status = st.selectbox("Status", list(STATUSES), format_func=STATUSES.get, key="gstatus", bind="query-params")
+status = st.selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="gstatus", bind="query-params")
 cov = store.coverage(status=status or None)
 ratio = cov.adversarial_ratio
 

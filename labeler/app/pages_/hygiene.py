@@ -28,7 +28,7 @@ st.caption("Gold that is probably wrong, found without running an agent. The sam
 left, right = st.columns(2)
 split = left.selectbox("Split", ["", "regression", "rolling"], format_func=lambda s: s or "Both splits",
                        key="hy-split", bind="query-params")
-status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.get, key="hy-status", bind="query-params")
+status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="hy-status", bind="query-params")
 cases = store.gold_cases(split=split or None, status=status or None)
 problems = lint(cases)
 by_code = {code: sum(p.code == code for p in problems) for code in CODES}
@@ -42,7 +42,7 @@ if not problems:
     st.stop()
 st.bar_chart(pd.DataFrame({"Problem": [CODES[c] for c in by_code], "Cases": list(by_code.values())}),
              x="Problem", y="Cases", horizontal=True, sort="-Cases")
-chosen = st.pills("Show", list(CODES), format_func=CODES.get, selection_mode="multi",
+chosen = st.pills("Show", list(CODES), format_func=CODES.__getitem__, selection_mode="multi",
                   default=[c for c in CODES if by_code[c]], key="hy-codes")
 shown = [p for p in problems if p.code in (chosen or [])][:SHOWN]
 with st.container(key="hygiene-problems"):

@@ -50,7 +50,7 @@ def queue_filter_widgets() -> QueueFilter:
     source = cols[0].selectbox("Source", [ANY, *store.sources()], key="qsource", bind="query-params")
     tag = cols[1].selectbox("Tag", [ANY, *[t.tag for t in store.tags()]], key="qtag", bind="query-params")
     tool = cols[2].selectbox("Tool offered", [ANY, *store.tool_names()], key="qtool", bind="query-params")
-    status = cols[3].selectbox("Status", list(STATUSES), format_func=STATUSES.get, key="qstatus",
+    status = cols[3].selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="qstatus",
                                bind="query-params")
     search = cols[4].text_input("Search", key="qsearch", bind="query-params", placeholder="id or first message")
     return QueueFilter(source=None if source == ANY else source, tag=None if tag == ANY else tag,

@@ -9,6 +9,7 @@ a role changed cannot approve anything.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import streamlit as st
 from pydantic import ValidationError
@@ -28,13 +29,16 @@ FIELD_NAMES = {"decision": "decision kind", "tool": "tool", "label": "whole labe
 EDITABLE = ("expected", "alternatives", "arg_rules", "tags", "rationale")  # not provenance: who labeled is a fact
 
 
-def act(done: str, run: object) -> None:
-    """Run a store action from a callback; keep its outcome for the next run of the page."""
+def act(done: str, run: Callable[[], object], *, close: bool = False) -> None:
+    """Run a store action from a callback; keep its outcome for the next run of the page (``close``: and
+    leave the item once it succeeded)."""
     try:
-        run()  # type: ignore[operator]
+        run()
     except StoreError as exc:
         st.session_state["review-error"] = str(exc)
     else:
+        if close:
+            select_item(None)
         st.session_state["review-done"] = done
 
 
@@ -57,7 +61,7 @@ def accept(user: User, item_id: int) -> None:
     choice = st.session_state[f"choice-{item_id}"]
     comment = st.session_state.get(f"comment-{item_id}", "")
     act(f"Approved {choice} for item {item_id}",
-        lambda: (context.store().accept_review(item_id, choice, actor=user.name, comment=comment), select_item(None)))
+        lambda: context.store().accept_review(item_id, choice, actor=user.name, comment=comment), close=True)
 
 
 def edit_and_accept(user: User, item_id: int, base: GoldCase, item: Item, work: Work) -> None:
@@ -90,8 +94,7 @@ def edit_trajectory_and_accept(user: User, item_id: int, base: GoldCase) -> None
         st.session_state["review-error"] = f"The edit is not a valid gold case: {exc}"
         return
     act(f"Approved your edit for item {item_id}",
-        lambda: (context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment),
-                 select_item(None)))
+        lambda: context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment), close=True)
 
 
 def review_work(user: User, item_id: int, chosen: str, base: GoldCase) -> tuple[Item, Work]:
@@ -148,7 +151,7 @@ def edit_section(user: User, item_id: int, chosen: str, base: GoldCase) -> None:
 def reject(user: User, item_id: int) -> None:
     comment = st.session_state.get(f"comment-{item_id}", "")
     act(f"Sent item {item_id} back to its annotators",
-        lambda: (context.store().reject_review(item_id, actor=user.name, comment=comment), select_item(None)))
+        lambda: context.store().reject_review(item_id, actor=user.name, comment=comment), close=True)
 
 
 def escalate(user: User, item_id: int) -> None:
@@ -193,7 +196,7 @@ def annotator_view(user: User) -> None:
 
 def queue_list(user: User) -> None:
     store = context.store()
-    kinds = st.pills("Show", list(KINDS), format_func=KINDS.get, selection_mode="multi", default=list(KINDS),
+    kinds = st.pills("Show", list(KINDS), format_func=KINDS.__getitem__, selection_mode="multi", default=list(KINDS),
                      key="review-kinds")
     items = store.review_queue(actor=user.name, kinds=kinds or list(KINDS))
     if not items:
