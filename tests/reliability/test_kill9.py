@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from tests.review.kit import people, put, transcript
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = (11, 23, 37)
-N_IMPORT = 1500
+N_IMPORT = 500
 N_JUDGE = 40
 READY_TIMEOUT_S = 60.0
 
@@ -40,9 +40,11 @@ def db(request: pytest.FixtureRequest, isolated_db: Path) -> str:
     return str(isolated_db) if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
 
 
-def kill_at(argv: list[str], delay: float, tmp_path: Path, env: dict[str, str] | None = None) -> bool:
-    """Start the child, wait until it says ready, SIGKILL it ``delay`` seconds later; True when it was still
-    working at that moment. A child that ended by itself must have ended cleanly."""
+def kill_at(argv: list[str], delay: float, tmp_path: Path, env: dict[str, str] | None = None,
+            started: Callable[[], bool] | None = None) -> bool:
+    """Start the child, wait until it says ready (and ``started()`` holds: it is at work), SIGKILL it ``delay``
+    seconds later; True when it was still working at that moment. A child that ended by itself must have
+    ended cleanly."""
     err = tmp_path / f"child-{time.monotonic_ns()}.err"
     with err.open("wb") as err_fh:
         proc = subprocess.Popen([sys.executable, "-m", "tests.reliability.fault_child", *argv], cwd=REPO,
@@ -54,6 +56,9 @@ def kill_at(argv: list[str], delay: float, tmp_path: Path, env: dict[str, str] |
             reader.start()
             reader.join(READY_TIMEOUT_S)
             assert ready == [b"ready\n"], (ready, err.read_text())
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while started is not None and not started() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.002)
             time.sleep(delay)
             alive = proc.poll() is None
             proc.kill()
@@ -82,6 +87,24 @@ def invoke(db: str, *args: str, env: dict[str, str] | None = None) -> tuple[int,
 # -- import -----------------------------------------------------------------------------------------------
 
 
+def writing(db: str) -> bool:
+    """Whether another process has a write under way: SQLite pages in the WAL, or a PostgreSQL session
+    (not this one) inside a transaction that has written."""
+    if "://" not in db:
+        wal = Path(db + "-wal")
+        return wal.exists() and wal.stat().st_size > 0
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db)
+    try:
+        with engine.connect() as conn:
+            return bool(conn.execute(text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL")).scalar())
+    finally:
+        engine.dispose()
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_import_killed_at_a_random_moment_is_all_or_nothing(db: str, seed: int, tmp_path: Path) -> None:
     from tests.reliability.test_crash_safety import write_source
@@ -89,8 +112,9 @@ def test_import_killed_at_a_random_moment_is_all_or_nothing(db: str, seed: int, 
     src = tmp_path / "big.jsonl"
     write_source(src, N_IMPORT)
     Store(db).close()
-    assert kill_at(["cli", db, str(seed), "import", str(src)], delay_for(seed, "import", 0.3, 1.5), tmp_path,
-                   env={"TOOLGOLD_DB": db}), "the import finished before the kill: raise N_IMPORT"
+    assert kill_at(["cli", db, str(seed), "import", str(src)], delay_for(seed, "import", 0.0, 0.04), tmp_path,
+                   env={"TOOLGOLD_DB": db}, started=lambda: writing(db)), \
+        "the import finished before the kill: raise N_IMPORT"
     assert_invariants(db)
     store = Store(db)
     try:
@@ -183,11 +207,14 @@ class FakeAnthropic:
                 body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 time.sleep(delay)
                 reply = json.dumps(verdict_reply("equivalent", f"fine ({by_kind(body)})")).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                except OSError:  # the client was killed while waiting: this answer never reached it
+                    return
                 with owner.lock:
                     owner.served += 1
 
@@ -243,8 +270,9 @@ def test_the_judge_killed_at_a_random_moment_keeps_what_it_paid_for(db: str, see
     pending_judge_questions(db, tmp_path)
     before = judge_state(db)
     env = {"TOOLGOLD_DB": db, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake_anthropic.url}
-    assert kill_at(["cli", db, str(seed), "judge", "--concurrency", "2"], delay_for(seed, "judge", 0.5, 1.2),
-                   tmp_path, env=env), "the judge finished before the kill: raise N_JUDGE"
+    assert kill_at(["cli", db, str(seed), "judge", "--concurrency", "2"], delay_for(seed, "judge", 0.0, 0.5),
+                   tmp_path, env=env, started=lambda: fake_anthropic.served > 0), \
+        "the judge finished before the kill: raise N_JUDGE"
     assert_invariants(db, judge_before=before)
     after_kill = judge_state(db)
     assert after_kill.status.keys() == before.status.keys()
