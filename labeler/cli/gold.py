@@ -85,11 +85,14 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
     if out is None:
         for line in lines:
             sys.stdout.write(line + "\n")
+        store.note_export(chosen_version.id, actor=actor, target="stdout")
     else:
         with output_file(out) as fh:
             for line in lines:  # the content hash is checked after the last line: a mismatch leaves no file
                 fh.write(line + "\n")
-    store.note_export(chosen_version.id, actor=actor, target=str(out) if out else "stdout")
+            # Audited before the file takes its name: an export the store cannot record (a lock held past
+            # the timeout, a full disk under the database) leaves no file, as its error line says.
+            store.note_export(chosen_version.id, actor=actor, target=str(out))
     click.echo(f"{chosen_version.id}: {chosen_version.n_cases} cases (sha256 {chosen_version.content_hash})",
                err=True)
 

@@ -237,7 +237,10 @@ class Database:
 
     def _create_engine(self) -> Engine:
         if not self.is_sqlite:
-            return create_engine(self.url, pool_pre_ping=True)
+            # A lock another session holds is waited for as long as SQLite's busy_timeout, then the statement
+            # fails ("lock timeout": one line, nothing written) instead of hanging the command for ever.
+            return create_engine(self.url, pool_pre_ping=True,
+                                 connect_args={"options": f"-c lock_timeout={BUSY_TIMEOUT_MS}"})
         url = self.url
         if self.read_only:
             # immutable: SQLite must not try to create the -wal/-shm files a read-only folder cannot hold.
