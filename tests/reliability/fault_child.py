@@ -13,6 +13,7 @@ Every loop stops by itself after ``LIMIT_S`` seconds, so a test that fails to ki
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 import time
@@ -89,11 +90,9 @@ def review_once(store, rng: random.Random) -> None:  # type: ignore[no-untyped-d
     except StoreError:
         pass
     for item in store.adjudication_queue(actor="rita")[:1]:
-        try:
+        with contextlib.suppress(StoreError):
             store.adjudicate(item.item_id, rng.choice(["confirm_defect", "accept_alternative", "judge_wrong"]),
                              actor="rita", note="seeded")
-        except StoreError:
-            pass
 
 
 def _an_annotator(store, ref: str) -> str:  # type: ignore[no-untyped-def]

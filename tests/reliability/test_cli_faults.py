@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.store import Store
-from tests.review.test_cli_gold import labeled  # noqa: F401  (a fixture)
 from tests.reliability.invariants import assert_invariants
+from tests.review.test_cli_gold import labeled  # noqa: F401  (a fixture)
 
 GOOD = {"format": "toolgold.transcript/1", "id": "good", "messages": [{"role": "user", "content": "hi"}]}
 

@@ -142,8 +142,8 @@ def labeling_db(db: str, *, n: int = 8) -> None:
 def judge_items(db: str) -> None:
     """Approved, frozen gold and answered judge questions queued for a reviewer (adjudication work)."""
     from labeler.judge.step import JudgeStep
-    from tests.judge.test_store_judge import MODEL, answered, mismatch, new
     from tests.judge.kit import orders_case
+    from tests.judge.test_store_judge import MODEL, answered, mismatch, new
 
     store = Store(db)
     try:
@@ -203,7 +203,7 @@ class FakeAnthropic:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+            def do_POST(self) -> None:
                 body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 time.sleep(delay)
                 reply = json.dumps(verdict_reply("equivalent", f"fine ({by_kind(body)})")).encode()
@@ -259,7 +259,7 @@ def pending_judge_questions(db: str, tmp_path: Path) -> None:
         store.close()
     runs = write_jsonl(tmp_path / "runs.jsonl", [shoes_run(case_id=c.id) for c in cases])
     env = {"ANTHROPIC_API_KEY": "", "TOOLGOLD_JUDGE_MODEL": ""}
-    code, _, err = invoke(db, "score", str(gold), str(runs), "--judge", env=env)
+    _code, _, err = invoke(db, "score", str(gold), str(runs), "--judge", env=env)
     assert "skipped" in err, err
     assert len(judge_state(db).pending) == N_JUDGE
 
@@ -278,7 +278,7 @@ def test_the_judge_killed_at_a_random_moment_keeps_what_it_paid_for(db: str, see
     assert after_kill.status.keys() == before.status.keys()
     served_before_rerun = fake_anthropic.served
     assert len(after_kill.answered) <= served_before_rerun  # nothing answered that was not asked
-    code, out, err = invoke(db, "judge", env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake_anthropic.url})
+    code, _out, err = invoke(db, "judge", env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake_anthropic.url})
     assert code == 0, err
     # The re-run asks exactly what was still pending: an answer stored before the kill is not bought again.
     assert fake_anthropic.served - served_before_rerun == len(after_kill.pending)

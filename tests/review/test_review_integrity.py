@@ -13,9 +13,9 @@ from sqlalchemy import delete, func, select
 
 from labeler.store import Store, StoreError
 from labeler.store import tables as t
+from tests.reliability.invariants import assert_invariants
 from tests.review.kit import people, put, transcript
 from tests.review.test_review_store import CASE1, T1, T2, T3, lookup, submit
-from tests.reliability.invariants import assert_invariants
 
 UNSURE_CASE = "t3#t2"
 
