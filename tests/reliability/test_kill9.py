@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -87,21 +88,25 @@ def invoke(db: str, *args: str, env: dict[str, str] | None = None) -> tuple[int,
 # -- import -----------------------------------------------------------------------------------------------
 
 
-def writing(db: str) -> bool:
-    """Whether another process has a write under way: SQLite pages in the WAL, or a PostgreSQL session
-    (not this one) inside a transaction that has written."""
+@contextmanager
+def writing(db: str) -> Iterator[Callable[[], bool]]:
+    """A probe: whether another process has a write under way (SQLite: pages in the WAL; PostgreSQL: a session
+    other than the probe's own inside a transaction that has written). One connection for every poll, so
+    polling is fast enough to see a short transaction."""
     if "://" not in db:
         wal = Path(db + "-wal")
-        return wal.exists() and wal.stat().st_size > 0
+        yield lambda: wal.exists() and wal.stat().st_size > 0
+        return
     from sqlalchemy import create_engine, text
 
-    engine = create_engine(db)
+    engine = create_engine(db, isolation_level="AUTOCOMMIT")
+    conn = engine.connect()
+    query = text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                 "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL")
     try:
-        with engine.connect() as conn:
-            return bool(conn.execute(text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL")).scalar())
+        yield lambda: bool(conn.execute(query).scalar())
     finally:
+        conn.close()
         engine.dispose()
 
 
@@ -112,9 +117,9 @@ def test_import_killed_at_a_random_moment_is_all_or_nothing(db: str, seed: int, 
     src = tmp_path / "big.jsonl"
     write_source(src, N_IMPORT)
     Store(db).close()
-    assert kill_at(["cli", db, str(seed), "import", str(src)], delay_for(seed, "import", 0.0, 0.04), tmp_path,
-                   env={"TOOLGOLD_DB": db}, started=lambda: writing(db)), \
-        "the import finished before the kill: raise N_IMPORT"
+    with writing(db) as started:
+        assert kill_at(["cli", db, str(seed), "import", str(src)], delay_for(seed, "import", 0.0, 0.04), tmp_path,
+                       env={"TOOLGOLD_DB": db}, started=started), "the import finished before the kill: raise N_IMPORT"
     assert_invariants(db)
     store = Store(db)
     try:
