@@ -12,6 +12,8 @@ Every failure is an ``OutputError``: one line naming the file and what went wron
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import stat
 import sys
@@ -65,6 +67,19 @@ def check_writable(path: Path) -> None:
         raise OutputError(describe_os_error(path, exc)) from None
     os.close(fd)
     os.unlink(probe)
+
+
+def durable(fh: TextIO) -> None:
+    """Push what was written to ``fh`` to the disk now (a full disk raises here, inside the caller's
+    ``output_file`` block, so nothing is left behind); a stream that cannot be synced is only flushed."""
+    fh.flush()
+    try:
+        os.fsync(fh.fileno())
+    except (ValueError, io.UnsupportedOperation):  # no file descriptor (a test's captured stdout)
+        pass
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):  # a pipe or terminal cannot be synced
+            raise
 
 
 @contextmanager
@@ -128,4 +143,4 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-__all__ = ["OutputError", "check_writable", "describe_os_error", "is_stream", "output_file", "write_text"]
+__all__ = ["OutputError", "check_writable", "describe_os_error", "durable", "is_stream", "output_file", "write_text"]

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from labeler.cli.options import db_option
 from labeler.demo import demo_dir
-from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
+from labeler.files import OutputError, check_writable, describe_os_error, durable, output_file, write_text
 from labeler.store import ImportItem, Store, StoreError
 
 if TYPE_CHECKING:
@@ -251,8 +251,10 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
 
         export_frozen(store, version=version, split=split, out=out, hf_dir=hf_dir, user=user)
         return
+    # To a file, the export is recorded once every line is on disk, before the file takes its name: a full
+    # disk or a lock held past the timeout leaves neither a file nor an audit event of an export not made.
     total = store.authorize_gold_export(split=split, status=status, tag=tag, actor=user,
-                                        target=str(out) if out else "stdout")
+                                        target=str(out) if out else "stdout", record=out is None)
     if store.read_only:
         click.echo("note: the database is read-only: this export is not in its audit log", err=True)
     lines = store.iter_gold_lines(split=split, status=status, tag=tag)
@@ -264,6 +266,8 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
         for line in lines:
             fh.write(line + "\n")
             bar.update()
+        durable(fh)
+        store.authorize_gold_export(split=split, status=status, tag=tag, actor=user, target=str(out))
     click.echo(f"{total} gold cases written to {out}", err=True)
 
 

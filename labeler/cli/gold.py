@@ -16,7 +16,7 @@ import click
 
 from labeler.cli.data import load_tools
 from labeler.cli.options import db_option
-from labeler.files import output_file, write_text
+from labeler.files import durable, output_file, write_text
 from labeler.hf_export import dataset_card, write_manifest, write_split
 from labeler.store import SPLITS, GoldVersion, Store, StoreError
 from scorer.drift import StaleGold, stale_cases
@@ -85,11 +85,16 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
     if out is None:
         for line in lines:
             sys.stdout.write(line + "\n")
+        store.note_export(chosen_version.id, actor=actor, target="stdout")
     else:
         with output_file(out) as fh:
             for line in lines:  # the content hash is checked after the last line: a mismatch leaves no file
                 fh.write(line + "\n")
-    store.note_export(chosen_version.id, actor=actor, target=str(out) if out else "stdout")
+            # Audited once every line is on disk, before the file takes its name: a full disk leaves no
+            # audit event of an export not made, and an export the store cannot record (a lock held past
+            # the timeout) leaves no file, as its error line says.
+            durable(fh)
+            store.note_export(chosen_version.id, actor=actor, target=str(out))
     click.echo(f"{chosen_version.id}: {chosen_version.n_cases} cases (sha256 {chosen_version.content_hash})",
                err=True)
 

@@ -99,7 +99,7 @@ def describe_database_error(exc: BaseException, url: str, *, opening: bool = Fal
                 "nothing was written: try again")
     if "readonly" in lowered or "read-only" in lowered:
         return read_only_message(url)
-    if "disk is full" in lowered or "no space left" in lowered:
+    if "disk is full" in lowered or "no space left" in lowered or ("disk i/o error" in lowered and _disk_full(url)):
         return f"the database {shown}: the disk is full; nothing was written"
     if opening:
         path = _sqlite_path(url) if url.startswith("sqlite") else None
@@ -107,6 +107,18 @@ def describe_database_error(exc: BaseException, url: str, *, opening: bool = Fal
             reason = "it is a folder"
         return f"cannot open the database {shown}: {reason[:300]}"
     return f"database error on {shown}: {reason[:300]}"
+
+
+def _disk_full(url: str) -> bool:
+    """Whether the SQLite file's disk has (next to) no room left: SQLite reports a -wal or -shm file it
+    cannot create there as a "disk I/O error"."""
+    if not url.startswith("sqlite"):
+        return False
+    try:
+        fs = os.statvfs(Path(_sqlite_path(url)).parent)
+    except OSError:
+        return False
+    return fs.f_bavail * fs.f_frsize < 64 * 1024
 
 
 def _sqlite_path(url: str) -> str:
@@ -228,7 +240,10 @@ class Database:
 
     def _create_engine(self) -> Engine:
         if not self.is_sqlite:
-            return create_engine(self.url, pool_pre_ping=True)
+            # A lock another session holds is waited for as long as SQLite's busy_timeout, then the statement
+            # fails ("lock timeout": one line, nothing written) instead of hanging the command for ever.
+            return create_engine(self.url, pool_pre_ping=True,
+                                 connect_args={"options": f"-c lock_timeout={BUSY_TIMEOUT_MS}"})
         url = self.url
         if self.read_only:
             # immutable: SQLite must not try to create the -wal/-shm files a read-only folder cannot hold.

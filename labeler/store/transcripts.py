@@ -722,15 +722,16 @@ def count_gold(db: Database, *, split: str | None = None, status: str | None = N
 
 
 def authorize_gold_export(db: Database, *, split: str | None = None, status: str | None = None,
-                          tag: str | None = None, actor: str | None, target: str) -> int:
-    """Check that ``actor`` may export this selection, record the export, and return its size.
+                          tag: str | None = None, actor: str | None, target: str, record: bool = True) -> int:
+    """Check that ``actor`` may export this selection, record the export (unless ``record`` is false: the
+    caller records it once the file is written), and return its size.
 
     Approved regression cases are the held-out set: only a reviewer or admin exports them, and each such
     export is an audit event (as exporting a frozen version is). Other selections need no user."""
     q = _gold_query(split, status, tag).subquery()
     # A read-only database (a snapshot on a read-only volume) can still be exported by someone with the
     # right role; it cannot take the audit event, and whoever has the file can read it anyway.
-    with (db.read() if db.read_only else db.write()) as conn:
+    with (db.read() if db.read_only or not record else db.write()) as conn:
         total = conn.scalar(select(func.count()).select_from(q)) or 0
         held_out = conn.scalar(select(func.count()).select_from(t.GoldCaseRow).where(
             t.GoldCaseRow.id.in_(select(_gold_query(split, status, tag).with_only_columns(
@@ -742,7 +743,7 @@ def authorize_gold_export(db: Database, *, split: str | None = None, status: str
                                        "set): exporting them needs --user NAME (a reviewer or admin), or "
                                        "TOOLGOLD_USER")
             require_role(conn, actor, REVIEWER_ROLES, "export approved regression cases")
-            if not db.read_only:
+            if record and not db.read_only:
                 audit(conn, actor=actor, action="gold.export", entity="gold", entity_id=split or "all",
                       after={"split": split, "status": status, "tag": tag, "cases": total, "held_out": held_out,
                              "target": target})

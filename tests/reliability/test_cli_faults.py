@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.store import Store
+from tests.reliability.invariants import assert_invariants
 from tests.review.test_cli_gold import labeled  # noqa: F401  (a fixture)
 
 GOOD = {"format": "toolgold.transcript/1", "id": "good", "messages": [{"role": "user", "content": "hi"}]}
@@ -98,5 +99,6 @@ def test_a_full_disk_for_the_rejects_loses_nothing(store: Store, tmp_path: Path)
         assert code == 2
         assert err == f"error: cannot write {mount / 'rejects.txt'}: No space left on device\n"
         assert store.stats()["transcripts"] == 0  # nothing imported: the rejects could not be kept
+        assert_invariants(store.url)
     finally:
         subprocess.run(["umount", str(mount)], check=True)

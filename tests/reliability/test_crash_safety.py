@@ -12,13 +12,14 @@ import time
 from pathlib import Path
 
 from labeler.store import Store
+from tests.reliability.invariants import assert_invariants
 
 N = 3000
 
 
-def write_source(path: Path) -> None:
+def write_source(path: Path, n: int = N) -> None:
     with path.open("w") as fh:
-        for i in range(N):
+        for i in range(n):
             fh.write(json.dumps({
                 "format": "toolgold.transcript/1", "id": f"crash/{i}",
                 "messages": [{"role": "user", "content": f"question {i} " + "context " * 200},
@@ -58,9 +59,11 @@ def test_killed_import_leaves_a_consistent_db_and_the_rerun_completes_without_du
     orphans = con.execute("SELECT count(*) FROM turns WHERE transcript_id NOT IN (SELECT id FROM transcripts)")
     assert orphans.fetchone() == (0,)
     con.close()
+    assert_invariants(db)
 
     for _ in range(2):  # the re-run completes; running it again adds nothing
         subprocess.run([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env, check=True,
                        capture_output=True)
     stats = Store(db).stats()
     assert (stats["transcripts"], stats["turns"]) == (N, 2 * N)
+    assert_invariants(db)

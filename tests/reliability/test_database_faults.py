@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.store import Store
+from tests.reliability.invariants import assert_invariants
 
 SECRET = "TRANSCRIPT-CONTENT-7Q"
 TRANSCRIPT = {"format": "toolgold.transcript/1", "id": "t-secret", "messages": [{"role": "user", "content": SECRET}]}
@@ -139,6 +140,7 @@ def test_a_lock_held_past_the_timeout_is_one_line_without_sql_or_content(
                    "try again\n")
     assert SECRET not in err
     assert Store(db).stats()["transcripts"] == 0
+    assert_invariants(db)
 
 
 def test_a_full_disk_under_the_database_is_one_line_and_loses_nothing(tmp_path: Path) -> None:
@@ -166,5 +168,6 @@ def test_a_full_disk_under_the_database_is_one_line_and_loses_nothing(tmp_path: 
             assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
             assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         assert Store(db).dump() == before
+        assert_invariants(db)
     finally:
         subprocess.run(["umount", "--lazy", str(mount)], check=True)

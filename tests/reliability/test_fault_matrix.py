@@ -19,6 +19,7 @@ from labeler.cli import cli
 from labeler.store import Store
 from scorer.formats import dumps_record
 from scorer.model import Answer, Call, GoldCase, Message, RunRecord
+from tests.reliability.invariants import assert_invariants
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 CORPUS = sorted(p.name for p in BAD.iterdir())
@@ -95,6 +96,7 @@ def test_bad_input_is_one_line_and_changes_nothing(command: str, name: str, worl
         assert result.stderr.count("\n") == 1 or result.stderr.startswith("Usage: "), result.stderr
     assert "Traceback" not in result.output
     assert integrity(isolated_db) == ([("ok",)], [])
+    assert_invariants(isolated_db)
     if (command, name) in NOT_BAD:
         return
     after = Store(isolated_db)

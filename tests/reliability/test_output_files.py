@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from labeler.cli import cli
 from labeler.files import OutputError, output_file
+from tests.reliability.invariants import assert_invariants
 
 CASE = {"format": "toolgold.gold/1", "id": "c1", "conversation_id": "t", "turn": 1, "kind": "turn",
         "split": "regression", "messages": [{"role": "user", "content": "hi"}],
@@ -134,6 +135,7 @@ def test_a_full_disk_leaves_the_previous_export_and_no_temporary_file(
     assert err == f"error: cannot write {out}: No space left on device\n"
     assert out.read_text() == "previous\n"
     assert [p.name for p in tiny_disk.iterdir()] == ["gold.jsonl"]
+    assert_invariants(gold_db[0].parent / "toolgold.db")
 
 
 @pytest.mark.parametrize("command", [["export", "--user", "rev"], ["export", "--version", "regression-v1"],

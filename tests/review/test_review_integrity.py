@@ -13,6 +13,7 @@ from sqlalchemy import delete, func, select
 
 from labeler.store import Store, StoreError
 from labeler.store import tables as t
+from tests.reliability.invariants import assert_invariants
 from tests.review.kit import people, put, transcript
 from tests.review.test_review_store import CASE1, T1, T2, T3, lookup, submit
 
@@ -67,6 +68,7 @@ def test_an_unsure_label_stamped_before_the_last_sync_still_reaches_review(rs: S
     rs.sync_review_queue()
     assert [(i.kind, i.ref) for i in rs.review_queue(actor="rita")] == [("unsure", UNSURE_CASE)]
     assert UNSURE_CASE not in rs.approvable_cases()
+    assert_invariants(rs.url)
 
 
 def test_approval_refuses_unsure_and_disagreeing_cases_whatever_the_queue_says(rs: Store) -> None:
@@ -83,6 +85,7 @@ def test_approval_refuses_unsure_and_disagreeing_cases_whatever_the_queue_says(r
             rs.approve_cases([contested], actor="rita")
         assert rs.get_gold(contested) == before  # nothing approved
     assert rs.approve_cases(["t2#t2"], actor="rita") == 1
+    assert_invariants(rs.url)
 
 
 def test_concurrent_syncs_create_no_duplicate_open_items(rs: Store) -> None:
@@ -103,6 +106,7 @@ def test_concurrent_syncs_create_no_duplicate_open_items(rs: Store) -> None:
                             .where(t.ReviewItemRow.status != "resolved")
                             .group_by(t.ReviewItemRow.kind, t.ReviewItemRow.ref)).all()
     assert sorted((k, r, n) for k, r, n in rows) == [("disagreement", CASE1, 1), ("unsure", UNSURE_CASE, 1)]
+    assert_invariants(rs.url)
 
 
 def test_settings_written_at_once_never_collide(rs: Store) -> None:

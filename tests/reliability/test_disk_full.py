@@ -1,0 +1,127 @@
+"""A full disk, for real: a small tmpfs the test mounts (as root; CI runs as root) and fills. Importing into,
+saving to, exporting from and scoring with -o onto the full disk: one line, exit 2, nothing half-written,
+and the database still keeps every invariant (tests/reliability/invariants.py)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from labeler.cli import cli
+from labeler.store import Store
+from tests.judge.kit import export_version, orders_case, seeded, shoes_case, shoes_run, write_jsonl
+from tests.reliability.invariants import assert_invariants
+from tests.review.kit import transcript
+
+FULL = "the disk is full; nothing was written"
+
+
+def invoke(db: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env={"TOOLGOLD_DB": str(db), "ANTHROPIC_API_KEY": ""},
+                                catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def fill(mount: Path) -> None:
+    """Take every free byte of the mount."""
+    fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        while True:
+            try:
+                os.write(fd, b"\0" * 4096)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+                break
+    finally:
+        os.close(fd)
+    os.sync()
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    """An 8 MiB tmpfs holding a database with frozen gold and a saved run; unmounted whatever happens."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs to fill needs root (CI runs as root)")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "--lazy", str(mount)], check=True)  # lazy: a connection may still hold a file
+
+
+@pytest.fixture
+def full(disk: Path, tmp_path: Path) -> dict[str, Any]:
+    db = disk / "toolgold.db"
+    store = Store(db)
+    try:
+        seeded(store, shoes_case(), orders_case())
+        gold = export_version(store, "regression-v1", tmp_path / "gold.jsonl")
+    finally:
+        store.close()
+    runs = write_jsonl(tmp_path / "runs.jsonl", [shoes_run()])
+    new = write_jsonl(tmp_path / "new.jsonl", [transcript(f"new-{i}", "x" * 50_000) for i in range(20)])
+    before = dump(db)
+    fill(disk)
+    return {"before": before, "db": db, "gold": gold, "runs": runs, "new": new, "disk": disk}
+
+
+def dump(db: Path) -> dict[str, Any]:
+    store = Store(db)
+    try:
+        return store.dump()
+    finally:
+        store.close()  # the last connection gone: SQLite drops its -wal now, not at some later collection
+
+
+def only_line(err: str) -> str:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("what", ["import", "score --save"])
+def test_writing_to_a_database_on_a_full_disk_is_one_line_and_writes_nothing(what: str,
+                                                                           full: dict[str, Any]) -> None:
+    db = full["db"]
+    before = full["before"]
+    argv = (["import", str(full["new"])] if what == "import"
+            else ["score", str(full["gold"]), str(full["runs"]), "--save"])
+    code, _, err = invoke(db, *argv)
+    assert code == 2, err
+    assert only_line(err) == f"error: the database {db}: {FULL}\n"
+    (full["disk"] / "filler").unlink()  # room again: what is stored is exactly what was there
+    assert dump(db) == before
+    assert_invariants(db)
+
+
+@pytest.mark.parametrize("what", ["export", "export --version", "score -o"])
+def test_writing_an_output_onto_a_full_disk_is_one_line_and_leaves_no_file(what: str, full: dict[str, Any],
+                                                                         tmp_path: Path) -> None:
+    # The database lives elsewhere, with room: only the output's disk is full.
+    db = tmp_path / "roomy.db"
+    store = Store(db)
+    try:
+        seeded(store, shoes_case(), orders_case())
+    finally:
+        store.close()
+    before = dump(db)
+    out = full["disk"] / "out.jsonl"
+    argv = {"export": ["export", "--user", "rita", "-o", str(out)],
+            "export --version": ["export", "--version", "regression-v1", "--user", "rita", "-o", str(out)],
+            "score -o": ["score", str(full["gold"]), str(full["runs"]), "-o", str(out)]}[what]
+    code, _, err = invoke(db, *argv)
+    assert code == 2, err
+    assert only_line(err) == f"error: cannot write {out}: No space left on device\n"
+    assert sorted(p.name for p in full["disk"].iterdir()) == ["filler", "toolgold.db"]  # no file, no temporary
+    assert dump(db) == before
+    assert_invariants(db)
+    (full["disk"] / "filler").unlink()
+    assert_invariants(full["db"])
