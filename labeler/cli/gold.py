@@ -159,7 +159,8 @@ def diff_cmd(a: str, b: str, as_json: bool, db: str | None) -> None:
 
 @click.command("drift")
 @click.option("--tools", "tools_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The current tool schemas (JSON array); without it, each tool's newest imported schema.")
+              help="One declared toolset (JSON array) to check every case against; without it, each case is "
+                   "checked against the tools its own transcript offers now.")
 @click.option("--source", default=None, help="Only gold cases from this source.")
 @click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
               help="Who checks, as the audit log records it (an active user; attribution, not authentication).")

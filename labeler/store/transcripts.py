@@ -2,7 +2,10 @@
 
 An import adds transcripts (their tools stored once per schema hash, their decision points as turns) and
 gold cases in one transaction; content already present is left alone, and an id that exists with other
-content is refused naming the file and line.
+content is refused naming the file and line. One exception: a transcript that comes again with the same
+conversation and other tools is that conversation's tool set changing, so its tools are replaced (audited
+as ``transcript.tools``); a gold case that comes again differing only in its tools is kept as labeled.
+Schema drift (``labeler.store.drift``) then compares each case with its own transcript's tools.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
@@ -47,6 +50,11 @@ class ImportResult:
     gold_added: int = 0
     gold_unchanged: int = 0
     turns_added: int = 0
+    transcripts_retooled: int = 0
+    """Transcripts already stored with the same conversation that came with other tools: their tools now
+    are the new ones (schema drift checks the gold labeled on them)."""
+    gold_retooled: int = 0
+    """Gold cases already stored that came again differing only in their tools: kept as labeled."""
     rejects: list[InvalidRecord] = field(default_factory=list)
 
     @property
@@ -58,6 +66,10 @@ class ImportResult:
         same = self.transcripts_unchanged + self.gold_unchanged
         if same:
             parts.append(f"{same} already present")
+        if self.transcripts_retooled:
+            parts.append(f"{self.transcripts_retooled} transcripts' tools changed")
+        if self.gold_retooled:
+            parts.append(f"{self.gold_retooled} gold cases kept as labeled under their earlier tools")
         if self.rejects:
             parts.append(f"{len(self.rejects)} rejected")
         return ", ".join(parts)
@@ -136,13 +148,13 @@ def import_items(db: Database, items: Iterable[ImportItem], *, actor: str = "imp
             # IntegrityError).
             one_at_a_time(conn, IMPORT_LOCK)
             for batch in _replayed(transcripts):
-                _import_transcripts(conn, batch, result, skip_invalid)
+                _import_transcripts(conn, batch, result, skip_invalid, actor)
             for batch in _replayed(gold):
                 _import_gold(conn, batch, result, skip_invalid)
-            if result.transcripts_added or result.gold_added:
+            if result.transcripts_added or result.gold_added or result.transcripts_retooled:
                 audit(conn, actor=actor, action="import", entity="batch", entity_id=now_iso(),
                       after={"transcripts": result.transcripts_added, "gold_cases": result.gold_added,
-                             "sources": sorted(sources)})
+                             "transcripts_retooled": result.transcripts_retooled, "sources": sorted(sources)})
     return result
 
 
@@ -209,18 +221,26 @@ def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
     return _Staged(tr.id, digest, item.source, item.line, row, tools, _turn_rows(tr))
 
 
-def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
-    existing = dict(conn.execute(
-        select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash)
+def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool,
+                        actor: str) -> None:
+    existing = {ext: (pk, digest, body) for ext, pk, digest, body in conn.execute(
+        select(t.TranscriptRow.external_id, t.TranscriptRow.id, t.TranscriptRow.content_hash, t.TranscriptRow.body)
         .where(t.TranscriptRow.external_id.in_([s.id for s in batch]))
-    ).all())
+    ).all()}
     seen_in_batch: dict[str, str] = {}
     rows, tool_links, new = [], [], []
     stamp = now_iso()
     for staged in batch:
-        prior = existing.get(staged.id) or seen_in_batch.get(staged.id)
+        stored = existing.get(staged.id)
+        prior = seen_in_batch.get(staged.id) or (stored[1] if stored else None)
         if prior == staged.digest:
             result.transcripts_unchanged += 1
+            continue
+        if stored is not None and staged.id not in seen_in_batch and stored[2] == staged.row["body"]:
+            # The same conversation with other tools: the conversation's tool set changed.
+            _retool(conn, stored[0], staged, actor)
+            seen_in_batch[staged.id] = staged.digest
+            result.transcripts_retooled += 1
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
@@ -248,6 +268,23 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
         conn.execute(insert(t.TurnRow), turn_rows)
     result.transcripts_added += len(rows)
     result.turns_added += len(turn_rows)
+
+
+def _retool(conn: Connection, pk: int, staged: _Staged, actor: str) -> None:
+    """Replace the stored transcript ``pk``'s tools with ``staged``'s (its conversation is the same)."""
+    before = list(conn.scalars(select(t.TranscriptToolRow.schema_hash).where(
+        t.TranscriptToolRow.transcript_id == pk).order_by(t.TranscriptToolRow.position)))
+    _ensure_tool_schemas(conn, staged.tools)
+    conn.execute(delete(t.TranscriptToolRow).where(t.TranscriptToolRow.transcript_id == pk))
+    if staged.tools:
+        conn.execute(insert(t.TranscriptToolRow), [
+            {"transcript_id": pk, "position": i, "schema_hash": digest}
+            for i, (digest, _, _) in enumerate(staged.tools)])
+    conn.execute(update(t.TranscriptRow).where(t.TranscriptRow.id == pk).values(content_hash=staged.digest))
+    audit(conn, actor=actor, action="transcript.tools", entity="transcript", entity_id=staged.id,
+          before={"tools": before}, after={"tools": [digest for digest, _, _ in staged.tools]},
+          note=f"re-imported from {staged.source}" + (f":{staged.line}" if staged.line else "")
+               + " with other tools")
 
 
 def _tool_canonical(tool: dict[str, Any]) -> tuple[str, str, str]:
@@ -284,17 +321,24 @@ def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
 
 
 def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
-    existing = dict(conn.execute(
-        select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash)
+    existing = {cid: (digest, body) for cid, digest, body in conn.execute(
+        select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash, t.GoldCaseRow.body)
         .where(t.GoldCaseRow.id.in_([s.id for s in batch]))
-    ).all())
+    ).all()}
     seen: dict[str, str] = {}
     rows, tag_rows = [], []
     stamp = now_iso()
     for staged in batch:
-        prior = existing.get(staged.id) or seen.get(staged.id)
+        stored = existing.get(staged.id)
+        prior = seen.get(staged.id) or (stored[0] if stored else None)
         if prior == staged.digest:
             result.gold_unchanged += 1
+            continue
+        if stored is not None and staged.id not in seen and _but_tools(stored[1]) == _but_tools(
+                str(staged.row["body"])):
+            # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
+            seen[staged.id] = staged.digest
+            result.gold_retooled += 1
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
@@ -309,6 +353,13 @@ def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResul
         result.gold_added += len(rows)
     if tag_rows:
         conn.execute(insert(t.GoldCaseTagRow), tag_rows)
+
+def _but_tools(body: str) -> Any:
+    record = json.loads(body)
+    if isinstance(record, dict):
+        record.pop("tools", None)
+    return record
+
 
 # -- transcripts ------------------------------------------------------------------------------
 

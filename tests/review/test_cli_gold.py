@@ -160,6 +160,18 @@ def test_drift_on_import_and_against_a_declared_toolset(store: Store, tmp_path: 
     assert err == "1 gold cases flagged for re-labeling (1 no longer fit the tools)\n"
 
 
+def test_a_reimport_that_drops_a_tool_from_the_cases_own_transcript_is_checked(store: Store, tmp_path: Path) -> None:
+    # No schema new to the store arrives (refund_order is known): the tool set of t1 still changed.
+    people(store)
+    put(store, transcript("t1"), gold("t1#t2"), transcript("t2"), gold("t2#t2"))
+    again = tmp_path / "again.jsonl"
+    again.write_text(dumps_record(transcript("t1", tools=(REFUND,))) + "\n")
+    code, out, err = run("import", str(again))
+    assert code == 0 and "1 transcripts' tools changed" in out
+    assert "1 gold cases flagged for re-labeling" in err
+    assert [i.case_id for i in store.relabel_queue(actor="rita")] == ["t1#t2"]
+
+
 def test_drift_is_audited_under_the_user_who_ran_it(store: Store, tmp_path: Path) -> None:
     people(store)
     put(store, transcript("t1"), gold("a#t2"))
