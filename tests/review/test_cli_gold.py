@@ -209,3 +209,14 @@ def test_score_refuses_gold_that_no_longer_fits_the_agents_tools(tmp_path: Path)
     tools.write_text(json.dumps([t.model_dump() for t in (gold("x").tools)]))
     code, _, err = run("score", str(gold_file), str(runs), "--tools", str(tools))
     assert "stale" not in err
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_lint_refuses_an_empty_file_as_score_does(tmp_path: Path, content: str) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(content)
+    message = f"error: {empty}: no gold cases in this file (it is empty)\n"
+    assert run("lint", str(empty)) == (2, "", message)
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("")
+    assert run("score", str(empty), str(runs))[::2] == (2, message)  # the same line, the same exit
