@@ -206,7 +206,8 @@ def _import(store: Store, files: tuple[Path, ...], fmt: str | None, options: Imp
     result = store.import_items(
         warnings.watch(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid)),
         skip_invalid=skip_invalid, actor=actor)
-    if store.stats()["tool_schemas"] > schemas_before:  # a tool schema changed or arrived: check the gold
+    # A tool schema arrived, or a stored transcript came with other tools: check the gold.
+    if result.transcripts_retooled or store.stats()["tool_schemas"] > schemas_before:
         stale = store.check_schema_drift(actor=actor)
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "

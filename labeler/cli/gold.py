@@ -20,6 +20,7 @@ from labeler.files import durable, output_file, write_text
 from labeler.hf_export import dataset_card, write_manifest, write_split
 from labeler.store import SPLITS, GoldVersion, Store, StoreError
 from scorer.drift import StaleGold, stale_cases
+from scorer.errors import InvalidRecord
 from scorer.formats import read_records
 from scorer.hygiene import lint
 from scorer.model import GoldCase
@@ -164,7 +165,8 @@ def diff_cmd(a: str, b: str, as_json: bool, db: str | None) -> None:
 
 @click.command("drift")
 @click.option("--tools", "tools_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The current tool schemas (JSON array); without it, each tool's newest imported schema.")
+              help="One declared toolset (JSON array) to check every case against; without it, each case is "
+                   "checked against the tools its own transcript offers now.")
 @click.option("--source", default=None, help="Only gold cases from this source.")
 @click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
               help="Who checks, as the audit log records it (an active user; attribution, not authentication).")
@@ -191,9 +193,11 @@ def drift_cmd(tools_file: Path | None, source: str | None, user: str | None, db:
 def lint_cmd(gold: Path, as_json: bool) -> None:
     """Find suspect gold in GOLD (toolgold.gold/1): conflicting duplicates, calls that fail their own schema,
     required arguments without a value, expected values that appear nowhere in the context. Exit 1 when
-    there are problems, 2 when GOLD cannot be read."""
+    there are problems, 2 when GOLD cannot be read or holds no gold cases."""
     with gold.open("rb") as fh:
         cases = [case for _, case in read_records(fh, str(gold), expect=GoldCase)]
+    if not cases:  # as `score` says of the same file: nothing to check is not a clean gold set
+        raise InvalidRecord("no gold cases in this file (it is empty)", source=str(gold))
     problems = lint(cases)
     for p in problems:
         if as_json:

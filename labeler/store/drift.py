@@ -73,35 +73,60 @@ def _current_tools(conn: Connection, source: str) -> list[ToolSpec]:
     return [ToolSpec.model_validate_json(bodies[newest[name][1]]) for name in sorted(newest)]
 
 
+def _own_tools(conn: Connection, cases: Any) -> dict[str, list[ToolSpec]]:
+    """The tools each stored transcript that ``cases`` (a query of gold case rows) were labeled on offers
+    now, by transcript id (an empty list for a transcript that offers none)."""
+    conversations = cases.with_only_columns(t.GoldCaseRow.conversation_id).where(
+        t.GoldCaseRow.conversation_id.is_not(None))
+    own: dict[str, list[ToolSpec]] = {ext: [] for ext in conn.scalars(
+        select(t.TranscriptRow.external_id).where(t.TranscriptRow.external_id.in_(conversations)))}
+    parsed: dict[str, ToolSpec] = {}
+    for ext, digest, body in conn.execute(
+            select(t.TranscriptRow.external_id, t.ToolSchemaRow.hash, t.ToolSchemaRow.body)
+            .join(t.TranscriptToolRow, t.TranscriptToolRow.transcript_id == t.TranscriptRow.id)
+            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)
+            .where(t.TranscriptRow.external_id.in_(conversations))
+            .order_by(t.TranscriptRow.external_id, t.TranscriptToolRow.position)):
+        if digest not in parsed:
+            parsed[digest] = ToolSpec.model_validate_json(body)
+        own[ext].append(parsed[digest])
+    return own
+
+
 def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None, source: str | None = None,
                        actor: str = "drift") -> list[StaleCase]:
     """Flag every gold case the current tool schemas no longer fit into the re-labeling queue, with the
     reasons, and return them.
 
     With ``tools`` (a declared toolset) cases are checked against exactly those: removed and added tools
-    count. Without, each case is checked against the newest schema of each of its own tools in its source,
-    so a re-imported tool with a renamed parameter or a new required field is caught on import. A case a
-    reviewer dismissed is not flagged again for the same schemas; an open item whose case fits again is
-    closed.
+    count. Without, each case is checked against its own tool set as it is now: the tools its own
+    transcript (the conversation it was labeled on) offers, which change when that transcript is
+    re-imported with other tools, so a renamed parameter or a new required field is caught on import while
+    other transcripts' tools of the same name never count. A case whose transcript is not in the store
+    falls back to the newest schema of each of its tools in its source. A case a reviewer dismissed is not
+    flagged again for the same schemas; an open item whose case fits again is closed.
     """
     with db.write() as conn:
         q = select(t.GoldCaseRow.body, t.GoldCaseRow.source).where(t.GoldCaseRow.status != "rejected")
         if source:
             q = q.where(t.GoldCaseRow.source == source)
+        own = _own_tools(conn, q) if tools is None else {}
         per_source: dict[str, list[ToolSpec]] = {}
         found: list[StaleCase] = []
         for body, case_source in conn.execute(q).all():
             case = GoldCase.model_validate_json(body)
             if tools is not None:
                 current, added = list(tools), True
-            elif case.tools:
+            elif not case.tools:
+                continue
+            elif case.conversation_id is not None and case.conversation_id in own:
+                current, added = own[case.conversation_id], False
+            else:
                 source_key = case_source or ""
                 if source_key not in per_source:
                     per_source[source_key] = _current_tools(conn, source_key)
                 newest = {x.name: x for x in per_source[source_key]}
                 current, added = [newest.get(x.name, x) for x in case.tools], False
-            else:
-                continue
             drift = case_drift(case, current, added_tools=added)
             _flag_drift(conn, case.id, drift, current, actor)
             if drift is not None:

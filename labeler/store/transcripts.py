@@ -2,7 +2,10 @@
 
 An import adds transcripts (their tools stored once per schema hash, their decision points as turns) and
 gold cases in one transaction; content already present is left alone, and an id that exists with other
-content is refused naming the file and line.
+content is refused naming the file and line. One exception: a transcript that comes again with the same
+conversation and other tools is that conversation's tool set changing, so its tools are replaced (audited
+as ``transcript.tools``); a gold case that comes again differing only in its tools is kept as labeled.
+Schema drift (``labeler.store.drift``) then compares each case with its own transcript's tools.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
@@ -63,6 +66,11 @@ class ImportResult:
     gold_added: int = 0
     gold_unchanged: int = 0
     turns_added: int = 0
+    transcripts_retooled: int = 0
+    """Transcripts already stored with the same conversation that came with other tools: their tools now
+    are the new ones (schema drift checks the gold labeled on them)."""
+    gold_retooled: int = 0
+    """Gold cases already stored that came again differing only in their tools: kept as labeled."""
     rejects: list[InvalidRecord] = field(default_factory=list)
 
     @property
@@ -74,6 +82,10 @@ class ImportResult:
         same = self.transcripts_unchanged + self.gold_unchanged
         if same:
             parts.append(f"{same} already present")
+        if self.transcripts_retooled:
+            parts.append(f"{self.transcripts_retooled} transcripts' tools changed")
+        if self.gold_retooled:
+            parts.append(f"{self.gold_retooled} gold cases kept as labeled under their earlier tools")
         if self.rejects:
             parts.append(f"{len(self.rejects)} rejected")
         return ", ".join(parts)
@@ -162,7 +174,7 @@ def import_items(db: Database, items: Iterable[ImportItem], *, actor: str = "imp
             # IntegrityError).
             one_at_a_time(conn, IMPORT_LOCK)
             for batch in _replayed(transcripts):
-                _import_transcripts(conn, batch, result, skip_invalid)
+                _import_transcripts(conn, batch, result, skip_invalid, actor)
             for batch in _replayed(gold):
                 _import_gold(conn, batch, result, skip_invalid)
             _audit_import(conn, actor, result, sources)
@@ -170,10 +182,10 @@ def import_items(db: Database, items: Iterable[ImportItem], *, actor: str = "imp
 
 
 def _audit_import(conn: Connection, actor: str, result: ImportResult, sources: set[str]) -> None:
-    if result.transcripts_added or result.gold_added:
+    if result.transcripts_added or result.gold_added or result.transcripts_retooled:
         audit(conn, actor=actor, action="import", entity="batch", entity_id=now_iso(),
               after={"transcripts": result.transcripts_added, "gold_cases": result.gold_added,
-                     "sources": sorted(sources)})
+                     "transcripts_retooled": result.transcripts_retooled, "sources": sorted(sources)})
 
 
 # -- SQLite: stage, then publish in one short transaction -------------------------------------------
@@ -213,6 +225,9 @@ class _Stage:
         self.conn.executescript(_STAGE_SCHEMA)
         self.conn.execute("BEGIN")  # one transaction (no journal): committed before the store attaches it
         self.next_id = 1
+        # Stored transcripts that came again with the same conversation and other tools (rare: kept in memory),
+        # their tools replaced when the import publishes.
+        self.retools: list[_Staged] = []
 
     def known(self, table: str, key: str, ids: Sequence[str]) -> dict[str, str]:
         marks = ", ".join("?" * len(ids))
@@ -315,10 +330,10 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem], *, 
             except sqlite3.Error as exc:  # the stage file's own database (a full disk, say)
                 raise _stage_failed(db, exc) from None
             for _ in range(5):
-                if not (result.transcripts_added or result.gold_added):
+                if not (result.transcripts_added or result.gold_added or stage.retools):
                     break
                 try:
-                    _publish(db, path, actor, result, sources)
+                    _publish(db, stage, actor, result, sources)
                     break
                 except _Clashed as clashed:
                     stage.drop(clashed.clashes, result, skip_invalid)
@@ -391,11 +406,23 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], re
                        skip: bool) -> None:
     ids = list(dict.fromkeys(s.id for s in batch))
     with db.read() as conn:
-        existing = dict(conn.execute(
-            select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash)
-            .where(t.TranscriptRow.external_id.in_(ids))).all())
+        stored = {ext: (digest, body) for ext, digest, body in conn.execute(
+            select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash, t.TranscriptRow.body)
+            .where(t.TranscriptRow.external_id.in_(ids))).all()}
+    existing = {ext: digest for ext, (digest, _) in stored.items()}
     existing.update(stage.known("transcripts", "external_id", ids))
-    new = _new_in(batch, existing, result, skip, "transcript", " (give it a new id to keep both)")
+    kept = []
+    for staged in batch:
+        hit = stored.get(staged.id)
+        if (hit is not None and existing.get(staged.id) == hit[0] != staged.digest
+                and hit[1] == staged.row["body"]):
+            # The same conversation with other tools: the conversation's tool set changed.
+            stage.retools.append(staged)
+            existing[staged.id] = staged.digest
+            result.transcripts_retooled += 1
+        else:
+            kept.append(staged)
+    new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
     rows, links, turns, tools = [], [], [], {}
     for staged in new:
         pk = stage.next_id
@@ -419,10 +446,22 @@ def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[_Staged], res
                       skip: bool) -> None:
     ids = list(dict.fromkeys(s.id for s in batch))
     with db.read() as conn:
-        existing = dict(conn.execute(
-            select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash).where(t.GoldCaseRow.id.in_(ids))).all())
+        stored = {cid: (digest, body) for cid, digest, body in conn.execute(
+            select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash, t.GoldCaseRow.body)
+            .where(t.GoldCaseRow.id.in_(ids))).all()}
+    existing = {cid: digest for cid, (digest, _) in stored.items()}
     existing.update(stage.known("gold_cases", "id", ids))
-    new = _new_in(batch, existing, result, skip, "gold case", "")
+    kept = []
+    for staged in batch:
+        hit = stored.get(staged.id)
+        if (hit is not None and existing.get(staged.id) == hit[0] != staged.digest
+                and _but_tools(hit[1]) == _but_tools(str(staged.row["body"]))):
+            # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
+            existing[staged.id] = staged.digest
+            result.gold_retooled += 1
+        else:
+            kept.append(staged)
+    new = _new_in(kept, existing, result, skip, "gold case", "")
     stage.conn.executemany(f"INSERT INTO gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 2))})",
                            [(*(s.row[c] for c in _GOLD_COLUMNS), s.source, s.line) for s in new])
     stage.conn.executemany("INSERT INTO gold_case_tags VALUES (?, ?)",
@@ -444,13 +483,13 @@ def _clashes(conn: Connection, table: str, key: str) -> list[_Clash]:
     return [_Clash(table, str(k), bool(same), str(src), line) for k, same, src, line in rows]
 
 
-def _publish(db: Database, stage: Path, actor: str, result: ImportResult, sources: set[str]) -> None:
+def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sources: set[str]) -> None:
     """Copy the staged rows into the store in one transaction: a handful of statements, whatever the size."""
     cols = ", ".join(_TRANSCRIPT_COLUMNS)
     turn_cols = ", ".join(_TURN_COLUMNS)
     gold_cols = ", ".join(_GOLD_COLUMNS)
-    with db.write_attached("stage", stage) as conn:
-        stamp = now_iso()
+    with db.write_attached("stage", stage.path) as conn:
+        stamp = _stored_now(conn)
         run = conn.exec_driver_sql
         clashes = _clashes(conn, "transcripts", "external_id") + _clashes(conn, "gold_cases", "id")
         if clashes:  # added by another import (or, for gold, by labeling) since they were staged
@@ -467,7 +506,17 @@ def _publish(db: Database, stage: Path, actor: str, result: ImportResult, source
         run(f"INSERT INTO main.gold_cases ({gold_cols}, created_at, updated_at) "
             f"SELECT {gold_cols}, ?, ? FROM stage.gold_cases", (stamp, stamp))
         run("INSERT INTO main.gold_case_tags (case_id, tag) SELECT case_id, tag FROM stage.gold_case_tags")
+        for staged in stage.retools:
+            pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == staged.id))
+            if pk is not None:
+                _retool(conn, pk, staged, actor)
         _audit_import(conn, actor, result, sources)
+
+
+def _stored_now(conn: Connection) -> Any:
+    """Now, in the form the ``Timestamp`` columns store (the publish's raw SQL bypasses the column type)."""
+    process = t.Timestamp().bind_processor(conn.dialect)
+    return process(now_iso()) if process is not None else now_iso()
 
 
 @dataclass(slots=True)
@@ -534,18 +583,26 @@ def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
     return _Staged(tr.id, digest, item.source, item.line, row, tools, turns)
 
 
-def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
-    existing = dict(conn.execute(
-        select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash)
+def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool,
+                        actor: str) -> None:
+    existing = {ext: (pk, digest, body) for ext, pk, digest, body in conn.execute(
+        select(t.TranscriptRow.external_id, t.TranscriptRow.id, t.TranscriptRow.content_hash, t.TranscriptRow.body)
         .where(t.TranscriptRow.external_id.in_([s.id for s in batch]))
-    ).all())
+    ).all()}
     seen_in_batch: dict[str, str] = {}
     rows, tool_links, new = [], [], []
     stamp = now_iso()
     for staged in batch:
-        prior = existing.get(staged.id) or seen_in_batch.get(staged.id)
+        stored = existing.get(staged.id)
+        prior = seen_in_batch.get(staged.id) or (stored[1] if stored else None)
         if prior == staged.digest:
             result.transcripts_unchanged += 1
+            continue
+        if stored is not None and staged.id not in seen_in_batch and stored[2] == staged.row["body"]:
+            # The same conversation with other tools: the conversation's tool set changed.
+            _retool(conn, stored[0], staged, actor)
+            seen_in_batch[staged.id] = staged.digest
+            result.transcripts_retooled += 1
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
@@ -573,6 +630,23 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
         conn.execute(insert(t.TurnRow), turn_rows)
     result.transcripts_added += len(rows)
     result.turns_added += len(turn_rows)
+
+
+def _retool(conn: Connection, pk: int, staged: _Staged, actor: str) -> None:
+    """Replace the stored transcript ``pk``'s tools with ``staged``'s (its conversation is the same)."""
+    before = list(conn.scalars(select(t.TranscriptToolRow.schema_hash).where(
+        t.TranscriptToolRow.transcript_id == pk).order_by(t.TranscriptToolRow.position)))
+    _ensure_tool_schemas(conn, staged.tools)
+    conn.execute(delete(t.TranscriptToolRow).where(t.TranscriptToolRow.transcript_id == pk))
+    if staged.tools:
+        conn.execute(insert(t.TranscriptToolRow), [
+            {"transcript_id": pk, "position": i, "schema_hash": digest}
+            for i, (digest, _, _) in enumerate(staged.tools)])
+    conn.execute(update(t.TranscriptRow).where(t.TranscriptRow.id == pk).values(content_hash=staged.digest))
+    audit(conn, actor=actor, action="transcript.tools", entity="transcript", entity_id=staged.id,
+          before={"tools": before}, after={"tools": [digest for digest, _, _ in staged.tools]},
+          note=f"re-imported from {staged.source}" + (f":{staged.line}" if staged.line else "")
+               + " with other tools")
 
 
 def _tool_canonical(tool: dict[str, Any]) -> tuple[str, str, str]:
@@ -614,17 +688,24 @@ def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
 
 
 def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
-    existing = dict(conn.execute(
-        select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash)
+    existing = {cid: (digest, body) for cid, digest, body in conn.execute(
+        select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash, t.GoldCaseRow.body)
         .where(t.GoldCaseRow.id.in_([s.id for s in batch]))
-    ).all())
+    ).all()}
     seen: dict[str, str] = {}
     rows, tag_rows = [], []
     stamp = now_iso()
     for staged in batch:
-        prior = existing.get(staged.id) or seen.get(staged.id)
+        stored = existing.get(staged.id)
+        prior = seen.get(staged.id) or (stored[0] if stored else None)
         if prior == staged.digest:
             result.gold_unchanged += 1
+            continue
+        if stored is not None and staged.id not in seen and _but_tools(stored[1]) == _but_tools(
+                str(staged.row["body"])):
+            # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
+            seen[staged.id] = staged.digest
+            result.gold_retooled += 1
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
@@ -639,6 +720,14 @@ def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResul
         result.gold_added += len(rows)
     if tag_rows:
         conn.execute(insert(t.GoldCaseTagRow), tag_rows)
+
+
+def _but_tools(body: str) -> Any:
+    record = json.loads(body)
+    if isinstance(record, dict):
+        record.pop("tools", None)
+    return record
+
 
 # -- transcripts ------------------------------------------------------------------------------
 

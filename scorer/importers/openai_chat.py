@@ -17,6 +17,9 @@ requests, fine-tuning files and most agent logs. Mapping decisions:
 - ``id`` defaults to ``<file stem>:<line>``; ``metadata`` is kept, plus ``model`` when the line has one.
   Other request fields (``temperature``, ``tool_choice`` ...) are not part of the conversation and are
   left out.
+- A line with a top-level ``format`` string names another record format (``{"format": "acme.log/1",
+  "messages": [...]}``): it is refused with ``unknown format 'acme.log/1'``, not read as chat. Ollama's
+  ``"format": "json"`` (its JSON mode) is the one exception.
 
 Produces transcripts only: the messages say what the agent did, not what it should have done.
 """
@@ -47,6 +50,8 @@ from scorer.model import ToolSpec, Transcript
 NAME = "openai"
 DESCRIPTION = "OpenAI chat JSON Lines ({messages, tools} per line)"
 
+NOT_A_RECORD_FORMAT = frozenset({"json"})
+"""``format`` values that say how the agent should answer, not what the line is: Ollama's JSON mode."""
 _MESSAGES = re.compile(rb'^\s*\{.*"messages"\s*:\s*\[', re.DOTALL)
 _LOGGED = re.compile(rb'^\s*\[?\s*\{.*("object"\s*:\s*"chat\.completion"|"choices"\s*:\s*\[)', re.DOTALL)
 
@@ -119,6 +124,11 @@ def transcript(value: Any, default_id: str, default_tools: tuple[ToolSpec, ...] 
     record = need_dict(value, "the line")
     if "messages" not in record:
         raise InvalidRecord("no 'messages': expected {\"messages\": [...], \"tools\": [...]}")
+    tag = record.get("format")
+    if isinstance(tag, str) and tag not in NOT_A_RECORD_FORMAT:
+        # A line that names its own format is in that format, not OpenAI chat (which has no such field):
+        # reading it as chat would import it silently wrong.
+        raise InvalidRecord(f"unknown format {tag!r}")
     metadata = metadata_of(record)
     if isinstance(record.get("model"), str):
         metadata.setdefault("model", record["model"])

@@ -15,7 +15,9 @@ A file is ``{"name", "conversation_id", "metadata": {"location", "timestamp", "u
   ``ImportOptions.tools``. ToolTalk's ``{"param": {"type", "description", "required"}}`` becomes a JSON
   Schema object with a ``required`` list; APIs that need authentication also take a required
   ``session_token`` string, as the gold calls pass it. Every transcript gets all 28 APIs (ToolTalk's
-  default ``all`` mode).
+  default ``all`` mode). One slip in ToolTalk's own API docs is corrected (``ENUM_MOVED``): CreateEvent
+  gives ``["meeting", "event"]`` as the enum of ``name``, which its gold fills freely ("Birthday Party"),
+  while ``event_type``'s description says "either 'meeting' or 'event'"; the enum moves to ``event_type``.
 - Each assistant turn becomes a turn gold case ``tooltalk/<name>/turn-<message index>`` whose expected
   calls are the turn's gold calls exactly; a turn without calls is ``no_call``. ToolTalk makes a turn's
   calls one after another and matches them to the gold without regard to order, so several calls in
@@ -54,6 +56,8 @@ NAME = "tooltalk"
 DESCRIPTION = "ToolTalk conversation files (one JSON object per file)"
 SOURCE = "tooltalk"
 SESSION_TOKEN = {"type": "string", "description": "The session token of the logged-in user (authentication)."}
+ENUM_MOVED: dict[tuple[str, str], str] = {("CreateEvent", "name"): "event_type"}
+"""(API, parameter) whose ``enum`` ToolTalk put on the wrong parameter -> the parameter it belongs to."""
 SYSTEM_PROMPT = ("You are a helpful assistant. Here is some user data:\nlocation: {location}\ntimestamp: {timestamp}"
                  "\nusername (if logged in): {username}\nsession_token (if logged in): {session_token}")
 
@@ -107,10 +111,15 @@ def api_tools(raw: Any) -> tuple[ToolSpec, ...]:
             if spec.pop("required", False):
                 required.append(name)
             properties[name] = spec
+        api_name = need_str(api.get("name"), f"APIs[{i}].name")
+        for (owner, wrong), right in ENUM_MOVED.items():
+            if (owner == api_name and "enum" in properties.get(wrong, {}) and right in properties
+                    and "enum" not in properties[right]):
+                properties[right] = {**properties[right], "enum": properties[wrong].pop("enum")}
         if api.get("requires_auth"):
             properties["session_token"] = SESSION_TOKEN
             required.append("session_token")
-        tools.append(ToolSpec(name=need_str(api.get("name"), f"APIs[{i}].name"),
+        tools.append(ToolSpec(name=api_name,
                               description=str(api.get("description") or ""),
                               parameters={"type": "object", "properties": properties, "required": required}))
     return tuple(tools)

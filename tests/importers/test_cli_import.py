@@ -324,3 +324,20 @@ def test_skip_invalid_imports_the_rest_and_lists_the_rejects(fmt: Format, tmp_pa
     assert len(rejects.read_text().splitlines()) == 1
     assert "1 rejected" in out
     assert Store(isolated_db).stats() == expected_stats([bad, *map(Path, others)])
+
+
+@pytest.mark.parametrize("tag", ["acme.log/1", "sharegpt"])
+def test_a_messages_line_tagged_with_a_foreign_format_is_refused_not_read_as_openai(
+        tmp_path: Path, isolated_db: Path, tag: str) -> None:
+    path = chat_lines(tmp_path, "foreign.jsonl", [{"id": "a", "messages": HELLO},
+                                                  {"format": tag, "id": "b", "messages": HELLO}])
+    code, out, err = run("import", str(path))
+    assert (code, out, err) == (2, "", f"error: {path}:2: unknown format {tag!r}\n")
+    assert Store(isolated_db).stats()["transcripts"] == 0  # all or nothing
+
+
+def test_an_ollama_json_mode_line_is_still_openai_chat(tmp_path: Path, isolated_db: Path) -> None:
+    # Ollama's chat requests carry "format": "json" (its JSON mode), not a record format.
+    path = chat_lines(tmp_path, "ollama.jsonl", [{"model": "llama3", "format": "json", "messages": HELLO}])
+    code, out, err = run("import", str(path))
+    assert code == 0 and out.startswith("1 transcripts added"), err

@@ -54,3 +54,18 @@ def test_the_demo_is_reproducible_from_the_real_data(tmp_path: Path) -> None:
     assert counts == {"tau-bench-airline.jsonl": 24, "tooltalk.jsonl": 33, "bfcl.jsonl": 40}
     for name in [*counts, *build_demo.LICENSES]:
         assert (tmp_path / name).read_bytes() == (DEMO / name).read_bytes(), name
+
+
+
+def test_the_demo_s_create_event_takes_any_name_and_a_meeting_or_event_type() -> None:
+    from scorer.model import GoldCase, Transcript
+    from scorer.schemas import compiled
+
+    path = DEMO / "tooltalk.jsonl"
+    records = [parse_record(v) for _, v in iter_json_lines(path.read_bytes().splitlines(keepends=True), str(path))]
+    found = [x for t in records if isinstance(t, Transcript) for x in t.tools if x.name == "CreateEvent"]
+    create = found[0]
+    assert all(x == create for x in found) and "enum" not in create.properties["name"]
+    assert create.properties["event_type"]["enum"] == ["meeting", "event"]
+    calls = [c for r in records if isinstance(r, GoldCase) for c in r.expected.calls if c.name == "CreateEvent"]
+    assert calls and all(compiled(create.parameters).problems(c.arguments) == [] for c in calls)

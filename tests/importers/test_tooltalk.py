@@ -117,3 +117,21 @@ def test_the_78_conversations_give_230_cases_of_which_66_make_no_call() -> None:
     assert sum(r.decision_points for r in results) == len(gold) == 230
     assert len({c.id for c in gold}) == 230
     assert all(c.reference_time is not None and c.reference_time.tzinfo is UTC for c in gold)
+
+
+def test_create_event_s_enum_is_on_event_type_where_toolTalk_s_own_description_puts_it() -> None:
+    # ToolTalk's apis.json (and its calendar.py) lists ["meeting", "event"] as the enum of `name`, while
+    # `event_type`'s description says "either 'meeting' or 'event'" and every gold call names its event
+    # freely ("Birthday Party"): the importer moves the enum onto event_type.
+    from scorer.schemas import compiled
+
+    raw = json.loads((TOOLTALK / "converted" / "apis.json").read_text())
+    assert next(a for a in raw if a["name"] == "CreateEvent")["parameters"]["name"]["enum"] == ["meeting", "event"]
+    result = convert(MULTI)
+    create = next(t for t in result.transcripts[0].tools if t.name == "CreateEvent")
+    assert "enum" not in create.properties["name"]
+    assert create.properties["event_type"] == {
+        "type": "string", "enum": ["meeting", "event"],
+        "description": "The type of the event, either 'meeting' or 'event'."}
+    calls = [c for case in result.gold for c in case.expected.calls if c.name == "CreateEvent"]
+    assert calls and all(compiled(create.parameters).problems(c.arguments) == [] for c in calls)

@@ -47,9 +47,6 @@ NOT_BAD: dict[tuple[str, str], str] = {
     ("score RUNS", "empty.jsonl"): "no runs: the case is unscored, a gate (exit 1), not bad input",
     ("score RUNS", "run_record_not_importable.jsonl"): "a valid run record (for an unknown case: a gate)",
     ("import", "missing_format.jsonl"): "detection reads a {messages} line without a format tag as OpenAI chat",
-    ("import", "unknown_format_family.jsonl"): "detection reads a {messages} line as OpenAI chat",
-    ("lint", "empty.jsonl"): "nothing to lint is not a problem in the gold",
-    ("lint", "blank_lines_only.jsonl"): "nothing to lint is not a problem in the gold",
 }
 
 

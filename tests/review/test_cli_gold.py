@@ -161,6 +161,18 @@ def test_drift_on_import_and_against_a_declared_toolset(store: Store, tmp_path: 
     assert err == "1 gold cases flagged for re-labeling (1 no longer fit the tools)\n"
 
 
+def test_a_reimport_that_drops_a_tool_from_the_cases_own_transcript_is_checked(store: Store, tmp_path: Path) -> None:
+    # No schema new to the store arrives (refund_order is known): the tool set of t1 still changed.
+    people(store)
+    put(store, transcript("t1"), gold("t1#t2"), transcript("t2"), gold("t2#t2"))
+    again = tmp_path / "again.jsonl"
+    again.write_text(dumps_record(transcript("t1", tools=(REFUND,))) + "\n")
+    code, out, err = run("import", str(again))
+    assert code == 0 and "1 transcripts' tools changed" in out
+    assert "1 gold cases flagged for re-labeling" in err
+    assert [i.case_id for i in store.relabel_queue(actor="rita")] == ["t1#t2"]
+
+
 def test_drift_is_audited_under_the_user_who_ran_it(store: Store, tmp_path: Path) -> None:
     people(store)
     put(store, transcript("t1"), gold("a#t2"))
@@ -198,3 +210,14 @@ def test_score_refuses_gold_that_no_longer_fits_the_agents_tools(tmp_path: Path)
     tools.write_text(json.dumps([t.model_dump() for t in (gold("x").tools)]))
     code, _, err = run("score", str(gold_file), str(runs), "--tools", str(tools))
     assert "stale" not in err
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_lint_refuses_an_empty_file_as_score_does(tmp_path: Path, content: str) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(content)
+    message = f"error: {empty}: no gold cases in this file (it is empty)\n"
+    assert run("lint", str(empty)) == (2, "", message)
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("")
+    assert run("score", str(empty), str(runs))[::2] == (2, message)  # the same line, the same exit
