@@ -116,7 +116,7 @@ def test_a_transcript_reimported_with_changed_tools_flags_only_its_own_cases(any
     migrated = any_store.resolve_relabel(item.id, actor="rita")
     assert migrated.tools == (RENAMED, REFUND)
     assert any_store.check_schema_drift() == []  # t2#t2, labeled on t2 (unchanged), was never flagged
-    assert [e["action"] for e in any_store.audit_events("t1") if e["action"] == "transcript.tools"] == [
+    assert [e["action"] for e in audit_events(any_store, "t1") if e["action"] == "transcript.tools"] == [
         "transcript.tools"]
 
 

@@ -14,6 +14,7 @@ from scorer.model import Call
 from tests.app.conftest import APP_MAIN
 from tests.review.kit import REFUND, gold, people, put, transcript
 from tests.review.test_drift import RENAMED
+from tests.store_reads import audit_events
 
 REVIEWER_PAGES = ["pages_/review.py", "pages_/agreement.py", "pages_/versions.py", "pages_/hygiene.py"]
 
@@ -114,7 +115,7 @@ def test_edit_and_accept_uses_the_schema_driven_editor_and_the_edit_becomes_the_
         "approved", "rita", {"customer": "C-1043", "status": "shipped"})
     assert case.provenance.annotators == ("ann",)  # who labeled the version the edit started from
     assert app.success[0].value == md_escape(f"Approved your edit for item {item.id}")
-    decided = [e for e in team.audit_events("t1#t2") if e["action"] == "review.edit"]
+    decided = [e for e in audit_events(team, "t1#t2") if e["action"] == "review.edit"]
     assert [(e["actor"], e["note"]) for e in decided] == [("rita", "the customer corrected the id")]
     assert team.review_queue(actor="rita") == []
 
