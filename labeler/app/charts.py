@@ -211,4 +211,4 @@ def decision_heatmap(matrix: DecisionMatrix) -> alt.LayerChart:
         tooltip=[alt.Tooltip("first:N", title=matrix.first), alt.Tooltip("second:N", title=matrix.second), "count"])
     text = base.mark_text(fontSize=12).encode(
         text="count:Q", color=alt.condition(alt.datum.count > top / 2, alt.value("white"), alt.value("black")))
-    return (rect + text).properties(height=CELL * len(labels) + HEATMAP_MARGIN)
+    return alt.LayerChart(layer=[rect, text]).properties(height=CELL * len(labels) + HEATMAP_MARGIN)

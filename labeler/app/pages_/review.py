@@ -75,9 +75,12 @@ def edit_and_accept(user: User, item_id: int, base: GoldCase, item: Item, work: 
         work.tried_submit = True  # every schema error of the editor shows now
         st.session_state["review-error"] = "The edit cannot be approved: " + "; ".join(exc.problems)
         return
-    act(f"Approved your edit for item {item_id}",
-        lambda: (context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment),
-                 editing.forget(item), select_item(None)))
+
+    def approve() -> None:
+        context.store().edit_and_accept(item_id, case, actor=user.name, comment=comment)
+        editing.forget(item)
+
+    act(f"Approved your edit for item {item_id}", approve, close=True)
 
 
 def edit_trajectory_and_accept(user: User, item_id: int, base: GoldCase) -> None:
