@@ -33,13 +33,16 @@ def test_a_case_survives_the_editor_unchanged(case: GoldCase) -> None:
     assert case_from_body(body_from_case(case), case) == case  # even one whose imported gold breaks its schema
 
 
-def test_some_imported_gold_breaks_its_own_schema() -> None:
-    # ToolTalk names events outside CreateEvent's enum. A BFCL relevance case whose answers are "tool only"
-    # (any arguments) has none to check, so its empty arguments break nothing.
-    broken = {c.id: schema_problems(c) for c in CASES if schema_problems(c)}
-    assert broken["tooltalk/golden_conversation_2/turn-5"] == [
-        "call 1 CreateEvent.name: 'Walk' is not one of ['meeting', 'event']"]
-    assert "bfcl/live_relevance_0-0-0" not in broken
+def test_the_demo_gold_fits_its_own_schemas_and_a_value_outside_an_enum_does_not() -> None:
+    # The bundled gold fits its tools (ToolTalk's CreateEvent enum sits on event_type, not on the free-text name;
+    # a BFCL relevance case whose answers are "tool only" has no arguments to check).
+    assert {c.id: schema_problems(c) for c in CASES if schema_problems(c)} == {}
+    case = next(c for c in CASES if c.id == "tooltalk/golden_conversation_2/turn-5")
+    call = case.expected.calls[0]
+    assert (call.arguments["name"], call.arguments["event_type"]) == ("Walk", "event")
+    wrong = case.model_copy(update={"expected": case.expected.model_copy(update={"calls": (
+        call.model_copy(update={"arguments": {**call.arguments, "event_type": "Walk"}}),)})})
+    assert schema_problems(wrong) == ["call 1 CreateEvent.event_type: 'Walk' is not one of ['meeting', 'event']"]
 
 
 def test_an_edit_that_breaks_the_schema_says_what_breaks() -> None:
