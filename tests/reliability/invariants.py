@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, select, text
 
 from labeler.labels import gold_case_id, trajectory_case_id
 from labeler.store import Store, StoreError, database_url, label_key
@@ -148,9 +148,10 @@ def _labels(conn) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def _leases(conn) -> list[str]:  # type: ignore[no-untyped-def]
-    now = datetime.now(UTC).isoformat()
-    rows = conn.execute(text("SELECT transcript_id, holder, expires_at FROM leases")).all()
-    live = [r for r in rows if r.expires_at > now]
+    leases = Base.metadata.tables["leases"]
+    rows = conn.execute(select(leases.c.transcript_id, leases.c.holder)).all()
+    # Compared in SQL through the column's type: the stored form differs by backend (timestamptz, UTC DATETIME).
+    live = conn.execute(select(leases.c.holder).where(leases.c.expires_at > datetime.now(UTC))).all()
     found = [f"transcript {pk} is leased {n} times" for pk, n in Counter(r.transcript_id for r in rows).items()
              if n > 1]
     found += [f"{holder} holds {n} live leases" for holder, n in Counter(r.holder for r in live).items() if n > 1]
