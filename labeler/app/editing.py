@@ -93,6 +93,7 @@ class Work:
     busy_submit: bool = False  # the pending write is a submit (Submit & next moves on once it lands)
     item: Item | None = None
     ack: int = 0  # the last decision-bar event applied (the bar shows its optimistic state until then)
+    submits: int = 0  # submit attempts on this turn (the bar drops the next turn it drew ahead on a refusal)
 
     @property
     def locked(self) -> bool:

@@ -100,11 +100,14 @@ def _remove_alternative(item: Item, work: Work, n: int) -> None:
 
 
 def _submit(item: Item, work: Work) -> None:
+    work.submits += 1
     if editing.submit(item, work):
         st.session_state[NAVIGATE_KEY] = item
 
 
-def _next(item: Item) -> None:
+def _next(item: Item, work: Work | None = None) -> None:
+    if work is not None:
+        work.submits += 1
     st.session_state[NAVIGATE_KEY] = item
 
 
@@ -151,7 +154,38 @@ def conflict_box(item: Item, work: Work) -> None:
 # to another turn then matches no widget and is dropped, instead of landing on the wrong turn.
 
 
-def _decision_bar(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
+DID = {"call": "the agent called a tool", "text": "the agent answered in text", "open": "the agent has not answered yet"}
+CONTEXT_CHARS = 300
+
+
+def _following(item: Item, states: list[TurnState]) -> TurnState | None:
+    """The turn Submit & next will open (``_move_on``'s choice, from the states this run already has):
+    the next turn without the annotator's submitted label, else an unfinished one before; None when the
+    transcript is done."""
+    order = [s.message_index for s in states]
+    start = order.index(item.message_index) if item.message_index in order else -1
+    later = [s for s in states[start + 1:] if s.label_status != "submitted"]
+    earlier = [s for s in states[:start] if not s.done]
+    return (later or earlier or [None])[0]
+
+
+def _ahead(item: Item, tr: Transcript, states: list[TurnState], tools: dict[str, ToolSpec]) -> dict[str, Any]:
+    """The next turn's essentials, prefetched: drawn by the bar the moment Submit & next is pressed."""
+    s = _following(item, states)
+    if s is None:
+        return decision_bar.ahead(item_key=None, head="Every decision point here is done: moving on to the next "
+                                  "transcript from the queue…")
+    asked = next((m.content for m in reversed(tr.messages[:s.message_index]) if m.role == "user"), "") or ""
+    if len(asked) > CONTEXT_CHARS:
+        asked = asked[:CONTEXT_CHARS] + "…"
+    return decision_bar.ahead(
+        item_key=Item(item.transcript_id, s.message_index, item.annotator).key,
+        head=f"Decision point {s.ordinal + 1} of {len(states)} · {DID.get(s.observed_behavior, s.observed_behavior)}",
+        context=f"User: {asked}" if asked else "", disabled={"same": not s.observed, "different": not tools})
+
+
+def _decision_bar(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec],
+                  next_turn: dict[str, Any] | None) -> None:
     """The decisions as the custom component (``decision_bar``): a key shows its effect at once, the save
     state follows from what the store said."""
 
@@ -165,7 +199,7 @@ def _decision_bar(item: Item, work: Work, observed: list[dict[str, Any]], tools:
             disabled={"same": not observed, "different": not tools},
             helps={"same": "The agent made no call here" if not observed else None},
             locked=work.locked, status=work.status, version=work.version, busy=work.busy, error=work.error,
-            ack=work.ack, on_decide=decide, on_retry=lambda: None)
+            ack=work.ack, submits=work.submits, next_turn=next_turn, on_decide=decide, on_retry=lambda: None)
     # The same decisions as plain buttons without shortcuts, hidden in the browser by CSS: the script-level
     # path AppTest drives (it cannot run a component's JavaScript), calling the same ``_decide``.
     with st.container(key="decision-fallback"):
@@ -319,12 +353,12 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
         with st.container(key="panel-head"):  # sticky: the turn and the decision stay in view
             st.subheader("What should the agent do here?")
             st.caption(f"Decision point {state.ordinal + 1} of {len(states)} · {state.observed_behavior}")
-            _decision_bar(item, work, observed, tools)
+            _decision_bar(item, work, observed, tools, _ahead(item, tr, states, tools))
         if work.locked:
             locked_view(item, work)
             status_line(work)
             st.button("Next", key=f"next-turn-{item.key}", type="primary", shortcut="Ctrl+Enter",
-                      icon=":material/arrow_forward:", on_click=_next, args=(item,))
+                      icon=":material/arrow_forward:", on_click=_next, args=(item, work))
             return
         if work.editing:
             editing_bar(item, work)

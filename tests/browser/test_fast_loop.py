@@ -10,6 +10,7 @@ Its own server and database: these tests hold the write lock, which must not sta
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +37,7 @@ def loop_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)
     seed(store)
     store.add_user("root", "admin")
-    for name in ("opti", "subby", "lockie"):
+    for name in ("opti", "subby", "lockie", "quick"):
         store.add_user(name, "annotator", actor="root")
     store.close()
     with serve(db, home) as server:
@@ -89,14 +90,65 @@ def test_submit_and_next_right_after_a_key_lands_on_the_next_turn_with_the_previ
     expect(page.locator(f".tg-bar[data-item='{Item(TAU, 4, 'subby').key}']")).to_be_visible()
     expect_decision(page, None)
     press(page, "1")
-    page.locator("body").press("Control+Enter")
-    page.wait_for_url("**turn=6**")
-    expect(page.locator(f".tg-bar[data-item='{Item(TAU, 6, 'subby').key}']")).to_be_visible()
+    expect(bar_state(page)).to_have_text("saved · version 1")
     store = loop_server.store()
+    with write_lock(loop_server.db):  # the submit cannot land yet: the next turn is drawn ahead of it
+        page.locator("body").press("Control+Enter")
+        bar = page.locator(f".tg-bar[data-ahead='{Item(TAU, 6, 'subby').key}']")
+        expect(bar).to_be_visible(timeout=1_000)
+        expect(bar.locator(".tg-ahead")).to_contain_text("Decision point 3 of 4", timeout=1_000)
+        expect(bar_state(page)).to_have_text("previous turn: submitting…", timeout=1_000)
+        page.keyboard.press("0")  # a key on the turn drawn ahead: kept, sent once its panel is there
+        expect(decision(page, "no_call")).to_have_attribute("aria-pressed", "true", timeout=1_000)
+        label = store.get_label(TAU, 4, "subby")
+        assert label is not None and label.status == "draft"
+    expect(page).to_have_url(re.compile(r"turn=6"), timeout=30_000)  # the submit lands once the lock is gone
+    expect(page.locator(".st-key-progress")).to_have_text("labeled 2/4 turns")
+    expect(bar_state(page)).to_have_text("saved · version 1")
+    expect_decision(page, "no_call")
     first, second = store.get_label(TAU, 2, "subby"), store.get_label(TAU, 4, "subby")
     assert first is not None and (first.status, first.body.decision) == ("submitted", "clarify")
     assert second is not None and (second.status, second.body.decision) == ("submitted", "same")
     assert second.body.calls[0].arguments == {"reservation_id": "H9ZU1C"}
+    third = store.get_label(TAU, 6, "subby")
+    assert third is not None and (third.status, third.body.decision) == ("draft", "no_call")
+
+
+def test_a_key_and_submit_pressed_while_the_server_is_busy_land_in_order(page: Page, loop_server: Server) -> None:
+    """The decision waits for the run in progress to end before it is sent; Ctrl+Enter pressed meanwhile
+    waits behind it, so the submit carries the decision instead of being refused for lacking one."""
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=2", "quick")
+    expect_decision(page, None)
+    with write_lock(loop_server.db):
+        area = page.get_by_label("Rationale")
+        area.click()
+        area.type("ask which booking")
+        area.press("Tab")  # this save waits on the lock: the script is running
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                               " === 'running'")
+        page.keyboard.press("3")
+        expect(decision(page, "clarify")).to_have_attribute("aria-pressed", "true", timeout=1_000)
+        page.keyboard.press("Control+Enter")
+        expect(page.locator(".tg-bar .tg-ahead")).to_contain_text("Decision point 2 of 3", timeout=1_000)
+        page.wait_for_timeout(1_500)
+    page.wait_for_url("**turn=4**")
+    expect(page.locator(f".tg-bar[data-item='{Item(OTHER, 4, 'quick').key}']")).to_be_visible()
+    label = loop_server.store().get_label(OTHER, 2, "quick")
+    assert label is not None and (label.status, label.body.decision, label.body.rationale) == (
+        "submitted", "clarify", "ask which booking")
+
+
+def test_a_refused_submit_drops_the_next_turn_drawn_ahead(page: Page, loop_server: Server) -> None:
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=4", "subby")
+    press(page, "2")  # different call: the tool is not picked yet, so the submit is refused
+    expect(bar_state(page)).to_have_text("saved · version 1")
+    page.locator("body").press("Control+Enter")
+    expect(page.locator(".st-key-problems")).to_be_visible()
+    expect(page.locator(f".tg-bar[data-item='{Item(OTHER, 4, 'subby').key}']")).to_be_visible()
+    expect(page.locator(".tg-bar .tg-ahead")).to_be_hidden()
+    expect_decision(page, "different")
+    assert "turn=4" in page.url
 
 
 def test_a_save_the_database_is_too_busy_for_is_retried_and_survives_a_reload(
