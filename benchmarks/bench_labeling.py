@@ -278,7 +278,7 @@ def chromium_loop(browser: Any, db: Path, labels: int, opens: int) -> dict[str, 
     """Label ``labels`` decision points with "3" then Ctrl+Enter wherever Submit & next goes; open a
     transcript from the queue ``opens`` times."""
     proc, url = _serve(APP, db)
-    out: dict[str, list[float]] = {"key": [], "saved": [], "next": [], "open": []}
+    out: dict[str, list[float]] = {"key": [], "saved": [], "next": [], "confirmed": [], "open": []}
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
@@ -309,6 +309,8 @@ def chromium_loop(browser: Any, db: Path, labels: int, opens: int) -> dict[str, 
             page.keyboard.press("Control+Enter")
             _wait_drawn(page, f"d.item !== {item!r}")
             out["next"].append(time.perf_counter() - start)
+            _wait_drawn(page, f"d.item !== {item!r} && !d.ahead")
+            out["confirmed"].append(time.perf_counter() - start)
         page.close()
     finally:
         _stop(proc)
@@ -363,7 +365,8 @@ def chromium_main(labels: int, opens: int) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     targets = {"key": ("key → effect (decision bar shows it)", "≤ 100 ms"),
                "saved": ("key → saved (the store confirmed it)", "—"),
-               "next": ("Submit & next → next turn on screen", "≤ 300 ms"),
+               "next": ("Submit & next → next turn on screen (bar's prefetched essentials)", "≤ 300 ms"),
+               "confirmed": ("Submit & next → next turn's server-drawn panel", "—"),
                "open": ("open transcript from the queue", "≤ 1,000 ms")}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])

@@ -132,7 +132,7 @@ def test_a_key_and_submit_pressed_while_the_server_is_busy_land_in_order(page: P
         page.keyboard.press("Control+Enter")
         expect(page.locator(".tg-bar .tg-ahead")).to_contain_text("Decision point 2 of 3", timeout=1_000)
         page.wait_for_timeout(1_500)
-    page.wait_for_url("**turn=4**")
+    expect(page).to_have_url(re.compile(r"turn=4"), timeout=30_000)
     expect(page.locator(f".tg-bar[data-item='{Item(OTHER, 4, 'quick').key}']")).to_be_visible()
     label = loop_server.store().get_label(OTHER, 2, "quick")
     assert label is not None and (label.status, label.body.decision, label.body.rationale) == (
