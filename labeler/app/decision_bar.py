@@ -72,7 +72,12 @@ export default function (component) {
   if (o) {
     if (o.item === data.item && o.resend) {  // a key pressed on the next turn before its bar was mounted
       o.resend = false;
-      whenIdle(() => setTriggerValue('decide', { item: o.item, decision: o.decision, seq: o.seq }));
+      // Sent again (up to 3 times) while Python has not acknowledged it: a trigger sent as the new
+      // panel's run ends can be cleared with it.
+      (function send(tries) {
+        whenIdle(() => setTriggerValue('decide', { item: o.item, decision: o.decision, seq: o.seq }));
+        setTimeout(() => { if (memo.optimistic === o && tries < 3) send(tries + 1); }, 3000);
+      })(0);
     } else if (o.item === data.item ? data.ack >= o.seq : !(memo.ahead && memo.ahead.next.item === o.item)) {
       memo.optimistic = null;  // Python has applied it (or the annotator is on another turn)
     }
