@@ -8,6 +8,17 @@
   Target: ≤ 1 s p50.
 
 The store is built once (tau-bench airline transcripts copied under new ids) and kept in benchmarks/out/.
+
+``--chromium`` (issue 16 "Speed of the loop"): real Chromium (Playwright, /usr/bin/chromium) against
+``streamlit run``, on the bundled demo (``toolgold init --demo-if-empty``) and on one transcript of 300
+decision points, signed in through the sidebar as a person is:
+
+- key → effect: a decision key until the decision bar shows it pressed. Target ≤ 100 ms p50.
+- key → saved: the same key until the bar says the store confirmed it (information, no target).
+- Submit & next: Ctrl+Enter until the next turn's decision bar is on screen. Target ≤ 300 ms p50.
+- open transcript: "Open" in the queue until the turn's decision bar is on screen. Target ≤ 1 s p50.
+- anchor, same run: a bare Streamlit app's rerun round trip (a button's shortcut until the text it changes
+  is on screen), the floor any server round trip pays on this machine at this moment.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "benchmarks" / "out"
@@ -179,12 +191,213 @@ def bench_browser(db: Path, ids: list[str]) -> list[float]:
     return samples
 
 
+# -- real Chromium: the fast loop ----------------------------------------------------------------------
+
+ANCHOR_APP = """
+import streamlit as st
+st.session_state.setdefault("n", 0)
+if st.button("tick", shortcut="T"):
+    st.session_state.n += 1
+st.text(f"ticks {st.session_state.n}")
+"""
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+DRAWN = "() => window.__toolgoldBar && window.__toolgoldBar.drawn"
+
+
+def _serve(app: Path, db: Path | None) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = {**os.environ, **({"TOOLGOLD_DB": str(db)} if db else {})}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true",
+                             "--browser.gatherUsageStats", "false"],
+                            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+            return proc, url
+        except OSError:
+            time.sleep(0.25)
+    proc.terminate()
+    raise SystemExit(f"streamlit did not start for {app}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _sign_in(page: Any, name: str) -> None:
+    from playwright.sync_api import expect
+
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stSelectbox").click()
+    page.get_by_role("option", name=name, exact=True).click()
+    expect(sidebar.get_by_text(f"{name} · ", exact=False)).to_be_visible(timeout=60_000)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.wait_for_function(IDLE, timeout=60_000)
+
+
+def _drawn(page: Any) -> dict[str, Any]:
+    return page.evaluate(DRAWN) or {}
+
+
+def _wait_drawn(page: Any, test: str, timeout: int = 60_000) -> None:
+    """Until the decision bar's last drawing passes ``test`` (JS over ``d``), checked every frame."""
+    page.wait_for_function(f"() => {{ const d = window.__toolgoldBar && window.__toolgoldBar.drawn; "
+                           f"return !!d && ({test}); }}", polling="raf", timeout=timeout)
+
+
+def chromium_anchor(browser: Any, runs: int) -> list[float]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    app = OUT / "anchor_app.py"
+    app.write_text(ANCHOR_APP)
+    proc, url = _serve(app, None)
+    samples = []
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        page.get_by_text("ticks 0").wait_for(timeout=60_000)
+        for n in range(1, runs + 1):
+            page.wait_for_function(IDLE)
+            start = time.perf_counter()
+            page.keyboard.press("t")
+            page.get_by_text(f"ticks {n}", exact=True).wait_for()
+            samples.append(time.perf_counter() - start)
+        page.close()
+    finally:
+        _stop(proc)
+    return samples
+
+
+def chromium_loop(browser: Any, db: Path, labels: int, opens: int) -> dict[str, list[float]]:
+    """Label ``labels`` decision points with "3" then Ctrl+Enter wherever Submit & next goes; open a
+    transcript from the queue ``opens`` times."""
+    proc, url = _serve(APP, db)
+    out: dict[str, list[float]] = {"key": [], "saved": [], "next": [], "confirmed": [], "open": []}
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(60_000)
+        page.goto(f"{url}/label")
+        _sign_in(page, "ann")
+        for n in range(opens):
+            if n:
+                page.locator(".st-key-to-queue button").click()
+            page.locator(".st-key-queue-row-0 button").first.wait_for()
+            page.wait_for_function(IDLE)
+            rows = page.locator("[class*='st-key-queue-row-']").count()
+            page.evaluate("window.__toolgoldBar && (window.__toolgoldBar.drawn = null)")
+            start = time.perf_counter()
+            page.locator(f".st-key-queue-row-{n % rows} button").first.click()
+            _wait_drawn(page, "true")
+            out["open"].append(time.perf_counter() - start)
+        for _ in range(labels):
+            page.wait_for_function(IDLE)
+            item = _drawn(page)["item"]
+            start = time.perf_counter()
+            page.keyboard.press("3")
+            _wait_drawn(page, f"d.item === {item!r} && d.decision === 'clarify'")
+            out["key"].append(time.perf_counter() - start)
+            _wait_drawn(page, f"d.item === {item!r} && d.state === 'saved' && d.decision === 'clarify'")
+            out["saved"].append(time.perf_counter() - start)
+            page.wait_for_function(IDLE)
+            start = time.perf_counter()
+            page.keyboard.press("Control+Enter")
+            _wait_drawn(page, f"d.item !== {item!r}")
+            out["next"].append(time.perf_counter() - start)
+            _wait_drawn(page, f"d.item !== {item!r} && !d.ahead")
+            out["confirmed"].append(time.perf_counter() - start)
+        page.close()
+    finally:
+        _stop(proc)
+    return out
+
+
+def _demo_db() -> Path:
+    db = OUT / "loop-demo.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    env = {**os.environ, "TOOLGOLD_DB": str(db)}
+    subprocess.run([sys.executable, "-m", "labeler.cli", "init", "--demo-if-empty"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    from labeler.store import Store
+
+    store = Store(db)
+    store.add_user("root", "admin")
+    store.add_user("ann", "annotator", actor="root")
+    store.close()
+    return db
+
+
+def _long_db(points: int) -> Path:
+    from labeler.store import ImportItem, Store
+    from scorer.model import Message, Transcript
+
+    db = OUT / f"loop-long-{points}.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    messages = [Message(role="system", content="You answer questions about records.")]
+    for n in range(points):
+        messages += [Message(role="user", content=f"question {n + 1}: what is in record R{n}?"),
+                     Message(role="assistant", content=f"answer {n + 1}: record R{n} holds nothing unusual")]
+    store = Store(db)
+    store.import_items([ImportItem(Transcript(id=f"long-{points}", messages=tuple(messages),
+                                              metadata={"source": "synthetic"}), "synthetic")])
+    store.add_user("root", "admin")
+    store.add_user("ann", "annotator", actor="root")
+    store.close()
+    return db
+
+
+def _percentiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return f"{statistics.median(samples) * 1000:.0f} ms | {p90 * 1000:.0f} ms"
+
+
+def chromium_main(labels: int, opens: int) -> None:
+    from playwright.sync_api import sync_playwright
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    targets = {"key": ("key → effect (decision bar shows it)", "≤ 100 ms"),
+               "saved": ("key → saved (the store confirmed it)", "—"),
+               "next": ("Submit & next → next turn on screen (bar's prefetched essentials)", "≤ 300 ms"),
+               "confirmed": ("Submit & next → next turn's server-drawn panel", "—"),
+               "open": ("open transcript from the queue", "≤ 1,000 ms")}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        anchor = chromium_anchor(browser, labels)
+        results = {"demo": chromium_loop(browser, _demo_db(), labels, opens),
+                   "300 decision points": chromium_loop(browser, _long_db(300), labels, opens)}
+        anchor_after = chromium_anchor(browser, labels)
+        browser.close()
+    print("| measure | transcripts | runs | p50 | p90 | target |")
+    print("|---|---|---|---|---|---|")
+    for which, samples in results.items():
+        for name, (label, target) in targets.items():
+            print(f"| {label} | {which} | {len(samples[name])} | {_percentiles(samples[name])} | {target} |")
+    print(f"| anchor: bare Streamlit rerun round trip (before) | — | {len(anchor)} | {_percentiles(anchor)} | floor |")
+    print(f"| anchor: bare Streamlit rerun round trip (after) | — | {len(anchor_after)} | "
+          f"{_percentiles(anchor_after)} | floor |")
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_labeling")
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--chromium", action="store_true",
+                        help="only the real-Chromium loop: key → effect, Submit & next, open transcript")
+    parser.add_argument("--labels", type=int, default=30, help="labels per transcript set (--chromium)")
+    parser.add_argument("--opens", type=int, default=10, help="transcript opens per set (--chromium)")
     args = parser.parse_args(argv)
+    if args.chromium:
+        chromium_main(args.labels, args.opens)
+        return
     started = time.perf_counter()
     db = build(args.turns)
     from labeler.store import Store

@@ -5,6 +5,11 @@ the body as last saved, the version it was saved as (the base of the next save),
 number that is part of every widget key, so a change made by code (a prefill, a reload after a conflict)
 gives the widgets fresh defaults instead of stale state. The database is the record: a reload starts
 again from the stored label.
+
+A save the database cannot take *now* (``DatabaseBusy``: a lock held past the busy timeout, a disk error)
+keeps the body on the ``Work`` marked unsaved (``busy``), and ``retry_pending`` tries it again on every run
+of the panel (the decision bar asks for one every couple of seconds) until the store accepts it: the
+session holds the pending edit only until then, never instead of the database.
 """
 
 from __future__ import annotations
@@ -21,7 +26,14 @@ from pydantic import ValidationError
 from labeler.app import context
 from labeler.candidates import proposed_label
 from labeler.labels import LabelBody, LabelIncomplete, TrajectoryBody, observed_as_calls
-from labeler.store import ConflictError, LabelRecord, StoreError, TrajectoryRecord, observed_calls
+from labeler.store import (
+    ConflictError,
+    DatabaseBusy,
+    LabelRecord,
+    StoreError,
+    TrajectoryRecord,
+    observed_calls,
+)
 from scorer import strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
@@ -79,6 +91,12 @@ class Work:
     tried_submit: bool = False
     submitted: LabelBody | TrajectoryBody | None = None
     submitted_version: int = 0
+    # Not saved yet because the database was busy (the one-line reason); the body is the annotator's work.
+    busy: str | None = None
+    busy_submit: bool = False  # the pending write is a submit (Submit & next moves on once it lands)
+    item: Item | None = None
+    ack: int = 0  # the last decision-bar event applied (the bar shows its optimistic state until then)
+    submits: int = 0  # submit attempts on this turn (the bar drops the next turn it drew ahead on a refusal)
 
     @property
     def locked(self) -> bool:
@@ -128,9 +146,10 @@ def load(item: Item, tr: Transcript) -> Work:
             proposal = proposed_label(tr) if item.message_index == len(tr.messages) else None
             fresh = proposal or LabelBody(reference_time=reference_time_of(tr))
         if record is None:
-            st.session_state[key] = Work(fresh, 0, None)
+            st.session_state[key] = Work(fresh, 0, None, item=item)
         else:
-            st.session_state[key] = Work(record.body, record.version, record.status, _clock(record.updated_at))
+            st.session_state[key] = Work(record.body, record.version, record.status, _clock(record.updated_at),
+                                         item=item)
     work: Work = st.session_state[key]
     return work
 
@@ -145,8 +164,22 @@ def keep_only(item: Item) -> None:
     current = _state_key(item)
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("work:") and k != current]:
         work = st.session_state[key]
-        if work.conflict is None and not work.input_errors and work.error is None and not work.editing:
+        if (work.conflict is None and not work.input_errors and work.error is None and not work.editing
+                and work.busy is None):
             del st.session_state[key]
+
+
+def retry_pending() -> list[Item]:
+    """Try again every save the database was too busy for (this session's, any turn); the items that landed
+    now. A submit that lands is not moved on from here: its turn shows it submitted."""
+    landed = []
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("work:")]:
+        work = st.session_state[key]
+        if not isinstance(work, Work) or work.busy is None or work.item is None:
+            continue
+        if submit(work.item, work) if work.busy_submit else save(work.item, work):
+            landed.append(work.item)
+    return landed
 
 
 def widget_key(item: Item, work: Work, name: str) -> str:
@@ -163,6 +196,7 @@ def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
     work.conflict = None
     work.error = None
     work.problems = []
+    work.busy, work.busy_submit = None, False
 
 
 def start_edit(item: Item, work: Work) -> None:
@@ -212,20 +246,31 @@ def _store_body(item: Item, work: Work, *, version: int, submit: bool) -> LabelR
     return action(item.transcript_id, item.message_index, item.annotator, work.body, version=version)
 
 
-def save(item: Item, work: Work, *, over: int | None = None) -> None:
-    """Save the body; ``over`` is the stored version to replace after a conflict (the annotator's choice)."""
+def _busy(work: Work, exc: DatabaseBusy, *, submitting: bool) -> None:
+    work.busy = str(exc)
+    work.busy_submit = work.busy_submit or submitting
+
+
+def save(item: Item, work: Work, *, over: int | None = None) -> bool:
+    """Save the body; ``over`` is the stored version to replace after a conflict (the annotator's choice).
+    True when the store took it; a busy database leaves it pending (``work.busy``) for ``retry_pending``.
+    A reviewer's scratch copy (``item.scratch``) is never saved as a label."""
     if item.scratch:
         work.error = None
-        return
+        return True
     try:
         record = _store_body(item, work, version=work.version if over is None else over, submit=False)
     except ConflictError as exc:
-        work.conflict = exc
-        return
+        work.conflict, work.busy, work.busy_submit = exc, None, False
+        return False
+    except DatabaseBusy as exc:
+        _busy(work, exc, submitting=False)
+        return False
     except StoreError as exc:
-        work.error = str(exc)
-        return
+        work.error, work.busy = str(exc), None
+        return False
     _adopt(work, record)
+    return True
 
 
 def keep_theirs(item: Item, work: Work) -> None:
@@ -250,10 +295,13 @@ def submit(item: Item, work: Work) -> bool:
         work.tried_submit = True
         return False
     except ConflictError as exc:
-        work.conflict = exc
+        work.conflict, work.busy, work.busy_submit = exc, None, False
+        return False
+    except DatabaseBusy as exc:
+        _busy(work, exc, submitting=True)
         return False
     except StoreError as exc:
-        work.error = str(exc)
+        work.error, work.busy = str(exc), None
         return False
     _adopt(work, record)
     work.editing, work.submitted = False, None

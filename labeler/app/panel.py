@@ -7,20 +7,19 @@ is saved as a draft at once (``editing``); *Submit & next* only changes the stat
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, cast
 
 import streamlit as st
 from dateutil import parser as dateparser
 from pydantic import ValidationError
 
-from labeler.app import call_editor, context, editing, render
+from labeler.app import call_editor, context, decision_bar, editing, render
 from labeler.app.editing import Item, Work
 from labeler.labels import DECISIONS, Decision, call_diff, observed_as_calls, problems, same_as_observed
 from labeler.store import QueueFilter, TurnState, TurnWindow
 from scorer.model import Answer, Call, ToolSpec, Transcript
 
 NAVIGATE_KEY = "navigate-after-submit"
-SHORTCUT_OF: dict[Decision, str] = {"no_call": "0", "same": "1", "different": "2", "clarify": "3"}
 
 
 # -- callbacks -----------------------------------------------------------------------------------------
@@ -101,11 +100,14 @@ def _remove_alternative(item: Item, work: Work, n: int) -> None:
 
 
 def _submit(item: Item, work: Work) -> None:
+    work.submits += 1
     if editing.submit(item, work):
         st.session_state[NAVIGATE_KEY] = item
 
 
-def _next(item: Item) -> None:
+def _next(item: Item, work: Work | None = None) -> None:
+    if work is not None:
+        work.submits += 1
     st.session_state[NAVIGATE_KEY] = item
 
 
@@ -152,14 +154,65 @@ def conflict_box(item: Item, work: Work) -> None:
 # to another turn then matches no widget and is dropped, instead of landing on the wrong turn.
 
 
-def _decision_buttons(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
-    with st.container(horizontal=True, key="decisions"):
+DID = {"call": "the agent called a tool", "text": "the agent answered in text", "open": "the agent has not answered yet"}
+CONTEXT_CHARS = 300
+
+
+def _following(item: Item, window: TurnWindow) -> TurnState | Literal[False] | None:
+    """The turn Submit & next will open (``_move_on``'s choice: ``next_to_label``, LIMIT 1 queries): its state
+    when the window has it, None when the transcript is done, False when it cannot be drawn ahead (outside the
+    window, or this very turn)."""
+    onward = context.store().next_to_label(item.transcript_id, item.annotator, item.message_index)
+    if onward is None:
+        return None
+    if onward == item.message_index:
+        return False
+    found = next((s for s in window.states if s.message_index == onward), None)
+    return False if found is None else found
+
+
+def _ahead(item: Item, tr: Transcript, window: TurnWindow, tools: dict[str, ToolSpec]) -> dict[str, Any] | None:
+    """The next turn's essentials, prefetched: drawn by the bar the moment Submit & next is pressed (None: the
+    bar draws nothing ahead and the server's next panel is the first thing shown)."""
+    s = _following(item, window)
+    if s is False:
+        return None
+    if s is None:
+        return decision_bar.ahead(item_key=None, head="Every decision point here is done: moving on to the next "
+                                  "transcript from the queue…")
+    asked = next((m.content for m in reversed(tr.messages[:s.message_index]) if m.role == "user"), "") or ""
+    if len(asked) > CONTEXT_CHARS:
+        asked = asked[:CONTEXT_CHARS] + "…"
+    return decision_bar.ahead(
+        item_key=Item(item.transcript_id, s.message_index, item.annotator).key,
+        head=f"Decision point {s.ordinal + 1} of {window.total} · {DID.get(s.observed_behavior, s.observed_behavior)}",
+        context=f"User: {asked}" if asked else "", disabled={"same": not s.observed, "different": not tools})
+
+
+def _decision_bar(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec],
+                  next_turn: dict[str, Any] | None) -> None:
+    """The decisions as the custom component (``decision_bar``): a key shows its effect at once, the save
+    state follows from what the store said."""
+
+    def decide(decision: str, seq: int) -> None:
+        work.ack = max(work.ack, seq)
+        _decide(item, work, cast(Decision, decision), observed, tools)  # the bar sends only DECISIONS
+
+    with st.container(key="decisions"):
+        decision_bar.decision_bar(
+            item_key=item.key, decision=work.label.decision,
+            disabled={"same": not observed, "different": not tools},
+            helps={"same": "The agent made no call here" if not observed else None},
+            locked=work.locked, status=work.status, version=work.version, busy=work.busy, error=work.error,
+            ack=work.ack, submits=work.submits, next_turn=next_turn, on_decide=decide, on_retry=lambda: None)
+    # The same decisions as plain buttons without shortcuts, hidden in the browser by CSS: the script-level
+    # path AppTest drives (it cannot run a component's JavaScript), calling the same ``_decide``.
+    with st.container(key="decision-fallback"):
         for decision, label in DECISIONS.items():
             disabled = work.locked or (decision == "same" and not observed) or (decision == "different" and not tools)
-            st.button(label, key=f"decide-{decision}-{item.key}", shortcut=SHORTCUT_OF[decision], disabled=disabled,
+            st.button(label, key=f"decide-{decision}-{item.key}", disabled=disabled,
                       type="primary" if work.label.decision == decision else "secondary",
-                      on_click=_decide, args=(item, work, decision, observed, tools),
-                      help="The agent made no call here" if decision == "same" and not observed else None)
+                      on_click=_decide, args=(item, work, decision, observed, tools))
 
 
 def _calls_section(item: Item, work: Work, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
@@ -245,7 +298,10 @@ def editing_bar(item: Item, work: Work) -> None:
 
 def status_line(work: Work) -> None:
     with st.container(key="save-state"):
-        if work.status is None:
+        if work.busy is not None:
+            st.text("Unsaved: database busy, retrying. Your work stays here until it is saved "
+                    f"({work.busy}).")
+        elif work.status is None:
             st.text("Not saved yet: your first change creates the draft.")
         elif work.status == "submitted":
             st.text(f"Submitted · saved {work.saved_at} · version {work.version}")
@@ -281,6 +337,9 @@ def _move_on(item: Item) -> None:
 def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: str | None,
                 window: TurnWindow) -> None:
     work = editing.load(item, tr)
+    submitting = work.busy is not None and work.busy_submit
+    if item in editing.retry_pending() and submitting and work.status == "submitted":
+        st.session_state[NAVIGATE_KEY] = item  # the Submit & next the database was too busy for, done now
     if st.session_state.pop(NAVIGATE_KEY, None) == item:
         _move_on(item)
         st.rerun()
@@ -294,12 +353,12 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
         with st.container(key="panel-head"):  # sticky: the turn and the decision stay in view
             st.subheader("What should the agent do here?")
             st.caption(f"Decision point {state.ordinal + 1} of {window.total} · {state.observed_behavior}")
-            _decision_buttons(item, work, observed, tools)
+            _decision_bar(item, work, observed, tools, _ahead(item, tr, window, tools))
         if work.locked:
             locked_view(item, work)
             status_line(work)
             st.button("Next", key=f"next-turn-{item.key}", type="primary", shortcut="Ctrl+Enter",
-                      icon=":material/arrow_forward:", on_click=_next, args=(item,))
+                      icon=":material/arrow_forward:", on_click=_next, args=(item, work))
             return
         if work.editing:
             editing_bar(item, work)

@@ -30,6 +30,7 @@ from labeler.store.drift import RelabelItem
 from labeler.store.engine import (
     DEFAULT_DB,
     Database,
+    DatabaseBusy,
     DatabaseUnavailable,
     StoreError,
     database_url,
@@ -237,6 +238,7 @@ __all__ = [
     "CaseSummary",
     "ConflictError",
     "Coverage",
+    "DatabaseBusy",
     "DatabaseUnavailable",
     "DiffCase",
     "GoldVersion",

@@ -52,6 +52,21 @@ class DatabaseUnavailable(StoreError):
     One line naming the database (password hidden) and why; never the SQL, its parameters or stored content."""
 
 
+class DatabaseBusy(DatabaseUnavailable):
+    """A write could not be done *now*: another writer held the lock past the busy timeout, or the disk
+    failed or is full. Nothing was written; the same write can be tried again later (the label page keeps
+    the annotator's work on screen, marked unsaved, and retries until it lands)."""
+
+
+def transient_write_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a database failure that a later retry of the same write can get past."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    reason = str(exc.orig).lower()
+    return any(word in reason for word in ("locked", "lock timeout", "disk i/o", "disk is full", "no space left",
+                                           "database or disk is full"))
+
+
 def database_url(value: str | os.PathLike[str] | None = None) -> str:
     """A SQLAlchemy URL from an explicit value, ``TOOLGOLD_DB``, or the default file."""
     raw = str(value) if value is not None else os.environ.get("TOOLGOLD_DB") or DEFAULT_DB
@@ -101,6 +116,8 @@ def describe_database_error(exc: BaseException, url: str, *, opening: bool = Fal
         return read_only_message(url)
     if "disk is full" in lowered or "no space left" in lowered or ("disk i/o error" in lowered and _disk_full(url)):
         return f"the database {shown}: the disk is full; nothing was written"
+    if "disk i/o" in lowered:
+        return f"the database {shown}: a disk I/O error; nothing was written: try again"
     if opening:
         path = _sqlite_path(url) if url.startswith("sqlite") else None
         if path is not None and Path(path).is_dir():
@@ -276,10 +293,16 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """One write transaction (SQLite: the write lock is taken at BEGIN)."""
-        with self._one_at_a_time(), self.engine.connect().execution_options(toolgold_write=True) as conn, \
-                conn.begin():
-            yield conn
+        """One write transaction (SQLite: the write lock is taken at BEGIN). A lock held past the busy
+        timeout or a disk failure raises ``DatabaseBusy`` (one line; nothing was written)."""
+        try:
+            with self._one_at_a_time(), self.engine.connect().execution_options(toolgold_write=True) as conn, \
+                    conn.begin():
+                yield conn
+        except DBAPIError as exc:
+            if not transient_write_error(exc):
+                raise
+            raise DatabaseBusy(describe_database_error(exc, self.url) or "the database is busy") from None
 
     def sqlite_file(self) -> Path | None:
         """The SQLite database's file when the URL names a plain file (not ``:memory:``, not a ``file:`` URI)."""
@@ -372,7 +395,7 @@ class Database:
 
 
 
-__all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "DatabaseUnavailable", "StoreError",
+__all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "DatabaseBusy", "DatabaseUnavailable", "StoreError",
            "current_revision", "database_url", "describe_database_error", "dialect_insert", "head_revision",
            "insert_missing", "iso", "now_iso", "one_at_a_time", "parse_iso", "read_only_message", "shown_url",
-           "upgrade", "upsert"]
+           "transient_write_error", "upgrade", "upsert"]

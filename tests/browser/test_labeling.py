@@ -21,16 +21,16 @@ OTHER = "tau-airline-task35-trial3"
 
 
 def decision(page: Page, name: str):  # type: ignore[no-untyped-def]
-    """The decision button's element (a button with a tooltip is drawn as two <button>s: take the first)."""
-    return page.locator(f"[class*='st-key-decide-{name}-']")
+    """The decision bar's button for ``name`` (the bar is a custom component: its buttons are its own)."""
+    return page.locator(f".tg-bar button[data-decision='{name}']")
 
 
 def expect_decision(page: Page, chosen: str | None) -> None:
-    """Exactly one panel is on screen (a rerun briefly shows the old one too) and ``chosen`` is selected."""
+    """Exactly one decision bar is on screen (a rerun briefly shows the old one too) and ``chosen`` is
+    pressed, the others not."""
     for name in ("no_call", "same", "different", "clarify"):
         expect(decision(page, name)).to_have_count(1)
-        kind = "primary" if name == chosen else "secondary"
-        expect(decision(page, name).locator("button").first).to_have_attribute("kind", kind)
+        expect(decision(page, name)).to_have_attribute("aria-pressed", "true" if name == chosen else "false")
 
 
 def at_turn(page: Page, turn: int, done: int, *, transcript: str = TAU, user: str = "ann", of: int = 4) -> None:
@@ -38,14 +38,15 @@ def at_turn(page: Page, turn: int, done: int, *, transcript: str = TAU, user: st
     on the previous turn's buttons is dropped by design)."""
     page.wait_for_url(f"**turn={turn}**")
     expect(page.locator(".st-key-progress")).to_have_text(f"labeled {done}/{of} turns")
-    expect(page.locator(f".st-key-decide-same-{Item(transcript, turn, user).key}")).to_be_visible()
+    expect(page.locator(f".tg-bar[data-item='{Item(transcript, turn, user).key}'] "
+                        "button[data-decision='same']")).to_be_visible()
 
 
 def expect_saved(page: Page, version: int) -> None:
     expect(page.locator(".st-key-save-state")).to_contain_text(f"· version {version}")
 
 
-PANEL_BUTTONS = ("[class*='st-key-decide-no_call-'] button", "[class*='st-key-submit-'] button")
+PANEL_BUTTONS = (".tg-bar button[data-decision='no_call']", "[class*='st-key-submit-'] button")
 
 
 def press(page: Page, key: str, owners: tuple[str, ...] = PANEL_BUTTONS) -> None:

@@ -25,7 +25,8 @@ def idle(page: Page) -> None:
 def on_turn(page: Page, transcript: str, turn: int, user: str) -> None:
     """Wait until this turn's panel is on screen (whatever other tests labeled before)."""
     page.wait_for_url(f"**turn={turn}**")
-    expect(page.locator(f".st-key-decide-no_call-{Item(transcript, turn, user).key}")).to_be_visible()
+    expect(page.locator(f".tg-bar[data-item='{Item(transcript, turn, user).key}'] "
+                        "button[data-decision='no_call']")).to_be_visible()
 
 
 def tau_copy(server: Server, copy_id: str) -> str:
@@ -56,7 +57,7 @@ def test_the_match_rule_editor_stays_open_and_shows_every_argument_name_whole(pa
     goto_as(page, f"{server.url}/label?t={tid}&turn=4", name)
     on_turn(page, tid, 4, name)
     press(page, "1")  # same as observed: get_reservation_details(reservation_id="H9ZU1C")
-    expect(page.locator("[class*='st-key-decide-same-'] button").first).to_have_attribute("kind", "primary")
+    expect(page.locator(".tg-bar button[data-decision='same']")).to_have_attribute("aria-pressed", "true")
     editor = page.locator(".st-key-call-editor-0")
     editor.get_by_text("Match rules").click()
     row = page.locator(".st-key-rule-row-0-reservation_id")
@@ -92,7 +93,7 @@ def test_the_turn_header_decision_bar_and_submit_stay_in_view_while_the_panel_sc
     page.mouse.wheel(0, 5000)
     time.sleep(0.3)
     height = page.viewport_size["height"]  # type: ignore[index]
-    for part in (".st-key-panel-head", "[class*='st-key-decide-no_call-'] button", "[class*='st-key-submit-'] button"):
+    for part in (".st-key-panel-head", ".tg-bar button[data-decision='no_call']", "[class*='st-key-submit-'] button"):
         box = page.locator(part).first.bounding_box()
         assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height, (part, box)
     expect(page.locator(".st-key-panel-head")).to_contain_text("Decision point 1 of 4")

@@ -171,3 +171,38 @@ def test_a_full_disk_under_the_database_is_one_line_and_loses_nothing(tmp_path: 
         assert_invariants(db)
     finally:
         subprocess.run(["umount", "--lazy", str(mount)], check=True)
+
+
+def test_a_label_save_under_a_held_lock_raises_database_busy_and_lands_once_released(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The label page's save: a lock held past the timeout is a ``DatabaseBusy`` (one line, nothing written),
+    and the same save goes through once the lock is released (the page retries it)."""
+    import labeler.store.engine as engine
+    from labeler.labels import LabelBody
+    from labeler.store import DatabaseBusy, StoreError
+
+    monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 200)
+    db = tmp_path / "toolgold.db"
+    store = Store(db)
+    store.add_user("root", "admin")
+    store.add_user("ann", "annotator", actor="root")
+    tr = tmp_path / "t.jsonl"
+    tr.write_text(json.dumps({"format": "toolgold.transcript/1", "id": "t1", "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}) + "\n")
+    assert invoke(db, "import", str(tr))[0] == 0
+    [state] = store.turn_states("t1", "ann")
+    body = LabelBody(decision="clarify", rationale=f"typed while locked {SECRET}")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(DatabaseBusy) as raised:
+            store.save_label("t1", state.message_index, "ann", body, version=0)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert isinstance(raised.value, StoreError)
+    assert str(raised.value) == (f"the database {db} is locked by another writer (waited 0.2 s); nothing was "
+                                 "written: try again")
+    assert store.get_label("t1", state.message_index, "ann") is None
+    record = store.save_label("t1", state.message_index, "ann", body, version=0)
+    assert record.version == 1 and record.body.rationale == body.rationale
