@@ -15,6 +15,7 @@ session holds the pending edit only until then, never instead of the database.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -179,6 +180,8 @@ def retry_pending() -> list[Item]:
             continue
         if submit(work.item, work) if work.busy_submit else save(work.item, work):
             landed.append(work.item)
+        elif work.busy is not None:
+            break  # still busy: the rest wait for the next retry rather than each block this run
     return landed
 
 
@@ -197,6 +200,7 @@ def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
     work.error = None
     work.problems = []
     work.busy, work.busy_submit = None, False
+    st.session_state.pop(BUSY_KEY, None)
 
 
 def start_edit(item: Item, work: Work) -> None:
@@ -246,9 +250,27 @@ def _store_body(item: Item, work: Work, *, version: int, submit: bool) -> LabelR
     return action(item.transcript_id, item.message_index, item.annotator, work.body, version=version)
 
 
-def _busy(work: Work, exc: DatabaseBusy, *, submitting: bool) -> None:
-    work.busy = str(exc)
+BUSY_KEY = "database-busy"
+BUSY_BACKOFF_SECONDS = 2.0
+"""After a write this session found the database busy, the next waits this long: each attempt can block for the
+whole busy_timeout, and a run that tried every pending save (and the key's own) would block for several of them
+before it could show "database busy, retrying"; the decision bar asks again every 2 s."""
+
+
+def _busy(work: Work, message: str, *, submitting: bool) -> None:
+    work.busy = message
     work.busy_submit = work.busy_submit or submitting
+    st.session_state[BUSY_KEY] = (time.monotonic(), message)
+
+
+def _backing_off(work: Work, *, submitting: bool) -> bool:
+    """True (and ``work`` kept pending) when this session found the database busy moments ago."""
+    seen = st.session_state.get(BUSY_KEY)
+    if seen is None or time.monotonic() - seen[0] >= BUSY_BACKOFF_SECONDS:
+        return False
+    work.busy = seen[1]
+    work.busy_submit = work.busy_submit or submitting
+    return True
 
 
 def save(item: Item, work: Work, *, over: int | None = None) -> bool:
@@ -258,13 +280,15 @@ def save(item: Item, work: Work, *, over: int | None = None) -> bool:
     if item.scratch:
         work.error = None
         return True
+    if _backing_off(work, submitting=False):
+        return False
     try:
         record = _store_body(item, work, version=work.version if over is None else over, submit=False)
     except ConflictError as exc:
         work.conflict, work.busy, work.busy_submit = exc, None, False
         return False
     except DatabaseBusy as exc:
-        _busy(work, exc, submitting=False)
+        _busy(work, str(exc), submitting=False)
         return False
     except StoreError as exc:
         work.error, work.busy = str(exc), None
@@ -288,6 +312,8 @@ def keep_mine(item: Item, work: Work) -> None:
 
 def submit(item: Item, work: Work) -> bool:
     """Submit the label; True when it is now submitted. Problems and conflicts are kept on ``work``."""
+    if _backing_off(work, submitting=True):
+        return False
     try:
         record = _store_body(item, work, version=work.version, submit=True)
     except LabelIncomplete as exc:
@@ -298,7 +324,7 @@ def submit(item: Item, work: Work) -> bool:
         work.conflict, work.busy, work.busy_submit = exc, None, False
         return False
     except DatabaseBusy as exc:
-        _busy(work, exc, submitting=True)
+        _busy(work, str(exc), submitting=True)
         return False
     except StoreError as exc:
         work.error, work.busy = str(exc), None

@@ -56,6 +56,11 @@ def write_lock(db: Path) -> Iterator[None]:
         holder.close()
 
 
+def wait_idle(page: Page) -> None:
+    page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                           " !== 'running'")
+
+
 def bar_state(page: Page):  # type: ignore[no-untyped-def]
     return page.locator(".tg-bar .tg-state")
 
@@ -102,6 +107,9 @@ def test_submit_and_next_right_after_a_key_lands_on_the_next_turn_with_the_previ
         label = store.get_label(TAU, 4, "subby")
         assert label is not None and label.status == "draft"
     expect(page).to_have_url(re.compile(r"turn=6"), timeout=30_000)  # the submit lands once the lock is gone
+    # The server draws turn 6's own bar; the previous turn's stale elements leave when that run ends.
+    expect(page.locator(f".tg-bar[data-item='{Item(TAU, 6, 'subby').key}']")).to_be_visible(timeout=30_000)
+    expect(page.locator(".tg-bar")).to_have_count(1, timeout=30_000)
     expect(page.locator(".st-key-progress")).to_have_text("labeled 2/4 turns")
     expect_decision(page, None)
     first, second = store.get_label(TAU, 2, "subby"), store.get_label(TAU, 4, "subby")
@@ -155,12 +163,15 @@ def test_a_save_the_database_is_too_busy_for_is_retried_and_survives_a_reload(
     expect_decision(page, None)
     typed = "The user has not said which booking: ask first."
     store = loop_server.store()
+    wait_idle(page)  # the page's own runs are over: the rationale's run below is the one the lock blocks
     with write_lock(loop_server.db):
         area = page.get_by_label("Rationale")
         area.click()
         area.type(typed)
         area.press("Tab")  # leaving the field saves it: the lock is held past busy_timeout
         page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                               " === 'running'")
         page.keyboard.press("3")  # while that save still waits on the lock
         expect(decision(page, "clarify")).to_have_attribute("aria-pressed", "true", timeout=1_000)
         # After the busy timeout (10 s) the store gives up: the page says so, keeps the work, no traceback.
