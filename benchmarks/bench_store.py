@@ -102,6 +102,7 @@ for _, _, sql in schema:
     target.execute(sql)
 started = time.perf_counter()
 target.execute("BEGIN")
+target.execute("PRAGMA defer_foreign_keys=ON")  # tables come in sqlite_master order, which revision 0002 rebuilt
 for kind, name, _ in schema:
     if kind != "table":
         continue
