@@ -19,7 +19,7 @@ import os
 import pickle
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -402,6 +402,22 @@ def _new_in(batch: Sequence[_Staged], existing: dict[str, str], result: ImportRe
     return new
 
 
+def _retooled(batch: Sequence[_Staged], stored: dict[str, tuple[str, str]], existing: dict[str, str],
+              same_but_tools: Callable[[str, _Staged], bool]) -> tuple[list[_Staged], list[_Staged]]:
+    """Split ``batch`` into the records to stage as usual and those already stored that differ only in their
+    tools (``same_but_tools(stored body, record)``), the first time each comes in this import; ``existing``
+    then holds the new digest, so a later copy of it is unchanged and other content a conflict."""
+    kept, retooled = [], []
+    for staged in batch:
+        hit = stored.get(staged.id)
+        if hit is not None and existing.get(staged.id) == hit[0] != staged.digest and same_but_tools(hit[1], staged):
+            existing[staged.id] = staged.digest
+            retooled.append(staged)
+        else:
+            kept.append(staged)
+    return kept, retooled
+
+
 def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], result: ImportResult,
                        skip: bool) -> None:
     ids = list(dict.fromkeys(s.id for s in batch))
@@ -411,17 +427,10 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], re
             .where(t.TranscriptRow.external_id.in_(ids))).all()}
     existing = {ext: digest for ext, (digest, _) in stored.items()}
     existing.update(stage.known("transcripts", "external_id", ids))
-    kept = []
-    for staged in batch:
-        hit = stored.get(staged.id)
-        if (hit is not None and existing.get(staged.id) == hit[0] != staged.digest
-                and hit[1] == staged.row["body"]):
-            # The same conversation with other tools: the conversation's tool set changed.
-            stage.retools.append(staged)
-            existing[staged.id] = staged.digest
-            result.transcripts_retooled += 1
-        else:
-            kept.append(staged)
+    # The same conversation with other tools: the conversation's tool set changed (replaced at the publish).
+    kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == staged.row["body"])
+    stage.retools += retooled
+    result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
     rows, links, turns, tools = [], [], [], {}
     for staged in new:
@@ -451,16 +460,10 @@ def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[_Staged], res
             .where(t.GoldCaseRow.id.in_(ids))).all()}
     existing = {cid: digest for cid, (digest, _) in stored.items()}
     existing.update(stage.known("gold_cases", "id", ids))
-    kept = []
-    for staged in batch:
-        hit = stored.get(staged.id)
-        if (hit is not None and existing.get(staged.id) == hit[0] != staged.digest
-                and _but_tools(hit[1]) == _but_tools(str(staged.row["body"]))):
-            # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
-            existing[staged.id] = staged.digest
-            result.gold_retooled += 1
-        else:
-            kept.append(staged)
+    # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
+    kept, retooled = _retooled(batch, stored, existing,
+                               lambda body, staged: _but_tools(body) == _but_tools(str(staged.row["body"])))
+    result.gold_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "gold case", "")
     stage.conn.executemany(f"INSERT INTO gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 2))})",
                            [(*(s.row[c] for c in _GOLD_COLUMNS), s.source, s.line) for s in new])
