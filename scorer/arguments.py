@@ -53,8 +53,8 @@ _UNWRITTEN = CaseError.model_construct(code=ErrorCode.WRONG_ARG_VALUE, note="(no
 
 def pair_cost(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
               step: int | None = None) -> int:
-    """How many errors ``check_pair`` finds, without writing the notes of wrong values (the costly part:
-    describing the rule, looking for a superseding message). Parallel calls are paired by this cost, so
+    """How many errors ``check_pair`` finds, without writing any note (the costly part: describing the
+    rule, showing values, looking for a superseding message). Parallel calls are paired by this cost, so
     only the pairs chosen are checked in full."""
     return check_pair(facts, expected, actual, tool_only=tool_only, step=step, cost_only=True).cost
 
@@ -62,8 +62,8 @@ def pair_cost(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: b
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
                step: int | None = None, context: Callable[[], Context] | None = None,
                cost_only: bool = False) -> PairCheck:
-    """Argument errors of ``actual`` against ``expected`` (same tool name). With ``cost_only`` the errors
-    of wrong values are counted, not written (placeholders): only ``cost`` is meaningful."""
+    """Argument errors of ``actual`` against ``expected`` (same tool name). With ``cost_only`` every
+    error is counted, not written (placeholders) and no review is kept: only ``cost`` is meaningful."""
     tool = actual.name
     if isinstance(actual.arguments, str):
         return PairCheck([trusted(CaseError,
@@ -96,17 +96,23 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     # A schema-required key the gold call itself leaves out is the gold's omission (lint flags it), unless
     # the gold's required_args names it. (An optional rule does not waive the schema: BFCL checks it too.)
     missing = [k for k in required if k not in args and (k in gold or k in facts.required_by_gold(tool))]
-    for key in missing:
-        rule = rules.get(key, DEFAULT_RULE)
-        wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
-        errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
-                              expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
+    if cost_only:  # counted, not written: the notes are the costly part
+        errors.extend([_UNWRITTEN] * len(missing))
+    else:
+        for key in missing:
+            rule = rules.get(key, DEFAULT_RULE)
+            wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
+            errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
+                                  expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
     schema = facts.schema(tool)
     unknown = sorted(k for k in args if not schema.is_known(k) and not vouched(k)) if schema is not None else []
-    for key in unknown:
-        errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
-                              actual=args[key],
-                              note=f"called {tool} with {key} {show(args[key])}, which is not a parameter of {tool}"))
+    if cost_only:
+        errors.extend([_UNWRITTEN] * len(unknown))
+    else:
+        for key in unknown:
+            errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key, step=step,
+                                  actual=args[key], note=f"called {tool} with {key} {show(args[key])}, which is "
+                                                        f"not a parameter of {tool}"))
     typed: set[str | None] = set()
     if schema is not None:
         known = {k: v for k, v in args.items() if k not in unknown} if unknown else args
@@ -119,6 +125,9 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
             problems = [p for p in schema.problems(known) if p.arg is None or not vouched(p.arg)]
         for problem in problems:
             typed.add(problem.arg)
+            if cost_only:
+                errors.append(_UNWRITTEN)
+                continue
             value = known[problem.arg] if problem.arg is not None else known
             errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg,
                                   step=step, actual=value,
@@ -134,6 +143,9 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         wanted = gold.get(key, ABSENT)
         if key not in args:
             if not rule.optional:
+                if cost_only:
+                    errors.append(_UNWRITTEN)
+                    continue
                 errors.append(trusted(CaseError,
                     code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step,
                     expected=None if wanted is ABSENT else wanted,
@@ -145,6 +157,9 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         if wanted is ABSENT and not rule.accept:
             if rule.match == "any" or _is_default(facts, tool, key, value):
                 continue
+            if cost_only:
+                errors.append(_UNWRITTEN)
+                continue
             errors.append(trusted(CaseError,
                 code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
                 note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
@@ -153,7 +168,8 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         if decided is True:
             continue
         if decided is None:
-            check.reviews.append(_review(rule, tool, key, wanted, value))
+            if not cost_only:  # a pending question costs nothing
+                check.reviews.append(_review(rule, tool, key, wanted, value))
             continue
         wrong.append(key)
         slot[key] = len(errors)

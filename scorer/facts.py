@@ -16,8 +16,8 @@ _NO_RULES: dict[str, ArgRule] = {}
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_call_keys", "_context", "_from_call", "_from_call_rules", "_gold_texts", "_required", "_schemas",
-                 "_specs", "_zoned", "case")
+    __slots__ = ("_any_from_call", "_call_keys", "_context", "_from_call", "_from_call_rules", "_gold_texts",
+                 "_required", "_schemas", "_specs", "_zoned", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
@@ -30,6 +30,7 @@ class CaseFacts:
         self._zoned: dict[str, dict[str, ArgRule]] = {}
         self._from_call: dict[int, bool] = {}
         self._from_call_rules: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._any_from_call: bool | None = None
 
     @property
     def reference_time(self) -> datetime | None:
@@ -66,8 +67,21 @@ class CaseFacts:
         own = _in_zone(call.arg_rules, self.case.tz) if self.case.tz else call.arg_rules
         return {**rules, **own}
 
+    @property
+    def any_from_call(self) -> bool:
+        """Whether any of the case's rules for its tools is ``from_call`` (most cases have none: then only a
+        call's own rules can be)."""
+        found = self._any_from_call
+        if found is None:
+            found = self._any_from_call = any(
+                r.match == "from_call" for rules in self.case.arg_rules.values() for r in rules.values())
+        return found
+
     def has_from_call(self, call: Call) -> bool:
         """Whether any argument of this expected call has a ``from_call`` rule (cached by identity)."""
+        if not self.any_from_call:
+            own = call.arg_rules
+            return bool(own) and any(r.match == "from_call" for r in own.values())
         found = self._from_call.get(id(call))
         if found is None:
             own = call.arg_rules
@@ -78,6 +92,8 @@ class CaseFacts:
     def from_call_rules(self, tool: str) -> tuple[tuple[str, int], ...]:
         """``(key, index of the expected call)`` of the case's ``from_call`` rules for ``tool``, by key."""
         found = self._from_call_rules.get(tool)
+        if found is None and not self.any_from_call:
+            return ()
         if found is None:
             found = self._from_call_rules[tool] = tuple(
                 (k, r.from_call) for k, r in sorted(self.rules(tool).items())
