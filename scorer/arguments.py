@@ -18,7 +18,7 @@ from scorer import canonical
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, superseding
-from scorer.matchers import ABSENT, Verdict, describe, expected_values, match_value, read_as, show
+from scorer.matchers import ABSENT, Verdict, describe, expected_values, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review, trusted
 
@@ -84,8 +84,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     def verdict(key: str) -> Verdict:
         if key in verdicts:
             return verdicts[key]
-        found = verdicts[key] = match_value(rules.get(key, DEFAULT_RULE), gold.get(key, ABSENT), args[key],
-                                            reference)
+        found = verdicts[key] = facts.match(rules.get(key, DEFAULT_RULE), gold.get(key, ABSENT), args[key])
         return found
 
     def vouched(key: str) -> bool:
@@ -119,7 +118,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
         # A value the gold vouches for breaking the schema is the gold's own problem (lint flags it): no
         # error. Where the schema checks each argument alone, those values are not even checked.
         if schema.per_argument:
-            problems = [p for p in (schema.problem(k, known[k]) for k in sorted(known) if not vouched(k))
+            problems = [p for p in (facts.problem(schema, k, known[k]) for k in sorted(known) if not vouched(k))
                         if p is not None]
         else:
             problems = [p for p in schema.problems(known) if p.arg is None or not vouched(p.arg)]
@@ -215,7 +214,7 @@ def _vouched(facts: CaseFacts, rules: dict[str, ArgRule], key: str, value: Any, 
     """Whether ``value`` matches the gold value of ``key`` under its rule: the annotator vouches for it."""
     if key not in gold:
         return False
-    return match_value(rules.get(key, DEFAULT_RULE), gold[key], value, facts.reference_time) is True
+    return facts.match(rules.get(key, DEFAULT_RULE), gold[key], value) is True
 
 
 def _swapped_pairs(facts: CaseFacts, rules: dict[str, ArgRule], wrong: list[str], args: dict[str, Any],
@@ -228,9 +227,8 @@ def _swapped_pairs(facts: CaseFacts, rules: dict[str, ArgRule], wrong: list[str]
         for second in wrong[k + 1:]:
             if first in used or second in used or first not in gold or second not in gold:
                 continue
-            if (match_value(rules.get(second, DEFAULT_RULE), gold[second], args[first], facts.reference_time)
-                    and match_value(rules.get(first, DEFAULT_RULE), gold[first], args[second],
-                                    facts.reference_time)):
+            if (facts.match(rules.get(second, DEFAULT_RULE), gold[second], args[first])
+                    and facts.match(rules.get(first, DEFAULT_RULE), gold[first], args[second])):
                 pairs.append((first, second))
                 used |= {first, second}
     return pairs

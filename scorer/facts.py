@@ -7,21 +7,34 @@ from datetime import datetime
 from typing import Any
 
 from scorer.grounding import Context, gold_texts
+from scorer.matchers import ABSENT, Verdict, match_value
 from scorer.model import MARSHAL_VALUE_VERSION, ArgRule, Call, GoldCase, ToolSpec
-from scorer.schemas import ArgumentSchema, compiled
+from scorer.schemas import ArgumentSchema, SchemaProblem, compiled
 
 _NO_RULES: dict[str, ArgRule] = {}
+_SCALARS = frozenset({str, int, bool, type(None)})
+_ABSENT_KEY = ("absent",)
+
+
+def _value_key(value: Any) -> Any:
+    """A dict key equal only for values every matcher and schema check treats alike: a scalar with its
+    type (``1``, ``1.0`` and ``True`` apart; a float by its exact bits, so ``-0.0``, which a schema problem
+    shows as such, is not ``0.0``), None for anything else (not memoized)."""
+    kind = type(value)
+    if kind is float:
+        return (float, value.hex())
+    return (kind, value) if kind in _SCALARS else None
 
 
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
     __slots__ = ("_any_from_call", "_call_keys", "_context", "_from_call", "_from_call_rules", "_gold_texts",
-                 "_required", "_schemas", "_specs", "_zoned", "case")
+                 "_matches", "_problems", "_required", "_schemas", "_specs", "_zoned", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
-        self._specs: dict[str, ToolSpec] | None = None
+        self._specs: dict[str, ToolSpec | None] | None = None
         self._schemas: dict[str, ArgumentSchema | None] = {}
         self._required: dict[str, tuple[str, ...]] = {}
         self._context: Context | None = None
@@ -31,15 +44,23 @@ class CaseFacts:
         self._from_call: dict[int, bool] = {}
         self._from_call_rules: dict[str, tuple[tuple[str, int], ...]] = {}
         self._any_from_call: bool | None = None
+        self._matches: dict[tuple[int, Any, Any], tuple[ArgRule, Verdict]] = {}
+        self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] = {}
 
     @property
     def reference_time(self) -> datetime | None:
         return self.case.reference_time
 
     def spec(self, tool: str) -> ToolSpec | None:
-        if self._specs is None:
-            self._specs = {t.name: t for t in self.case.tools}
-        return self._specs.get(tool)
+        """The offered tool named ``tool`` (the first, as ``GoldCase.tool``), found once per name: a case
+        offers dozens of tools and its calls name one or two."""
+        specs = self._specs
+        if specs is None:
+            specs = self._specs = {}
+        elif tool in specs:
+            return specs[tool]
+        found = specs[tool] = self.case.tool(tool)
+        return found
 
     def offered(self, tool: str) -> bool:
         """Whether the agent had ``tool`` (a case listing no tools offers any)."""
@@ -66,6 +87,34 @@ class CaseFacts:
             return rules
         own = _in_zone(call.arg_rules, self.case.tz) if self.case.tz else call.arg_rules
         return {**rules, **own}
+
+    def match(self, rule: ArgRule, gold: Any, actual: Any) -> Verdict:
+        """``match_value(rule, gold, actual, reference_time)``, decided once per rule and pair of scalar
+        values: parallel calls are costed against every expected call, and their values repeat."""
+        gold_key = _ABSENT_KEY if gold is ABSENT else _value_key(gold)
+        actual_key = _value_key(actual)
+        if gold_key is None or actual_key is None:
+            return match_value(rule, gold, actual, self.case.reference_time)
+        key = (id(rule), gold_key, actual_key)
+        hit = self._matches.get(key)
+        if hit is not None and hit[0] is rule:  # the rule is kept alive here: its id is not reused
+            return hit[1]
+        found = match_value(rule, gold, actual, self.case.reference_time)
+        self._matches[key] = (rule, found)
+        return found
+
+    def problem(self, schema: ArgumentSchema, arg: str, value: Any) -> SchemaProblem | None:
+        """``schema.problem(arg, value)`` (a ``per_argument`` schema), decided once per scalar value."""
+        value_key = _value_key(value)
+        if value_key is None:
+            return schema.problem(arg, value)
+        key = (id(schema), arg, value_key)
+        hit = self._problems.get(key)
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        found = schema.problem(arg, value)
+        self._problems[key] = (schema, found)
+        return found
 
     @property
     def any_from_call(self) -> bool:
@@ -101,9 +150,16 @@ class CaseFacts:
         return found
 
     def required(self, tool: str) -> tuple[str, ...]:
-        if tool not in self._required:
-            self._required[tool] = self.case.required_for(tool)
-        return self._required[tool]
+        """``GoldCase.required_for(tool)``, through the spec already found."""
+        found = self._required.get(tool)
+        if found is None:
+            spec = self.spec(tool)
+            keys = spec.required if spec is not None else ()
+            required_args = self.case.required_args
+            if required_args is not None:
+                keys += tuple(k for k in required_args.get(tool, ()) if k not in keys)
+            found = self._required[tool] = keys
+        return found
 
     def call_key(self, call: Call) -> tuple[str, bytes]:
         """A key equal for equal calls of this case (tool name, argument values and the call's own rules): checks against one

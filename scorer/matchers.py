@@ -17,8 +17,6 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Final
 
-import phonenumbers
-
 from scorer import canonical
 from scorer.dates import is_relative, parse_when, zone_named
 from scorer.model import ArgRule
@@ -211,6 +209,8 @@ def _currency(rule: ArgRule, values: list[Any], actual: Any, reference: datetime
 @lru_cache(maxsize=65536)
 def e164(value: str, region: str | None) -> str | None:
     """The E.164 form of a phone number (``+14155550123``), or None when it does not parse."""
+    import phonenumbers  # on first use: it takes a third of a second to import, and few cases have phones
+
     try:
         number = phonenumbers.parse(value, region.upper() if region else None)
     except phonenumbers.NumberParseException:
