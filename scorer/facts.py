@@ -30,7 +30,7 @@ class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
     __slots__ = ("_any_from_call", "_call_keys", "_context", "_from_call", "_from_call_rules", "_gold_texts",
-                 "_matches", "_problems", "_required", "_schemas", "_specs", "_zoned", "case")
+                 "_matches", "_memoize", "_problems", "_required", "_schemas", "_specs", "_zoned", "case")
 
     def __init__(self, case: GoldCase) -> None:
         self.case = case
@@ -45,6 +45,9 @@ class CaseFacts:
         self._from_call_rules: dict[str, tuple[tuple[str, int], ...]] = {}
         self._any_from_call: bool | None = None
         self._matches: dict[tuple[int, Any, Any], tuple[ArgRule, Verdict]] = {}
+        # Only several expected calls (or answers) ask the same question twice: one call against one is
+        # checked once, and the memo would only cost.
+        self._memoize = len(case.expected.calls) > 1 or bool(case.alternatives) or case.kind == "trajectory"
         self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] = {}
 
     @property
@@ -91,6 +94,8 @@ class CaseFacts:
     def match(self, rule: ArgRule, gold: Any, actual: Any) -> Verdict:
         """``match_value(rule, gold, actual, reference_time)``, decided once per rule and pair of scalar
         values: parallel calls are costed against every expected call, and their values repeat."""
+        if not self._memoize:
+            return match_value(rule, gold, actual, self.case.reference_time)
         gold_key = _ABSENT_KEY if gold is ABSENT else _value_key(gold)
         actual_key = _value_key(actual)
         if gold_key is None or actual_key is None:
@@ -105,7 +110,7 @@ class CaseFacts:
 
     def problem(self, schema: ArgumentSchema, arg: str, value: Any) -> SchemaProblem | None:
         """``schema.problem(arg, value)`` (a ``per_argument`` schema), decided once per scalar value."""
-        value_key = _value_key(value)
+        value_key = _value_key(value) if self._memoize else None
         if value_key is None:
             return schema.problem(arg, value)
         key = (id(schema), arg, value_key)

@@ -107,12 +107,13 @@ def last_mention(text: str, needle: str) -> int:
 class Context:
     """What the agent could see: system, user and tool message text, searched case-insensitively."""
 
-    __slots__ = ("_digits", "_messages", "text")
+    __slots__ = ("_digits", "_folded", "_messages", "text")
 
     def __init__(self, messages: Iterable[Message]) -> None:
         self._messages = tuple(m for m in messages if m.role != "assistant" and m.content)
         self.text = "\n".join(m.content or "" for m in self._messages).casefold()
         self._digits: str | None = None
+        self._folded: list[tuple[str, str]] | None = None
 
     @classmethod
     def of_text(cls, text: str) -> Context:
@@ -131,6 +132,13 @@ class Context:
 
     def last_mention(self, value: str) -> int:
         return last_mention(self.text, value.casefold())
+
+    @property
+    def folded(self) -> list[tuple[str, str]]:
+        """``(role, casefolded content)`` of each message, in order (built once)."""
+        if self._folded is None:
+            self._folded = [(m.role, (m.content or "").casefold()) for m in self._messages]
+        return self._folded
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -175,7 +183,7 @@ def superseding(actual: Any, wanted: Iterable[Any], context: Context) -> str | N
     if len(actual_texts) != 1:
         return None
     said = actual_texts[0].casefold()
-    messages = [(m.role, (m.content or "").casefold()) for m in context.messages]
+    messages = context.folded
     first_said = next((k for k, (_, text) in enumerate(messages) if _mentions(text, said)), -1)
     if first_said < 0:
         return None

@@ -273,7 +273,12 @@ MATCHERS: Final[dict[str, Matcher]] = {
 
 def show(value: Any) -> str:
     """A value as it reads in a note: strings quoted (``'2'`` is not ``2``), the rest as short JSON."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is int:  # the JSON of the commonest values, without json.dumps (a note is written per error)
+        text = str(value)
+    elif kind is bool or value is None:
+        text = "null" if value is None else "true" if value else "false"
+    elif isinstance(value, str):
         text = f"'{value}'" if value.isprintable() and "'" not in value else json.dumps(value, ensure_ascii=False)
     else:
         text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)

@@ -1,7 +1,7 @@
 """The scoring core's shortcuts decide exactly what the plain computation decides, on the real BFCL items.
 
 - ``CaseFacts.match`` and ``CaseFacts.problem`` remember verdicts and schema problems per rule (or schema)
-  and scalar value; a remembered answer is never served for a value a matcher or schema treats
+  and scalar value, in cases with several expected calls or answers; a remembered answer is never served for a value a matcher or schema treats
   differently (``1``, ``1.0`` and ``True``; ``0.0`` and ``-0.0``; NaN).
 - ``CaseFacts.spec``, ``required`` and ``has_from_call`` answer as ``GoldCase.tool``, ``required_for`` and
   a scan of the rules.
@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import subprocess
@@ -75,7 +76,7 @@ def test_remembered_checks_score_every_real_item_as_checking_afresh() -> None:
 
 
 def test_a_remembered_verdict_is_never_served_for_a_value_read_differently() -> None:
-    gold = case(calls(call("f", x=1)), tools=(tool("f", x={"type": "integer"}),))
+    gold = case(calls(call("f", x=1), call("f", x=2)), tools=(tool("f", x={"type": "integer"}),))  # memoized
     rules = [*(ArgRule(match=m) for m in ("exact", "normalized", "ci", "number")),
              ArgRule(match="semantic", intent="the same count"), ArgRule(match="regex", pattern=r"-?\d+(\.0)?"),
              ArgRule(match="one_of", accept=[1.0, "1"]), ArgRule(match="number", tolerance=0.5)]
@@ -150,3 +151,11 @@ def test_scoring_without_a_phone_rule_does_not_import_phonenumbers() -> None:
     phone = case(calls(call("f", x="+1 415 555 0123")), arg_rules={"f": {"x": ArgRule(match="phone", region="US")}})
     made = RunRecord(case_id=phone.id, calls=(RunCall(name="f", arguments={"x": "(415) 555-0123"}),))
     assert score_case(phone, made).status == "pass"  # imported where a phone is compared
+
+
+def test_a_note_shows_a_scalar_as_its_canonical_json() -> None:
+    from scorer.matchers import show
+
+    for value in (0, -7, 10**30, True, False, None, 5.0, -0.0, 2.5, 1e16, math.inf):
+        assert show(value) == json.dumps(canonical.normalize(value), ensure_ascii=False)
+    assert show(10**100) == str(10**100)[:79] + "…"
