@@ -47,3 +47,13 @@ def test_every_float_magnitude_and_the_strings_orjson_escapes() -> None:
                          {"price": 0.000015, "n": [1e-7, 12.0, 3.25]}, {"s": "version 1.0, e+5 e-5 0.0000"}]
     for value in values:
         assert canonical.dumps_json_values(value) == canonical.dumps(value), value
+
+
+def test_to_json_keeps_integers_beyond_64_bits_and_every_float() -> None:
+    from scorer.model import Transcript
+
+    record = Transcript.model_validate({"id": "t", "messages": [{"role": "user", "content": "hi"}],
+                                        "metadata": {"big": 2 ** 70, "neg": -(10 ** 19), "f": 1.5e-05,
+                                                     "tiny": 5e-324, "z": -0.0, "i": 2 ** 63 - 1}})
+    assert to_json(record) == record.model_dump(mode="json")
+    assert to_json(record)["metadata"]["big"] == 2 ** 70

@@ -1,6 +1,7 @@
 """Every record of the real datasets (tests/data, and /work/shared/data when TOOLGOLD_SHARED_DATA names it)
-serializes to the same canonical text through ``dumps_record`` (orjson, the import's path) as through
-``canonical.dumps`` (json, the reference): the bodies and content hashes stored by an import do not change."""
+serializes to the same values through ``to_json`` (pydantic's JSON read back by orjson) as through
+``model_dump(mode="json")``, and to the same canonical text through ``dumps_record`` (orjson, the import's
+path) as through ``canonical.dumps`` (json, the reference): the bodies and content hashes stored by an import do not change."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_the_real_records_serialize_as_the_reference_does() -> None:
             continue
         for item in items:
             if isinstance(item, Converted):
-                value = to_json(item.record)
+                value = item.record.model_dump(mode="json")  # the reference, as it was
+                assert to_json(item.record) == value, f"{path}:{item.line}"
                 assert dumps_record(item.record) == canonical.dumps(value), f"{path}:{item.line}"
                 for tool in value.get("tools") or []:
                     assert canonical.dumps_json_values(tool) == canonical.dumps(tool), f"{path}:{item.line}"
