@@ -84,31 +84,9 @@ def _fast(data: bytes) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _SLOW
-    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _too_deep(value):
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _problem(value, check_leaves=False):
         return _SLOW
     return value
-
-
-def _too_deep(value: Any) -> bool:
-    """``_problem(value, check_leaves=False)`` is not None (more than ``MAX_DEPTH`` levels), several times
-    faster: only containers are carried to the next level (a record with many brackets, such as a gold case
-    with its tools' schemas, spent most of its reading time walking its leaves here). Levels count as
-    ``_problem`` counts them: a level is one more when some container above it has an element."""
-    depth, frontier = 0, [value] if type(value) is dict or type(value) is list else []
-    while frontier:
-        nxt: list[Any] = []
-        deeper = False
-        for v in frontier:
-            items = v.values() if type(v) is dict else v
-            if items:
-                deeper = True
-                nxt += [x for x in items if type(x) is dict or type(x) is list or type(x) is tuple]
-        if deeper:
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        frontier = nxt
-    return False
 
 
 _SLOW: Any = object()
