@@ -962,8 +962,9 @@ def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
         message = tr.messages[index] if index < len(tr.messages) else None
         calls = observed_calls(message)
         behavior = "open" if message is None else ("call" if calls else "text")
-        rows.append({"ordinal": ordinal, "message_index": index,
-                     "observed": canonical.dumps(calls), "observed_behavior": behavior, "n_calls": len(calls)})
+        # JSON values with string keys (arguments parse strictly: no NaN), so the fast canonical form
+        rows.append({"ordinal": ordinal, "message_index": index, "observed": canonical.dumps_json_values(calls),
+                     "observed_behavior": behavior, "n_calls": len(calls)})
     return rows
 
 
