@@ -418,15 +418,22 @@ def _retooled(batch: Sequence[_Staged], stored: dict[str, tuple[str, str]], exis
     return kept, retooled
 
 
-def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], result: ImportResult,
-                       skip: bool) -> None:
+def _stored_and_staged(db: Database, stage: _Stage, batch: Sequence[_Staged], key: Any, digest: Any, body: Any,
+                       table: str) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """For the ids of ``batch``: the store's (content hash, body) by id, and the content hash by id of what the
+    store or this import's stage already holds (the stage's key column is named as the store's)."""
     ids = list(dict.fromkeys(s.id for s in batch))
     with db.read() as conn:
-        stored = {ext: (digest, body) for ext, digest, body in conn.execute(
-            select(t.TranscriptRow.external_id, t.TranscriptRow.content_hash, t.TranscriptRow.body)
-            .where(t.TranscriptRow.external_id.in_(ids))).all()}
-    existing = {ext: digest for ext, (digest, _) in stored.items()}
-    existing.update(stage.known("transcripts", "external_id", ids))
+        stored = {k: (d, b) for k, d, b in conn.execute(select(key, digest, body).where(key.in_(ids))).all()}
+    existing = {k: d for k, (d, _) in stored.items()}
+    existing.update(stage.known(table, key.key, ids))
+    return stored, existing
+
+
+def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], result: ImportResult,
+                       skip: bool) -> None:
+    stored, existing = _stored_and_staged(db, stage, batch, t.TranscriptRow.external_id, t.TranscriptRow.content_hash,
+                                          t.TranscriptRow.body, "transcripts")
     # The same conversation with other tools: the conversation's tool set changed (replaced at the publish).
     kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == staged.row["body"])
     stage.retools += retooled
@@ -453,13 +460,8 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], re
 
 def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[_Staged], result: ImportResult,
                       skip: bool) -> None:
-    ids = list(dict.fromkeys(s.id for s in batch))
-    with db.read() as conn:
-        stored = {cid: (digest, body) for cid, digest, body in conn.execute(
-            select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash, t.GoldCaseRow.body)
-            .where(t.GoldCaseRow.id.in_(ids))).all()}
-    existing = {cid: digest for cid, (digest, _) in stored.items()}
-    existing.update(stage.known("gold_cases", "id", ids))
+    stored, existing = _stored_and_staged(db, stage, batch, t.GoldCaseRow.id, t.GoldCaseRow.content_hash,
+                                          t.GoldCaseRow.body, "gold_cases")
     # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
     kept, retooled = _retooled(batch, stored, existing,
                                lambda body, staged: _but_tools(body) == _but_tools(str(staged.row["body"])))
@@ -960,8 +962,9 @@ def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
         message = tr.messages[index] if index < len(tr.messages) else None
         calls = observed_calls(message)
         behavior = "open" if message is None else ("call" if calls else "text")
-        rows.append({"ordinal": ordinal, "message_index": index,
-                     "observed": canonical.dumps(calls), "observed_behavior": behavior, "n_calls": len(calls)})
+        # JSON values with string keys (arguments parse strictly: no NaN), so the fast canonical form
+        rows.append({"ordinal": ordinal, "message_index": index, "observed": canonical.dumps_json_values(calls),
+                     "observed_behavior": behavior, "n_calls": len(calls)})
     return rows
 
 

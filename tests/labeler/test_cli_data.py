@@ -118,3 +118,19 @@ def test_init_re_derives_review_items_for_labels_written_outside_the_label_path(
         assert [(i.kind, i.ref) for i in store.review_queue(actor="rita")] == [("unsure", "t3#t2")]
     finally:
         store.close()
+
+
+def test_the_same_conversation_under_two_ids_in_one_import_is_two_transcripts(tmp_path: Path) -> None:
+    # Issue 12 reported a raw unique-constraint error at the publish for this. An id is a record's identity
+    # (docs/importers.md) and the stored body and content hash include it, so the two are distinct records:
+    # both are stored, and importing the file again adds nothing.
+    db = str(tmp_path / "t.db")
+    src = write_jsonl(tmp_path / "two.jsonl", [dumps_record(transcript("a")), dumps_record(transcript("b")),
+                                               dumps_record(gold("g-a")), dumps_record(gold("g-b"))])
+    code, out, err = run("import", str(src), "--db", db)
+    assert (code, err) == (0, "")
+    assert "2 transcripts added" in out and "2 gold cases added" in out
+    code, out, _ = run("import", str(src), "--db", db)
+    assert code == 0 and "4 already present" in out
+    store = Store(db)
+    assert [s.id for s in store.list_transcripts()] == ["a", "b"]

@@ -33,3 +33,27 @@ def test_integral_floats_collapse_as_dumps_does() -> None:
 def test_a_record_line_and_its_content_hash_are_unchanged() -> None:
     case = gold("g1")
     assert dumps_record(case) == canonical.dumps(to_json(case))
+
+
+def test_every_float_magnitude_and_the_strings_orjson_escapes() -> None:
+    # orjson writes 1e-5 <= |x| < 1e-4 positionally and signs every exponent; Python does neither: the
+    # fast path must notice and agree with dumps byte for byte.
+    floats = [m * 10.0 ** e for e in range(-325, 309) for m in (1.0, 1.5, 2.2250738585072014, 9.999999999999999)
+              if abs(m * 10.0 ** e) < float("inf")]
+    values: list[Any] = [*floats, *(-f for f in floats), 1.5212603486793025e-05, 0.00001, 0.0001, 5e-324,
+                         2 ** 63 - 1, 2 ** 63, -(2 ** 63), 2 ** 64, 10 ** 30,
+                         "\x00\x1f\x7f\u2028\u2029\b\f\n\r\t\"\\/", "é\U0001f600\uffff",
+                         {"é": 1, "z": 2, "\U0001f600": 3, "\uffff": 4, "Z": 5, "": 6, "a b": 7},
+                         {"price": 0.000015, "n": [1e-7, 12.0, 3.25]}, {"s": "version 1.0, e+5 e-5 0.0000"}]
+    for value in values:
+        assert canonical.dumps_json_values(value) == canonical.dumps(value), value
+
+
+def test_to_json_keeps_integers_beyond_64_bits_and_every_float() -> None:
+    from scorer.model import Transcript
+
+    record = Transcript.model_validate({"id": "t", "messages": [{"role": "user", "content": "hi"}],
+                                        "metadata": {"big": 2 ** 70, "neg": -(10 ** 19), "f": 1.5e-05,
+                                                     "tiny": 5e-324, "z": -0.0, "i": 2 ** 63 - 1}})
+    assert to_json(record) == record.model_dump(mode="json")
+    assert to_json(record)["metadata"]["big"] == 2 ** 70
