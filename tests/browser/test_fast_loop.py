@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 from labeler.app.editing import Item
+from labeler.labels import LabelBody
 from labeler.store import Store
 from tests.app.conftest import seed
 from tests.browser.conftest import CHROMIUM, Server, goto_as, serve, sign_in
@@ -37,7 +38,7 @@ def loop_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)
     seed(store)
     store.add_user("root", "admin")
-    for name in ("opti", "subby", "lockie", "quick", "lossy"):
+    for name in ("opti", "subby", "lockie", "quick", "lossy", "comer", "keeper", "plain"):
         store.add_user(name, "annotator", actor="root")
     store.close()
     with serve(db, home) as server:
@@ -250,3 +251,64 @@ def test_a_save_the_database_is_too_busy_for_is_retried_and_survives_a_reload(
     sign_in(page, "lockie")
     expect(page.get_by_label("Rationale")).to_have_value(typed)
     expect_decision(page, "clarify")
+
+
+# Decision-bar behaviours the AppTests claim through the hidden fallback buttons, here through the real
+# component (the fallback buttons are hidden by CSS and own no shortcut).
+
+
+def test_the_bar_shows_what_another_tab_saved_meanwhile_when_coming_back(page: Page, loop_server: Server) -> None:
+    goto_as(page, f"{loop_server.url}/label?t={TAU}&turn=4", "comer")
+    press(page, "0")
+    expect(bar_state(page)).to_have_text("saved · version 1")
+    press(page, "ArrowRight")
+    expect(page.locator(f".tg-bar[data-item='{Item(TAU, 6, 'comer').key}']")).to_be_visible()
+    loop_server.store().save_label(TAU, 4, "comer", LabelBody(decision="clarify"), version=1)  # another tab
+    press(page, "ArrowLeft")
+    expect(page.locator(f".tg-bar[data-item='{Item(TAU, 4, 'comer').key}']")).to_be_visible()
+    expect_decision(page, "clarify")
+    expect(bar_state(page)).to_have_text("saved · version 2")
+    press(page, "0")  # and saving again is no conflict
+    expect(bar_state(page)).to_have_text("saved · version 3")
+    assert page.locator(".st-key-conflict").count() == 0
+    label = loop_server.store().get_label(TAU, 4, "comer")
+    assert label is not None and (label.body.decision, label.version) == ("no_call", 3)
+
+
+def test_same_as_observed_is_disabled_where_the_agent_made_no_call(page: Page, loop_server: Server) -> None:
+    goto_as(page, f"{loop_server.url}/label?t={TAU}&turn=2", "plain")  # the agent asked for the user id
+    expect(decision(page, "same")).to_be_disabled()
+    expect(decision(page, "same")).to_have_attribute("title", "The agent made no call here")
+    press(page, "1")  # nothing to be the same as: the key does nothing
+    expect_decision(page, None)
+    expect(bar_state(page)).to_have_text("not saved yet")
+    wait_idle(page)
+    assert loop_server.store().get_label(TAU, 2, "plain") is None
+    press(page, "2")  # different call still can
+    expect_decision(page, "different")
+    expect(bar_state(page)).to_have_text("saved · version 1")
+
+
+def test_keep_mine_after_a_conflict_saves_the_bars_decision_over_the_newer_version(
+        browser: Browser, loop_server: Server) -> None:
+    url = f"{loop_server.url}/label?t={OTHER}&turn=4"
+    first, second = browser.new_context(viewport={"width": 1400, "height": 1000}), browser.new_context(
+        viewport={"width": 1400, "height": 1000})
+    try:
+        a, b = first.new_page(), second.new_page()
+        goto_as(a, url, "keeper")
+        goto_as(b, url, "keeper")
+        expect(b.locator(".st-key-save-state")).to_contain_text("Not saved yet")
+        press(a, "0")
+        expect(bar_state(a)).to_have_text("saved · version 1")
+        press(b, "3")
+        expect(b.locator(".st-key-conflict")).to_contain_text("This label was changed elsewhere")
+        b.get_by_role("button", name="Keep mine").click()
+        expect(b.locator(".st-key-conflict")).to_have_count(0)
+        expect_decision(b, "clarify")
+        expect(bar_state(b)).to_have_text("saved · version 2")
+        label = loop_server.store().get_label(OTHER, 4, "keeper")
+        assert label is not None and (label.body.decision, label.version) == ("clarify", 2)
+    finally:
+        first.close()
+        second.close()
