@@ -9,6 +9,9 @@ a shared link resumes at the same place.
 
 from __future__ import annotations
 
+import functools
+import os
+
 import streamlit as st
 
 from labeler.store import Store, database_url
@@ -23,9 +26,20 @@ def _store_at(url: str) -> Store:
     return Store(url)
 
 
+@functools.lru_cache(maxsize=16)
+def _url_for(raw: str | None) -> str:
+    return database_url(raw) if raw else database_url()
+
+
+def _database_url() -> str:
+    """``database_url()`` for the current ``TOOLGOLD_DB``, worked out once per value: a page run asks for the
+    store dozens of times, and each ``database_url()`` touches the filesystem (it creates the folder)."""
+    return _url_for(os.environ.get("TOOLGOLD_DB") or None)
+
+
 def store() -> Store:
     """The store for ``TOOLGOLD_DB`` (one engine per database per process)."""
-    return _store_at(database_url())
+    return _store_at(_database_url())
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -35,7 +49,7 @@ def _transcript_at(url: str, transcript_id: str) -> Transcript:
 
 def transcript(transcript_id: str) -> Transcript:
     """The parsed transcript (cached; raises ``StoreError`` when there is none with this id)."""
-    return _transcript_at(database_url(), transcript_id)
+    return _transcript_at(_database_url(), transcript_id)
 
 
 def selected_transcript() -> str | None:

@@ -24,6 +24,8 @@ from labeler.labels import DECISIONS
 
 KEYS = {"no_call": "0", "same": "1", "different": "2", "clarify": "3"}
 RETRY_MS = 2000
+RESEND_MS = 1500
+"""An event Python has not acknowledged (``ack``) is sent again after this long (at most 8 times)."""
 
 HTML = '<div class="tg-bar" role="group" aria-label="Decision"><div class="tg-ahead" hidden></div>' \
        '<div class="tg-buttons"></div><div class="tg-state" aria-live="polite"></div></div>'
@@ -58,7 +60,9 @@ export default function (component) {
   const ahead = bar.querySelector('.tg-ahead');
   const buttons = bar.querySelector('.tg-buttons');
   const stateLine = bar.querySelector('.tg-state');
-  const memo = (window.__toolgoldBar = window.__toolgoldBar || { seq: 0, optimistic: null, ahead: null, timer: null });
+  const memo = (window.__toolgoldBar = window.__toolgoldBar || { seq: 0, optimistic: null, submit: null, ahead: null,
+                                                                   timer: null });
+  const RESEND = data.resend_ms, RESENDS = 8;
   // Submit & next shown ahead of the server: confirmed when the next turn's bar arrives, dropped when the
   // server answers for this turn again (the submit was refused: problems, a conflict, a busy database).
   if (memo.ahead) {
@@ -68,30 +72,42 @@ export default function (component) {
       memo.ahead = null;
     }
   }
+  // Every decision (and a submit that carries one) has a sequence number; Python applies each number at most
+  // once and acknowledges the highest it applied (data.ack). Until then the event is sent again: a trigger
+  // can be lost between runs (sent as one run ends and the next starts, it can be reset with the first), and
+  // a resent one Python already applied is dropped by its number.
   const o = memo.optimistic;
   if (o) {
     if (o.item === data.item && o.resend) {  // a key pressed on the next turn before its bar was mounted
       o.resend = false;
-      // Sent again (up to 3 times) while Python has not acknowledged it: a trigger sent as the new
-      // panel's run ends can be cleared with it.
-      (function send(tries) {
-        whenIdle(() => setTriggerValue('decide', { item: o.item, decision: o.decision, seq: o.seq }));
-        setTimeout(() => { if (memo.optimistic === o && tries < 3) send(tries + 1); }, 3000);
-      })(0);
+      deliver(o, 'decide');
     } else if (o.item === data.item ? data.ack >= o.seq : !(memo.ahead && memo.ahead.next.item === o.item)) {
       memo.optimistic = null;  // Python has applied it (or the annotator is on another turn)
     }
+  }
+  const sub = memo.submit;
+  if (sub && (sub.item !== data.item || data.ack >= sub.seq)) memo.submit = null;  // applied, or moved on
+
+  // Send ``event`` (``{item, seq, ...}``) as trigger ``name`` once the app is idle, then again every
+  // RESEND ms while it is the one waiting and Python has not acknowledged it (at most RESENDS times).
+  function deliver(event, name) {
+    (function send(tries) {
+      whenIdle(() => setTriggerValue(name, event));
+      setTimeout(() => {
+        const waiting = name === 'submit' ? memo.submit === event : memo.optimistic === event;
+        if (waiting && tries < RESENDS) send(tries + 1);
+      }, RESEND);
+    })(0);
   }
 
   // A trigger sent while a script run is still drawing the page can be cleared when that run ends (and it
   // leaves the run's stale elements on screen): send it once the app is idle. The screen does not wait.
   function whenIdle(send) {
     const started = Date.now();
-    memo.pending = (memo.pending || 0) + 1;
     (function tick() {
       const app = document.querySelector('[data-testid="stApp"]');
       const running = app && app.dataset.testScriptState === 'running';
-      if (!running || Date.now() - started > 10000) { memo.pending -= 1; send(); } else setTimeout(tick, 15);
+      if (!running || Date.now() - started > 10000) send(); else setTimeout(tick, 15);
     })();
   }
 
@@ -149,8 +165,7 @@ export default function (component) {
     memo.seq = Math.max(memo.seq, data.ack) + 1;
     memo.optimistic = { item: v.item, decision: decision, seq: memo.seq, resend: !!v.next };
     draw();  // the effect is on screen before anything leaves the browser
-    const seq = memo.seq;
-    if (!v.next) whenIdle(() => setTriggerValue('decide', { item: v.item, decision: decision, seq: seq }));
+    if (!v.next) deliver(memo.optimistic, 'decide');
   }
 
   function onKey(e) {
@@ -159,15 +174,19 @@ export default function (component) {
       // draws the next turn's essentials at once, as Python predicted them.
       const o = memo.optimistic;
       const decided = data.locked || data.decision || (o && o.item === data.item);
-      if (memo.pending) {
-        // A decision is still on its way to Python: the submit waits for it (in order), then clicks.
+      if (memo.submit && memo.submit.item === data.item) {  // already on its way: not a second submit
         e.preventDefault();
         e.stopPropagation();
-        const item = data.item;
-        whenIdle(() => setTimeout(() => whenIdle(() => {
-          const b = document.querySelector(`.st-key-submit-${item} button, .st-key-next-turn-${item} button`);
-          if (b) b.click();
-        }), 50));
+        return;
+      }
+      if (o && o.item === data.item && data.ack < o.seq && !data.locked) {
+        // The decision has not reached Python yet: the submit goes through the bar instead of the panel's
+        // button, as one event that carries the decision, so Python applies the decision, then submits.
+        e.preventDefault();
+        e.stopPropagation();
+        memo.seq = Math.max(memo.seq, data.ack) + 1;
+        memo.submit = { item: data.item, decision: o.decision, seq: memo.seq };
+        deliver(memo.submit, 'submit');
       }
       if (!memo.ahead && data.next && decided) {
         memo.ahead = { from: data.item, next: data.next, submits: data.submits, at: Date.now() };
@@ -234,21 +253,27 @@ def ahead(*, item_key: str | None, head: str, context: str = "",
 def decision_bar(*, item_key: str, decision: str | None, disabled: dict[str, bool], helps: dict[str, str | None],
                  locked: bool, status: str | None, version: int, busy: str | None, error: str | None, ack: int,
                  submits: int, next_turn: dict[str, Any] | None,
-                 on_decide: Callable[[str, int], None], on_retry: Callable[[], None]) -> None:
+                 on_decide: Callable[[str, int], None], on_submit: Callable[[str, int], None],
+                 on_retry: Callable[[], None]) -> None:
     """Mount the bar for one item; ``on_decide(decision, seq)`` runs (before the rerun) for each key or click
-    meant for this item. ``submits`` counts this turn's submit attempts (a new count with the turn still on
+    meant for this item, ``on_submit(decision, seq)`` for a Ctrl+Enter pressed before that decision was
+    acknowledged (apply the decision, then submit). Events come with increasing ``seq`` and may come more
+    than once: the caller applies a ``seq`` at most once and passes the highest applied as ``ack``. ``submits`` counts this turn's submit attempts (a new count with the turn still on
     screen means the submit was refused, and the bar drops the next turn it drew ahead); ``next_turn`` is
     ``ahead(...)`` of the turn Submit & next will open."""
     key = f"bar-{item_key}"
     state, message = save_state(status, version, busy, error)
 
-    def decided() -> None:
-        event: Any = (st.session_state.get(key) or {}).get("decide")
-        if isinstance(event, dict) and event.get("item") == item_key and event.get("decision") in DECISIONS:
-            on_decide(str(event["decision"]), int(event.get("seq") or 0))
+    def event(name: str, then: Callable[[str, int], None]) -> Callable[[], None]:
+        def received() -> None:
+            sent: Any = (st.session_state.get(key) or {}).get(name)
+            if isinstance(sent, dict) and sent.get("item") == item_key and sent.get("decision") in DECISIONS:
+                then(str(sent["decision"]), int(sent.get("seq") or 0))
+        return received
 
     _BAR(key=key, data={
         "item": item_key, "decision": decision, "locked": locked, "state": state, "message": message,
-        "ack": ack, "retry_ms": RETRY_MS, "submits": submits, "next": next_turn,
+        "ack": ack, "retry_ms": RETRY_MS, "resend_ms": RESEND_MS, "submits": submits, "next": next_turn,
         "options": options(disabled=disabled, helps=helps, locked=locked),
-    }, on_decide_change=decided, on_retry_change=on_retry)
+    }, on_decide_change=event("decide", on_decide), on_submit_change=event("submit", on_submit),
+        on_retry_change=on_retry)

@@ -194,9 +194,21 @@ def _decision_bar(item: Item, work: Work, observed: list[dict[str, Any]], tools:
     """The decisions as the custom component (``decision_bar``): a key shows its effect at once, the save
     state follows from what the store said."""
 
+    def applies(seq: int) -> bool:  # each event at most once: a resent one Python already applied is dropped
+        if seq <= work.ack:
+            return False
+        work.ack = seq
+        return True
+
     def decide(decision: str, seq: int) -> None:
-        work.ack = max(work.ack, seq)
-        _decide(item, work, cast(Decision, decision), observed, tools)  # the bar sends only DECISIONS
+        if applies(seq):
+            _decide(item, work, cast(Decision, decision), observed, tools)  # the bar sends only DECISIONS
+
+    def submit(decision: str, seq: int) -> None:  # Ctrl+Enter before the decision was acknowledged
+        if applies(seq):
+            if work.label.decision != decision:
+                _decide(item, work, cast(Decision, decision), observed, tools)
+            _submit(item, work)  # a busy database keeps it pending (busy_submit) and moves on once it lands
 
     with st.container(key="decisions"):
         decision_bar.decision_bar(
@@ -204,7 +216,8 @@ def _decision_bar(item: Item, work: Work, observed: list[dict[str, Any]], tools:
             disabled={"same": not observed, "different": not tools},
             helps={"same": "The agent made no call here" if not observed else None},
             locked=work.locked, status=work.status, version=work.version, busy=work.busy, error=work.error,
-            ack=work.ack, submits=work.submits, next_turn=next_turn, on_decide=decide, on_retry=lambda: None)
+            ack=work.ack, submits=work.submits, next_turn=next_turn, on_decide=decide, on_submit=submit,
+            on_retry=lambda: None)
     # The same decisions as plain buttons without shortcuts, hidden in the browser by CSS: the script-level
     # path AppTest drives (it cannot run a component's JavaScript), calling the same ``_decide``.
     with st.container(key="decision-fallback"):

@@ -218,9 +218,13 @@ def message(tr: Transcript, index: int, call_names: dict[str, str]) -> None:
 
 def _earlier_button(tr: Transcript, start: int) -> None:
     key = f"earlier:{tr.id}"
+
+    def more() -> None:  # the earlier messages land in the fold: open it, or they would not be drawn
+        st.session_state[key] = st.session_state.get(key, 0) + PAGE_MESSAGES
+        st.session_state[f"earlier-open:{tr.id}"] = True
+
     st.button(f"Show {min(PAGE_MESSAGES, start)} earlier messages ({start:,} not shown)", key=f"earlier-{start}",
-              icon=":material/expand_less:", type="tertiary",
-              on_click=lambda: st.session_state.__setitem__(key, st.session_state.get(key, 0) + PAGE_MESSAGES))
+              icon=":material/expand_less:", type="tertiary", on_click=more)
 
 
 def conversation(tr: Transcript, decision_index: int | None = None, *, fold_before: int = 0) -> None:
@@ -248,9 +252,12 @@ def conversation(tr: Transcript, decision_index: int | None = None, *, fold_befo
     if start > 0:
         _earlier_button(tr, start)
     if fold > start:
-        with st.expander(f"Earlier in the conversation ({fold - start} messages)", icon=":material/history:"):
-            for index in range(start, fold):
-                message(tr, index, call_names)
+        # Drawn only while open (a rerun opens it): a turn's run does not pay for messages it keeps folded.
+        with st.expander(f"Earlier in the conversation ({fold - start} messages)", icon=":material/history:",
+                         key=f"earlier-open:{tr.id}", on_change="rerun") as earlier:
+            if earlier.open:
+                for index in range(start, fold):
+                    message(tr, index, call_names)
     for index in range(fold, cut):
         message(tr, index, call_names)
     with st.container(key="decision-point"):

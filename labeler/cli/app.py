@@ -45,7 +45,9 @@ def app_cmd(host: str, port: int, db: str | None) -> None:
     entry = Path(__file__).resolve().parent.parent / "app" / "main.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(entry), "--server.address", host,
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           "--client.showErrorDetails", "none"]
+           "--client.showErrorDetails", "none",
+           # No forced full gc.collect() after each script run (as .streamlit/config.toml): ~200 ms a run.
+           "--runner.postScriptGC", "false"]
     raise SystemExit(subprocess.call(cmd, env=env))
 
 

@@ -302,3 +302,12 @@ def test_switching_to_the_trajectory_view_keeps_the_holder_notice_and_the_holder
     with pytest.raises(KeyError):  # no notice for the one who holds it
         holder.get_by_key("lease-warning")
     assert [b for b in holder.button if b.key and b.key.startswith("submit-trajectory-")]
+
+
+def test_the_closed_tools_expander_draws_no_schema_until_it_is_opened(people: Store, app: AppTest) -> None:
+    """Issue 16 "Speed of the loop": every turn's run used to draw every tool's JSON Schema inside the closed
+    "Tools offered" expander (tau-bench's offers 14); a lazy expander draws them only once opened."""
+    open_turn(app, turn=4)
+    assert not app.exception, app.exception
+    assert [e for e in app.expander if e.label.startswith("Tools offered at this point")]
+    assert not [t for t in texts(app) if t.startswith("get_reservation_details: ")]  # its spec line

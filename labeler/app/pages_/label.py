@@ -230,8 +230,11 @@ def labeling_view(user: User, transcript_id: str) -> None:
 
     left, right = st.columns([3, 2], gap="large")
     with left:
-        with st.expander(f"Tools offered at this point ({len(tr.tools)})", icon=":material/build:"):
-            render.tool_specs(tr.tools)
+        # Drawn only while open (a rerun opens it): closed, the schemas cost every turn's run nothing.
+        with st.expander(f"Tools offered at this point ({len(tr.tools)})", icon=":material/build:",
+                         key=f"tools-open:{tr.id}", on_change="rerun") as tools:
+            if tools.open:
+                render.tool_specs(tr.tools)
         render.conversation(tr, selected, fold_before=window.previous or 0)
     with right:
         item = Item(transcript_id, selected, user.name)
