@@ -117,3 +117,37 @@ def test_an_annotator_gets_no_trajectory_editor(disputed: Store, app: AppTest) -
     assert not [b for b in app.button if b.key == f"edit-accept-{item.id}"]
     assert not [s for s in app.selectbox if s.label.startswith("Tool (step")]
     assert disputed.get_gold(CASE).provenance.status == "submitted"
+
+
+def test_trajectory_versions_show_and_highlight_order_dependencies_and_forbidden_calls(disputed: Store,
+                                                                                      app: AppTest) -> None:
+    [item] = disputed.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    ann = [t.value for t in app.get_by_key("cand-label-ann").text]
+    bob = [t.value for t in app.get_by_key("cand-label-bob").text]
+    assert "Order: strict: exactly these calls, in this order" in ann
+    assert "step 1 (refund_order) only after step 0 (search_orders)" in ann
+    assert "Forbidden: refund_order" in bob and not [t for t in ann if t.startswith("Forbidden")]
+    differing = [t.value for t in app.get_by_key("review-differences").text]
+    agent = " · Observed agent calls none"  # what the agent did is a version too
+    assert "≠ forbidden: Gold (submitted) none · ann none · bob refund_order" + agent in differing
+    assert ("≠ step 1 only after: Gold (submitted) step 0 (search_orders) · ann step 0 (search_orders) · bob none"
+            + agent in differing)
+    assert not [t for t in differing if t.startswith("≠ order")]  # all strict: nothing to flag
+
+
+def test_a_trajectory_item_shows_what_the_agent_did_and_the_conversation(disputed: Store, app: AppTest) -> None:
+    [item] = disputed.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    observed = app.get_by_key("cand-observed")
+    assert next(t.value for t in observed.text) == "Observed agent calls"
+    assert [c.value for c in observed.code] == ['search_orders({\n  "customer": "C-1042"\n})']  # the agent's own
+    # the agent's answer has no tags of its own: the gold's are named as such, not shown as the agent's
+    assert not [t for t in observed.text if t.value.startswith("Tags:")]
+    assert any("happy_path" in c.value for c in observed.caption)
+    assert [e for e in app.expander if e.label == "The whole conversation"]
+    app.radio(key=f"choice-{item.id}").set_value("observed").run()
+    app.button(key=f"accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    gold = disputed.get_gold(CASE)
+    assert (gold.expected.calls, gold.provenance.status, gold.tags) == ((LOOKUP,), "approved", ("happy_path",))

@@ -254,11 +254,25 @@ def queue_list(user: User) -> None:
                             args=(item.id,))
 
 
+class Shown(str):
+    """A difference already worded for people (not a JSON value)."""
+
+
 def _shown_value(value: object) -> str:
+    if isinstance(value, Shown):
+        return str(value)
     return "missing" if value is MISSING else json.dumps(value, ensure_ascii=False, default=str)
 
 
 MISSING = object()
+
+
+def _step_name(n: int) -> str:
+    return f"step {n}"
+
+
+def _call_name(n: int) -> str:
+    return f"call {n + 1}"
 
 
 def differences(detail: ReviewDetail) -> list[str]:
@@ -268,15 +282,24 @@ def differences(detail: ReviewDetail) -> list[str]:
     if len(cases) < 2:
         return []
     fields: dict[str, dict[str, object]] = {}
+    steps = max(len(case.expected.calls) for _, case in cases)
     for title, case in cases:
+        trajectory = case.kind == "trajectory"
+        call = _step_name if trajectory else _call_name  # numbered as each editor numbers them
         fields.setdefault("decision", {})[title] = case.expected.behavior
-        for n, call in enumerate(case.expected.calls):
-            fields.setdefault(f"call {n + 1} tool", {})[title] = call.name
+        for n, made in enumerate(case.expected.calls):
+            fields.setdefault(f"{call(n)} tool", {})[title] = made.name
         keys = {(n, k) for _, other in cases for n, c in enumerate(other.expected.calls) for k in c.arguments}
         for n, k in sorted(keys):
             calls = case.expected.calls
             value = calls[n].arguments.get(k, MISSING) if n < len(calls) else MISSING
-            fields.setdefault(f"call {n + 1} {k}", {})[title] = value
+            fields.setdefault(f"{call(n)} {k}", {})[title] = value
+        if trajectory:
+            fields.setdefault("order", {})[title] = case.order_mode
+            for n in range(1, steps):
+                fields.setdefault(f"step {n} only after", {})[title] = Shown(review_view.dependency_text(case, n))
+            fields.setdefault("forbidden", {})[title] = Shown(
+                "; ".join(review_view.forbidden_text(f) for f in case.forbidden) or "none")
     lines = []
     for name, values in fields.items():
         shown = {title: _shown_value(values.get(title, MISSING)) for title, _ in cases}
@@ -309,6 +332,9 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     if detail.transcript_id is not None and detail.message_index is not None:
         with st.expander("Conversation up to the decision point", icon=":material/forum:"):
             render.conversation(context.transcript(detail.transcript_id), detail.message_index)
+    elif detail.transcript_id is not None:  # a trajectory case is about all of it
+        with st.expander("The whole conversation", icon=":material/forum:"):
+            render.conversation(context.transcript(detail.transcript_id))
     keys = [c.key for c in detail.candidates]
     titles = {c.key: c.title for c in detail.candidates}
     choice_key = f"choice-{item.id}"
