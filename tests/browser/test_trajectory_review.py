@@ -14,12 +14,14 @@ from playwright.sync_api import Browser, Page, expect
 from labeler.labels import TrajectoryBody
 from labeler.store import Store
 from scorer.model import Call, Dependency, ForbiddenCall
+from tests.browser import test_review_flow as flow
 from tests.browser.conftest import Server, goto_as, serve
-from tests.browser.test_review_flow import comment, idle
+from tests.browser.test_review_flow import comment, idle, open_item
 from tests.review.kit import people, put, transcript
 from tests.store_reads import audit_events
 
 pytestmark = pytest.mark.browser
+tab = flow.tab  # the review flow's page fixture
 
 LOOKUP = Call(name="search_orders", arguments={"customer": "C-1042"})
 REFUND = Call(name="refund_order", arguments={"order_id": "O-7"})
@@ -45,24 +47,6 @@ def trajectory_server(tmp_path_factory: pytest.TempPathFactory, browser: Browser
         yield server
 
 
-@pytest.fixture
-def tab(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1500, "height": 1100})
-    context.set_default_timeout(20_000)
-    expect.set_options(timeout=20_000)
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def open_item(page: Page, server: Server, user: str, ref: str) -> int:
-    item = server.store().review_item_for(ref)
-    assert item is not None
-    goto_as(page, f"{server.url}/review?item={item.id}", user)
-    expect(page.locator(".st-key-review-head")).to_contain_text(f"{ref} · Annotators disagree")
-    return item.id
-
-
 def test_a_reviewer_edits_a_trajectory_in_the_step_editor_and_accepts(tab: Page, trajectory_server: Server,
                                                                      artifacts: Path) -> None:
     page, server = tab, trajectory_server
@@ -85,7 +69,8 @@ def test_a_reviewer_edits_a_trajectory_in_the_step_editor_and_accepts(tab: Page,
     order_id.fill("O-8")
     order_id.press("Enter")
     idle(page)
-    page.locator(".st-key-step-1").get_by_role("button").first.click()  # the arrow: move the refund up
+    expect(page.locator(".st-key-step-1").get_by_text("required, but missing")).to_have_count(0)  # the rerun is done
+    page.locator(".st-key-step-1").get_by_role("button", name="arrow_upward").click()  # move the refund up
     idle(page)
     expect(page.get_by_role("combobox", name="Tool (step 0)")).to_have_value("refund_order")
     expect(page.get_by_role("combobox", name="Tool (step 1)")).to_have_value("search_orders")
