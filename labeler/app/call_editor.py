@@ -80,7 +80,8 @@ def set_calls(item: Item, work: Work, calls: tuple[Call, ...], observed: list[di
     """Replace the expected calls (with ``also``: other fields in the same save). "Same as observed" becomes
     "Different call" once they differ; a trajectory with steps expects action."""
     body = calls_body(work)
-    fields: dict[str, Any] = {"calls": calls, "arg_rules": with_suggestions(body.arg_rules, calls, tools)}
+    rules = also.pop("arg_rules", body.arg_rules)
+    fields: dict[str, Any] = {"calls": calls, "arg_rules": with_suggestions(rules, calls, tools)}
     if isinstance(body, LabelBody) and body.decision == "same" and not same_as_observed(observed, calls):
         fields["decision"] = "different"
     if isinstance(body, TrajectoryBody) and calls:

@@ -29,8 +29,17 @@ def _body(work: Work) -> TrajectoryBody:
 
 
 def _set_steps(item: Item, work: Work, calls: tuple[Call, ...], after: tuple[Dependency, ...],
-               tools: dict[str, ToolSpec]) -> None:
-    call_editor.set_calls(item, work, calls, [], tools, regenerate=True, after=after)
+               tools: dict[str, ToolSpec], moved: dict[int, int] | None = None) -> None:
+    """Replace the steps; ``moved`` (old index -> new) when steps moved or went: a "comes from call k" rule
+    then still names the call it named (a removed source is left for the problems to point out)."""
+    also: dict[str, object] = {"after": after}
+    if moved is not None:
+        body = _body(work)
+        also["arg_rules"] = {tool: {arg: rule.model_copy(update={"from_call": moved[rule.from_call]})
+                                    if rule.match == "from_call" and rule.from_call in moved else rule
+                                    for arg, rule in rules.items()}
+                             for tool, rules in body.arg_rules.items()}
+    call_editor.set_calls(item, work, calls, [], tools, regenerate=True, **also)
 
 
 def _prefill(item: Item, work: Work, tr: Transcript) -> None:
@@ -53,7 +62,7 @@ def _remove_step(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> 
     body = _body(work)
     calls = body.calls[:n] + body.calls[n + 1:]
     mapping = {i: i - (i > n) for i in range(len(body.calls)) if i != n}
-    _set_steps(item, work, calls, _renumber(body.after, mapping), tools)
+    _set_steps(item, work, calls, _renumber(body.after, mapping), tools, mapping)
 
 
 def _move_up(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
@@ -61,7 +70,7 @@ def _move_up(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None
     calls = list(body.calls)
     calls[n - 1], calls[n] = calls[n], calls[n - 1]
     mapping = {i: i for i in range(len(calls))} | {n: n - 1, n - 1: n}
-    _set_steps(item, work, tuple(calls), _renumber(body.after, mapping), tools)
+    _set_steps(item, work, tuple(calls), _renumber(body.after, mapping), tools, mapping)
 
 
 def _on_requires(item: Item, work: Work, n: int, key: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from labeler.app.render import md_escape
-from labeler.labels import TrajectoryBody
+from labeler.labels import RuleDraft, TrajectoryBody
 from labeler.store import Store
 from scorer.model import Call, Dependency, ForbiddenCall
 from tests.app.conftest import APP_MAIN
@@ -151,3 +151,23 @@ def test_a_trajectory_item_shows_what_the_agent_did_and_the_conversation(dispute
     assert not app.exception, app.exception
     gold = disputed.get_gold(CASE)
     assert (gold.expected.calls, gold.provenance.status, gold.tags) == ((LOOKUP,), "approved", ("happy_path",))
+
+
+def test_moving_a_step_keeps_what_comes_from_call_k_pointing_at_the_same_call(store: Store, app: AppTest) -> None:
+    people(store)
+    put(store, transcript(T))
+    from_lookup = {"refund_order": {"order_id": RuleDraft(match="from_call", from_call=0)}}  # the lookup's result
+    check = Call(name="search_orders", arguments={"customer": "C-1042", "status": "open"})
+    for annotator in ("ann", "bob"):
+        submit(store, annotator, TrajectoryBody(calls=(LOOKUP, check, REFUND), arg_rules=from_lookup,
+                                                order="unordered" if annotator == "bob" else "strict"))
+    [item] = store.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    [up] = [b for b in app.button if b.key and b.key.endswith("step1:up")]
+    up.click().run()  # the check first, then the lookup (now step 1), then the refund
+    assert not app.exception, app.exception
+    app.button(key=f"edit-accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    gold = store.get_gold(CASE)
+    assert gold.expected.calls == (check, LOOKUP, REFUND)
+    assert gold.arg_rules["refund_order"]["order_id"].from_call == 1  # still the lookup
