@@ -171,3 +171,21 @@ def test_moving_a_step_keeps_what_comes_from_call_k_pointing_at_the_same_call(st
     gold = store.get_gold(CASE)
     assert gold.expected.calls == (check, LOOKUP, REFUND)
     assert gold.arg_rules["refund_order"]["order_id"].from_call == 1  # still the lookup
+
+
+def test_an_escalated_trajectory_offers_its_decisions_to_admins_only(disputed: Store, app: AppTest) -> None:
+    [item] = disputed.review_queue(actor="rita")
+    disputed.escalate_review(item.id, actor="rita", comment="needs the team lead")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    assert [t.value for t in app.get_by_key("review-admin-only").text] == [
+        "Escalated: only an admin can decide it (you are a reviewer). Next item (N) moves on."]
+    assert app.button(key=f"accept-{item.id}").disabled and app.button(key=f"reject-{item.id}").disabled
+    assert not [b for b in app.button if b.key == f"edit-accept-{item.id}"]
+    assert not app.button(key=f"next-item-{item.id}").disabled
+    admin = AppTest.from_file(str(APP_MAIN), default_timeout=30)
+    open_page(admin, "root", "pages_/review.py", item=str(item.id))
+    assert not admin.button(key=f"accept-{item.id}").disabled
+    assert not [c for c in admin.main if getattr(c, "key", None) == "review-admin-only"]
+    admin.button(key=f"edit-accept-{item.id}").click().run()
+    assert not admin.exception, admin.exception
+    assert disputed.get_gold(CASE).provenance.reviewer == "root"

@@ -354,18 +354,23 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     if item.kind == "judge_mismatch":  # one workflow for judge items: the Adjudication page decides them
         st.page_link("pages_/adjudication.py", label="Decide it on the Adjudication page", icon=":material/gavel:")
         return
+    # The store decides who may (an escalated item is an admin's); the page says so before anyone tries.
+    admins_only = item.status == "escalated" and user.role != "admin"
+    if admins_only:
+        with st.container(key="review-admin-only"):
+            st.text(f"Escalated: only an admin can decide it (you are a {user.role}). Next item (N) moves on.")
     st.text_area("Comment (why; required to reject or escalate)", key=f"comment-{item.id}", height=80)
     with st.container(horizontal=True, key="review-actions"):  # single keys do nothing while typing a comment
         st.button("Accept version", type="primary", icon=":material/check:", key=f"accept-{item.id}",
-                  on_click=accept, args=(user, item.id), shortcut="A")
+                  on_click=accept, args=(user, item.id), shortcut="A", disabled=admins_only)
         st.button("Reject and requeue", icon=":material/undo:", key=f"reject-{item.id}", on_click=reject,
-                  args=(user, item.id), shortcut="D")  # R and C are Streamlit's own
+                  args=(user, item.id), shortcut="D", disabled=admins_only)  # R and C are Streamlit's own
         st.button("Escalate", icon=":material/priority_high:", key=f"escalate-{item.id}", on_click=escalate,
                   args=(user, item.id), disabled=item.status == "escalated", shortcut="X")
         st.button("Next item", icon=":material/skip_next:", key=f"next-item-{item.id}", type="tertiary",
                   on_click=next_item, args=(user, item.id), shortcut="N")
     base = next((c.case for c in detail.candidates if c.key == chosen and c.case is not None), None)
-    if base is not None:
+    if base is not None and not admins_only:
         with st.expander("Edit and accept", icon=":material/edit:", key=f"edit-open-{item.id}", on_change="rerun"):
             if base.kind == "turn":
                 edit_section(user, item.id, chosen, base)
