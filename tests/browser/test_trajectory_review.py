@@ -95,11 +95,16 @@ def test_decision_keys_work_on_a_trajectory_item(tab: Page, trajectory_server: S
     page.keyboard.press("x")  # Escalate
     expect(page.locator(".st-key-review-done")).to_contain_text(f"Escalated item {item_id} to the admins")
     assert server.store().review_item_for("t-b#trajectory").status == "escalated"  # type: ignore[union-attr]
-    # An escalated item is the admins' to decide: root accepts it with the key.
-    goto_as(page, f"{server.url}/review?item={item_id}", "root")
-    expect(page.locator(".st-key-review-head")).to_contain_text("t-b#trajectory · Annotators disagree · escalated")
-    page.keyboard.press("a")  # Accept the preselected version
-    expect(page.locator(".st-key-review-done")).to_contain_text(f"Approved label:ann for item {item_id}")
+    expect(page.locator(".st-key-review-admin-only")).to_contain_text("only an admin can decide it")
+    expect(page.locator(f".st-key-accept-{item_id} button")).to_be_disabled()
+    # An escalated item is the admins' to decide: root, in a tab of their own, accepts it with the key.
+    admin = page.context.new_page()
+    goto_as(admin, f"{server.url}/review?item={item_id}", "root")
+    expect(admin.locator(".st-key-review-head")).to_contain_text("t-b#trajectory · Annotators disagree · escalated")
+    expect(admin.locator(f".st-key-accept-{item_id} button")).to_be_enabled()  # its shortcut mounts with it
+    idle(admin)
+    admin.keyboard.press("a")  # Accept the preselected version
+    expect(admin.locator(".st-key-review-done")).to_contain_text(f"Approved label:ann for item {item_id}")
     assert server.store().get_gold("t-b#trajectory").provenance.status == "approved"
 
 
