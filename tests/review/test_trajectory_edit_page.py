@@ -5,6 +5,8 @@ annotator has no editor at all."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -189,3 +191,17 @@ def test_an_escalated_trajectory_offers_its_decisions_to_admins_only(disputed: S
     admin.button(key=f"edit-accept-{item.id}").click().run()
     assert not admin.exception, admin.exception
     assert disputed.get_gold(CASE).provenance.reviewer == "root"
+
+
+def test_the_advanced_json_edits_what_the_step_editor_cannot_an_alternative_trajectory(disputed: Store,
+                                                                                       app: AppTest) -> None:
+    [item] = disputed.review_queue(actor="rita")
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    app.toggle(key=f"edit-json-open-{item.id}").set_value(True).run()
+    alternative = {"behavior": "call", "calls": [{"name": "search_orders", "arguments": {"customer": "C-1042"}}]}
+    app.text_area(key=f"edit-json-{item.id}").input(json.dumps({"alternatives": [alternative]})).run()
+    app.button(key=f"edit-json-accept-{item.id}").click().run()
+    assert not app.exception, app.exception
+    gold = disputed.get_gold(CASE)
+    assert [a.calls for a in gold.alternatives] == [(LOOKUP,)]
+    assert gold.expected.calls == (LOOKUP, REFUND) and gold.provenance.reviewer == "rita"
