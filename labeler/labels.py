@@ -111,15 +111,27 @@ class _LabelCommon(_Draft):
         return canonical.dumps(self.to_json())
 
 
-class LabelBody(_LabelCommon):
-    """The label payload saved as a draft (canonical JSON in the store) and submitted as gold."""
+class _CallsCommon(_LabelCommon):
+    """What the call editor edits in either kind of label: the expected calls, each tool's required keys and
+    each argument's match rule."""
 
-    decision: Decision | None = None
     calls: tuple[Call, ...] = ()
-    """The expected calls. Kept when the decision moves to no-call or clarify, so switching back loses nothing."""
     arg_rules: dict[str, dict[str, RuleDraft]] = Field(default_factory=dict)
     required_args: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Per tool, the keys the call must carry (absent: the schema's ``required``)."""
+
+    def required_for(self, spec: ToolSpec) -> tuple[str, ...]:
+        return self.required_args.get(spec.name, spec.required)
+
+    def rule(self, tool: str, arg: str) -> RuleDraft | None:
+        return self.arg_rules.get(tool, {}).get(arg)
+
+
+class LabelBody(_CallsCommon):
+    """The label payload saved as a draft (canonical JSON in the store) and submitted as gold."""
+
+    decision: Decision | None = None
+    # ``calls`` are kept when the decision moves to no-call or clarify, so switching back loses nothing.
     alternatives: tuple[Answer, ...] = ()
 
     @property
@@ -129,12 +141,6 @@ class LabelBody(_LabelCommon):
     @property
     def expects_calls(self) -> bool:
         return self.behavior == "call"
-
-    def required_for(self, spec: ToolSpec) -> tuple[str, ...]:
-        return self.required_args.get(spec.name, spec.required)
-
-    def rule(self, tool: str, arg: str) -> RuleDraft | None:
-        return self.arg_rules.get(tool, {}).get(arg)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -219,15 +225,13 @@ def gold_case(body: LabelBody, *, transcript: Transcript, message_index: int, an
                       labeled_at=labeled_at, source=source)
 
 
-def _turn_case(body: LabelBody, *, transcript: Transcript, message_index: int, annotators: tuple[str, ...],
-               labeled_at: datetime, source: str | None = None) -> GoldCase:
-    assert body.behavior is not None  # problems() refuses a label without a decision
-    calls = body.calls if body.expects_calls else ()
-    used = {c.name for c in calls}
-    specs = {t.name: t for t in transcript.tools}
+def _gold_rules(body: _CallsCommon, calls: tuple[Call, ...], tools: tuple[ToolSpec, ...]) -> tuple[
+        dict[str, dict[str, ArgRule]], dict[str, tuple[str, ...]]]:
+    """The gold's ``arg_rules`` and ``required_args`` for the tools ``calls`` use (the tools are offered)."""
+    specs = {t.name: t for t in tools}
     arg_rules: dict[str, dict[str, ArgRule]] = {}
     required_args: dict[str, tuple[str, ...]] = {}
-    for tool in sorted(used):
+    for tool in sorted({c.name for c in calls}):
         spec = specs[tool]
         chosen = body.required_for(spec)
         rules = {arg: d.to_rule() for arg, d in body.arg_rules.get(tool, {}).items() if not d.is_default}
@@ -240,6 +244,14 @@ def _turn_case(body: LabelBody, *, transcript: Transcript, message_index: int, a
         extra = tuple(k for k in chosen if k not in spec.required)
         if extra:
             required_args[tool] = extra
+    return arg_rules, required_args
+
+
+def _turn_case(body: LabelBody, *, transcript: Transcript, message_index: int, annotators: tuple[str, ...],
+               labeled_at: datetime, source: str | None = None) -> GoldCase:
+    assert body.behavior is not None  # problems() refuses a label without a decision
+    calls = body.calls if body.expects_calls else ()
+    arg_rules, required_args = _gold_rules(body, calls, transcript.tools)
     return GoldCase(
         id=gold_case_id(transcript.id, message_index),
         conversation_id=transcript.id,
@@ -267,10 +279,8 @@ def _rule_draft(rule: ArgRule) -> RuleDraft | None:
     return RuleDraft.model_validate(fields)
 
 
-def body_from_case(case: GoldCase) -> LabelBody:
-    """A turn gold case as a label body, for the labeling editor (a reviewer's *edit and accept*): the inverse
-    of ``gold_case`` on what the editor shows."""
-    behavior = case.expected.behavior
+def _drafts_of(case: GoldCase) -> tuple[dict[str, dict[str, RuleDraft]], dict[str, tuple[str, ...]]]:
+    """The editor's match rules and required keys of a gold case (the inverse of ``_gold_rules``)."""
     specs = {t.name: t for t in case.tools}
     rules: dict[str, dict[str, RuleDraft]] = {}
     required: dict[str, tuple[str, ...]] = {}
@@ -285,6 +295,25 @@ def body_from_case(case: GoldCase) -> LabelBody:
         keys = tuple(k for k in case.required_for(tool) if not case.rule_for(tool, k).optional)
         if keys != spec.required:
             required[tool] = keys
+    return rules, required
+
+
+def _kept_rules(base: GoldCase, built: dict[str, dict[str, ArgRule]], calls: tuple[Call, ...]) -> dict[
+        str, dict[str, ArgRule]]:
+    """``built`` plus the rules of ``base`` the editor could not show (``tz``), for the tools still called."""
+    arg_rules = {tool: dict(per) for tool, per in built.items()}
+    for tool, per in base.arg_rules.items():
+        for arg, rule in per.items():
+            if _rule_draft(rule) is None and tool in {c.name for c in calls}:
+                arg_rules.setdefault(tool, {})[arg] = rule
+    return arg_rules
+
+
+def body_from_case(case: GoldCase) -> LabelBody:
+    """A turn gold case as a label body, for the labeling editor (a reviewer's *edit and accept*): the inverse
+    of ``gold_case`` on what the editor shows."""
+    behavior = case.expected.behavior
+    rules, required = _drafts_of(case)
     return LabelBody(decision="different" if behavior == "call" else behavior, calls=case.expected.calls,
                      arg_rules=rules, required_args=required, alternatives=case.alternatives, tags=case.tags,
                      rationale=case.rationale, reference_time=case.reference_time, split=case.split)
@@ -301,11 +330,7 @@ def case_from_body(body: LabelBody, base: GoldCase) -> GoldCase:
     context = Transcript(id=base.conversation_id or base.id, messages=base.messages, tools=base.tools)
     built = _turn_case(body, transcript=context, message_index=len(base.messages),
                        annotators=base.provenance.annotators, labeled_at=base.provenance.labeled_at or datetime.now(UTC))
-    arg_rules = {tool: dict(per) for tool, per in built.arg_rules.items()}
-    for tool, per in base.arg_rules.items():
-        for arg, rule in per.items():
-            if _rule_draft(rule) is None and tool in {c.name for c in built.expected.calls}:
-                arg_rules.setdefault(tool, {})[arg] = rule
+    arg_rules = _kept_rules(base, built.arg_rules, built.expected.calls)
     # The editor has no "tool only" switch: an answer left as it was keeps it (and anything else it said).
     expected = base.expected if (built.expected.behavior, built.expected.calls) == (
         base.expected.behavior, base.expected.calls) else built.expected
@@ -349,16 +374,14 @@ ORDER_MODES: Final[dict[OrderMode, str]] = {
 }
 
 
-class TrajectoryBody(_LabelCommon):
+class TrajectoryBody(_CallsCommon):
     """The label of a whole transcript: which calls should happen, in what order, and which must not."""
 
-    calls: tuple[Call, ...] = ()
     no_action: bool = False
     """The agent should change nothing (no expected calls; forbidden calls still apply)."""
     order: OrderMode = "strict"
     after: tuple[Dependency, ...] = ()
     forbidden: tuple[ForbiddenCall, ...] = ()
-    arg_rules: dict[str, dict[str, RuleDraft]] = Field(default_factory=dict)
 
     def requires(self, step: int) -> tuple[int, ...]:
         return next((d.requires for d in self.after if d.step == step), ())
@@ -377,7 +400,7 @@ def trajectory_problems(body: TrajectoryBody, tools: tuple[ToolSpec, ...]) -> li
         if spec is None:
             found.append(f"step {n}: {call.name!r} is not among the tools offered")
             continue
-        for arg, message in argument_errors(spec, call.arguments):
+        for arg, message in argument_errors(spec, call.arguments, body.required_for(spec)):
             found.append(f"step {n} {call.name}" + (f".{arg}" if arg else "") + f": {message}")
     for dep in body.after:
         bad = [i for i in (dep.step, *dep.requires) if i >= len(body.calls)]
@@ -406,18 +429,47 @@ def trajectory_case(body: TrajectoryBody, *, transcript: Transcript, annotators:
     found = trajectory_problems(body, transcript.tools)
     if found:
         raise LabelIncomplete(found)
-    used = {c.name for c in body.calls}
-    rules = {tool: {arg: d.to_rule() for arg, d in sorted(r.items()) if not d.is_default}
-             for tool, r in sorted(body.arg_rules.items()) if tool in used}
+    rules, required_args = _gold_rules(body, body.calls, transcript.tools)
     start = transcript.decision_points()[0]
     return GoldCase(
         id=trajectory_case_id(transcript.id), conversation_id=transcript.id, split=body.split, kind="trajectory",
         tools=transcript.tools, messages=transcript.messages[:start], reference_time=body.reference_time,
         expected=Answer(behavior="call", calls=body.calls) if body.calls else Answer(behavior="no_call"),
-        arg_rules={tool: r for tool, r in rules.items() if r}, order=body.order, after=body.after,
+        arg_rules=rules, required_args=required_args or None, order=body.order, after=body.after,
         forbidden=body.forbidden, tags=body.tags, rationale=body.rationale,
         provenance=Provenance(annotators=annotators, status="submitted", labeled_at=labeled_at, source=source),
     )
+
+
+def trajectory_body_from_case(case: GoldCase) -> TrajectoryBody:
+    """A trajectory gold case as a trajectory label body, for the step editor (a reviewer's *edit and
+    accept*): the inverse of ``trajectory_case`` on what the editor shows."""
+    rules, required = _drafts_of(case)
+    return TrajectoryBody(calls=case.expected.calls, no_action=case.expected.behavior != "call",
+                          order=case.order_mode, after=case.after, forbidden=case.forbidden, arg_rules=rules,
+                          required_args=required, tags=case.tags, rationale=case.rationale,
+                          reference_time=case.reference_time, split=case.split)
+
+
+def trajectory_case_from_body(body: TrajectoryBody, base: GoldCase) -> GoldCase:
+    """``base`` with what the step editor changed (the steps, their order mode and dependencies, forbidden
+    calls, rules, required keys, tags and rationale), checked like a trajectory label (``LabelIncomplete``
+    lists what the edit breaks; what ``base`` already broke is not the reviewer's to fix first). The id,
+    the context, who labeled it and the alternatives stay ``base``'s, and so does a rule the editor cannot
+    show (``tz``)."""
+    before = set(trajectory_problems(trajectory_body_from_case(base), base.tools))
+    if found := [p for p in trajectory_problems(body, base.tools) if p not in before]:
+        raise LabelIncomplete(found)
+    built, required_args = _gold_rules(body, body.calls, base.tools)
+    expected = Answer(behavior="call", calls=body.calls) if body.calls else Answer(behavior="no_call")
+    if (expected.behavior, expected.calls) == (base.expected.behavior, base.expected.calls):
+        expected = base.expected  # the editor has no "tool only" switch: an unchanged answer keeps it
+    return base.model_copy(update={
+        "expected": expected, "arg_rules": _kept_rules(base, built, body.calls),
+        "required_args": required_args or None, "order": body.order, "after": body.after,
+        "forbidden": body.forbidden, "rationale": body.rationale,
+        "tags": base.tags if body.tags == tuple(dict.fromkeys(base.tags)) else body.tags,
+        "reference_time": body.reference_time})
 
 
 # --------------------------------------------------------------------------------------------------

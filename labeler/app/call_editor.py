@@ -15,7 +15,14 @@ import streamlit as st
 
 from labeler.app import editing, render
 from labeler.app.editing import Item, Work
-from labeler.labels import RuleDraft, argument_errors, same_as_observed, suggest_match
+from labeler.labels import (
+    LabelBody,
+    RuleDraft,
+    TrajectoryBody,
+    argument_errors,
+    same_as_observed,
+    suggest_match,
+)
 from labeler.tool_hints import hint
 from scorer.model import MATCH_KINDS, Call, ToolSpec
 
@@ -63,18 +70,27 @@ def with_suggestions(rules: dict[str, dict[str, RuleDraft]], calls: tuple[Call, 
 # -- callbacks (they run before the fragment re-renders) --------------------------------------------------
 
 
+def calls_body(work: Work) -> LabelBody | TrajectoryBody:
+    """The body whose expected calls this editor edits: a turn label's calls or a trajectory's steps."""
+    return work.body
+
+
 def set_calls(item: Item, work: Work, calls: tuple[Call, ...], observed: list[dict[str, Any]],
-              tools: dict[str, ToolSpec], *, regenerate: bool = False) -> None:
-    """Replace the expected calls. "Same as observed" becomes "Different call" once they differ."""
-    decision = work.label.decision
-    if decision == "same" and not same_as_observed(observed, calls):
-        decision = "different"
-    editing.change(item, work, regenerate=regenerate, calls=calls, decision=decision,
-                   arg_rules=with_suggestions(work.label.arg_rules, calls, tools))
+              tools: dict[str, ToolSpec], *, regenerate: bool = False, **also: Any) -> None:
+    """Replace the expected calls (with ``also``: other fields in the same save). "Same as observed" becomes
+    "Different call" once they differ; a trajectory with steps expects action."""
+    body = calls_body(work)
+    rules = also.pop("arg_rules", body.arg_rules)
+    fields: dict[str, Any] = {"calls": calls, "arg_rules": with_suggestions(rules, calls, tools)}
+    if isinstance(body, LabelBody) and body.decision == "same" and not same_as_observed(observed, calls):
+        fields["decision"] = "different"
+    if isinstance(body, TrajectoryBody) and calls:
+        fields["no_action"] = False
+    editing.change(item, work, regenerate=regenerate, **fields, **also)
 
 
 def _replace_call(work: Work, n: int, call: Call) -> tuple[Call, ...]:
-    calls = list(work.label.calls)
+    calls = list(calls_body(work).calls)
     calls[n] = call
     return tuple(calls)
 
@@ -83,7 +99,7 @@ def _on_tool(item: Item, work: Work, n: int, key: str, observed: list[dict[str, 
              tools: dict[str, ToolSpec]) -> None:
     name = st.session_state[key]
     spec = tools[name]
-    kept = {k: v for k, v in work.label.calls[n].arguments.items() if k in spec.properties}
+    kept = {k: v for k, v in calls_body(work).calls[n].arguments.items() if k in spec.properties}
     set_calls(item, work, _replace_call(work, n, Call(name=name, arguments=kept)), observed, tools,
               regenerate=True)
 
@@ -105,7 +121,7 @@ def _on_arg(item: Item, work: Work, n: int, arg: str, key: str, kind: str, obser
         value = int(raw)
     else:
         value = raw
-    args = dict(work.label.calls[n].arguments)
+    args = dict(calls_body(work).calls[n].arguments)
     if (value is UNSET and arg not in args) or (type(args.get(arg, UNSET)) is type(value) and args.get(arg) == value):
         return  # no change (a widget can report its unchanged value): not touched, nothing to save
     work.touched.add(f"{n}:{arg}")
@@ -113,7 +129,7 @@ def _on_arg(item: Item, work: Work, n: int, arg: str, key: str, kind: str, obser
         args.pop(arg, None)
     else:
         args[arg] = value
-    call = Call(name=work.label.calls[n].name, arguments=args)
+    call = Call(name=calls_body(work).calls[n].name, arguments=args)
     set_calls(item, work, _replace_call(work, n, call), observed, tools)
 
 
@@ -130,13 +146,13 @@ def _on_raw(item: Item, work: Work, n: int, key: str, observed: list[dict[str, A
     if not isinstance(value, dict):
         errors[f"{n}:raw"] = "the arguments must be a JSON object ({...})"
         return
-    call = Call(name=work.label.calls[n].name, arguments=value)
+    call = Call(name=calls_body(work).calls[n].name, arguments=value)
     set_calls(item, work, _replace_call(work, n, call), observed, tools, regenerate=True)
 
 
 def _on_required(item: Item, work: Work, tool: str, key: str) -> None:
     chosen = tuple(st.session_state[key] or ())
-    editing.change(item, work, required_args={**work.label.required_args, tool: chosen})
+    editing.change(item, work, required_args={**calls_body(work).required_args, tool: chosen})
 
 
 def _on_rule(item: Item, work: Work, tool: str, arg: str, key: str, field: str) -> None:
@@ -154,22 +170,22 @@ def _on_rule(item: Item, work: Work, tool: str, arg: str, key: str, field: str) 
         raw = int(raw)
     elif isinstance(raw, str) and field != "match":
         raw = raw or None
-    current = work.label.rule(tool, arg) or RuleDraft()
+    current = calls_body(work).rule(tool, arg) or RuleDraft()
     rule = RuleDraft.model_validate({**current.model_dump(), field: raw})
-    tool_rules = {**work.label.arg_rules.get(tool, {}), arg: rule}
+    tool_rules = {**calls_body(work).arg_rules.get(tool, {}), arg: rule}
     tool_rules = {a: r for a, r in tool_rules.items() if not r.is_default}
-    rules = {**work.label.arg_rules, tool: tool_rules}
+    rules = {**calls_body(work).arg_rules, tool: tool_rules}
     editing.change(item, work, arg_rules={t: r for t, r in rules.items() if r})
 
 
 def _on_pick(item: Item, work: Work, key: str, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
     name = st.session_state[key]
     if name in tools:
-        set_calls(item, work, (*work.label.calls, Call(name=name)), observed, tools, regenerate=True)
+        set_calls(item, work, (*calls_body(work).calls, Call(name=name)), observed, tools, regenerate=True)
 
 
 def _on_remove(item: Item, work: Work, n: int, observed: list[dict[str, Any]], tools: dict[str, ToolSpec]) -> None:
-    calls = work.label.calls[:n] + work.label.calls[n + 1:]
+    calls = calls_body(work).calls[:n] + calls_body(work).calls[n + 1:]
     set_calls(item, work, calls, observed, tools, regenerate=True)
 
 
@@ -180,12 +196,13 @@ def work_errors(work: Work) -> dict[str, str]:
 # -- rendering -----------------------------------------------------------------------------------------
 
 
-def tool_picker(item: Item, work: Work, tools: dict[str, ToolSpec], observed: list[dict[str, Any]]) -> None:
+def tool_picker(item: Item, work: Work, tools: dict[str, ToolSpec], observed: list[dict[str, Any]],
+                label: str | None = None) -> None:
     """Choose the tool of a new expected call by typing its name (nothing is preselected)."""
     if not tools:
         return
-    key = editing.widget_key(item, work, f"pick{len(work.label.calls)}")
-    label = "Which tool should the agent call?" if not work.label.calls else "Add a parallel call"
+    key = editing.widget_key(item, work, f"pick{len(calls_body(work).calls)}")
+    label = label or ("Which tool should the agent call?" if not calls_body(work).calls else "Add a parallel call")
     st.selectbox(label, list(tools), index=None, key=key, format_func=render.md_label,
                  placeholder=f"Type to search the {len(tools)} tools offered", on_change=_on_pick,
                  args=(item, work, key, observed, tools))
@@ -262,9 +279,9 @@ def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:
     """One argument's match rule. Rules are per tool, so parallel calls of one tool share them (each call's
     editor shows the same rule, under its own widget keys)."""
     tool = spec.name
-    rule = work.label.rule(tool, arg) or RuleDraft()
+    rule = calls_body(work).rule(tool, arg) or RuleDraft()
     suggestion = suggest_match(arg, spec.properties.get(arg, {}))
-    call = work.label.calls[n]
+    call = calls_body(work).calls[n]
     with st.container(key=f"rule-row-{n}-{arg}"):  # the name on its own line: it is never cut
         st.text(f"{arg} = {value_preview(call.arguments.get(arg, UNSET))}")
     match_col = param_col = st.container()  # full width: "date (suggested)" is never cut
@@ -304,27 +321,29 @@ def _rule_row(item: Item, work: Work, n: int, spec: ToolSpec, arg: str) -> None:
         _problem(error, f"rule-input-{n}-{item.key}-{tool}-{arg}")
 
 
-def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], observed: list[dict[str, Any]]) -> None:
-    """The editor of expected call ``n``."""
-    call = work.label.calls[n]
+def call_editor(item: Item, work: Work, n: int, tools: dict[str, ToolSpec], observed: list[dict[str, Any]],
+                *, title: str | None = None, removable: bool = True) -> None:
+    """The editor of expected call ``n`` (``title``: the tool picker's label; ``removable`` False: the caller
+    offers its own remove, as the trajectory steps do to renumber their dependencies)."""
+    call = calls_body(work).calls[n]
     names = list(tools)
     with st.container(border=True, key=f"call-editor-{n}"):
         tool_key = editing.widget_key(item, work, f"tool{n}")
-        st.selectbox(f"Tool (call {n + 1})", names if call.name in tools else [call.name, *names],
+        st.selectbox(title or f"Tool (call {n + 1})", names if call.name in tools else [call.name, *names],
                      index=names.index(call.name) if call.name in tools else 0, key=tool_key,
                      on_change=_on_tool, args=(item, work, n, tool_key, observed, tools),
                      format_func=lambda name: f"{name} ({hint(tools[name])})" if name in tools and hint(tools[name])
                      else name)
         with st.container(horizontal=True, vertical_alignment="center"):
             raw = st.toggle("Edit as JSON", key=editing.widget_key(item, work, f"rawmode{n}"))
-            if len(work.label.calls) > 1:
+            if removable and len(calls_body(work).calls) > 1:
                 st.button("Remove this call", key=editing.widget_key(item, work, f"rm{n}"), type="tertiary",
                           on_click=_on_remove, args=(item, work, n, observed, tools))
         spec = tools.get(call.name)
         if spec is None:
             _problem(f"{call.name} is not offered at this turn; pick one of the tools offered.", f"tool-{n}")
             return
-        required = work.label.required_for(spec)
+        required = calls_body(work).required_for(spec)
         problems: dict[str, list[str]] = {}
         for arg, message in argument_errors(spec, call.arguments, required):
             problems.setdefault(arg, []).append(message)

@@ -11,9 +11,10 @@ import re
 import streamlit as st
 
 from labeler.app import render
+from labeler.labels import ORDER_MODES
 from labeler.store import ReviewCandidate
 from scorer.matchers import describe
-from scorer.model import Answer, GoldCase
+from scorer.model import Answer, ForbiddenCall, GoldCase
 
 BEHAVIOR = {"call": "Call", "no_call": "No tool call", "clarify": "Ask the user"}
 
@@ -43,6 +44,29 @@ def answer_lines(answer: Answer) -> None:
         st.caption("tool only: any arguments")
 
 
+def dependency_text(case: GoldCase, step: int) -> str:
+    """Which earlier steps step ``step`` must come after, by number and tool ("none" when free)."""
+    requires = next((d.requires for d in case.after if d.step == step), ())
+    calls = case.expected.calls
+    return ", ".join(f"step {r}" + (f" ({calls[r].name})" if r < len(calls) else "") for r in requires) or "none"
+
+
+def forbidden_text(forbidden: ForbiddenCall) -> str:
+    limited = f" with {render.pretty_json(forbidden.arguments)}" if forbidden.arguments else ""
+    return forbidden.name + limited + (f" ({forbidden.reason})" if forbidden.reason else "")
+
+
+def trajectory_lines(case: GoldCase) -> None:
+    """What a trajectory case holds beyond its calls: how strictly the order counts, which step waits for
+    which, and the calls that must not happen."""
+    st.text(f"Order: {ORDER_MODES[case.order_mode]}")
+    for dep in case.after:
+        step = case.expected.calls[dep.step].name if dep.step < len(case.expected.calls) else "?"
+        st.text(f"step {dep.step} ({step}) only after {dependency_text(case, dep.step)}")
+    if case.forbidden:
+        st.text("Forbidden: " + "; ".join(forbidden_text(f) for f in case.forbidden))
+
+
 def case_card(case: GoldCase, *, own_tags: bool = True) -> None:
     """The expected answer, how each argument is compared, alternatives, tags and rationale. ``own_tags``
     False: the tags are not this version's own (the agent's answer carries the gold's tags if accepted)."""
@@ -53,6 +77,8 @@ def case_card(case: GoldCase, *, own_tags: bool = True) -> None:
             gold = next((c.arguments.get(arg) for c in case.expected.calls if c.name == tool), None)
             st.text(f"{tool}.{arg}: {describe(rule, gold, case.reference_time)}"
                     + (" · may be omitted" if rule.optional else ""))
+    if case.kind == "trajectory":
+        trajectory_lines(case)
     for n, alternative in enumerate(case.alternatives, start=1):
         st.caption(f"Alternative {n}")
         answer_lines(alternative)

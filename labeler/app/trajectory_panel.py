@@ -6,21 +6,13 @@ Like the turn panel it is a fragment and every change is saved as a draft at onc
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
-from labeler.app import editing, panel
+from labeler.app import call_editor, editing, panel
 from labeler.app.editing import Item, Work
-from labeler.labels import (
-    ORDER_MODES,
-    TrajectoryBody,
-    argument_errors,
-    observed_as_calls,
-    trajectory_problems,
-)
+from labeler.labels import ORDER_MODES, TrajectoryBody, observed_as_calls, trajectory_problems
 from labeler.store import observed_calls
-from labeler.tool_hints import hint, is_destructive, is_read_only, proposed_forbidden
+from labeler.tool_hints import is_destructive, is_read_only, proposed_forbidden
 from scorer.model import Call, Dependency, ForbiddenCall, ToolSpec, Transcript
 
 
@@ -36,18 +28,22 @@ def _body(work: Work) -> TrajectoryBody:
 # -- callbacks -----------------------------------------------------------------------------------------
 
 
-def _set_steps(item: Item, work: Work, calls: tuple[Call, ...], after: tuple[Dependency, ...]) -> None:
-    editing.change(item, work, regenerate=True, calls=calls, after=after, no_action=False if calls else
-                   _body(work).no_action)
+def _set_steps(item: Item, work: Work, calls: tuple[Call, ...], after: tuple[Dependency, ...],
+               tools: dict[str, ToolSpec], moved: dict[int, int] | None = None) -> None:
+    """Replace the steps; ``moved`` (old index -> new) when steps moved or went: a "comes from call k" rule
+    then still names the call it named (a removed source is left for the problems to point out)."""
+    also: dict[str, object] = {"after": after}
+    if moved is not None:
+        body = _body(work)
+        also["arg_rules"] = {tool: {arg: rule.model_copy(update={"from_call": moved[rule.from_call]})
+                                    if rule.match == "from_call" and rule.from_call in moved else rule
+                                    for arg, rule in rules.items()}
+                             for tool, rules in body.arg_rules.items()}
+    call_editor.set_calls(item, work, calls, [], tools, regenerate=True, **also)
 
 
 def _prefill(item: Item, work: Work, tr: Transcript) -> None:
-    _set_steps(item, work, agent_calls(tr), ())
-
-
-def _add_step(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
-    body = _body(work)
-    _set_steps(item, work, (*body.calls, Call(name=next(iter(tools)))), body.after)
+    _set_steps(item, work, agent_calls(tr), (), {t.name: t for t in tr.tools})
 
 
 def _renumber(after: tuple[Dependency, ...], mapping: dict[int, int]) -> tuple[Dependency, ...]:
@@ -62,42 +58,19 @@ def _renumber(after: tuple[Dependency, ...], mapping: dict[int, int]) -> tuple[D
     return tuple(sorted(out, key=lambda d: d.step))
 
 
-def _remove_step(item: Item, work: Work, n: int) -> None:
+def _remove_step(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
     body = _body(work)
     calls = body.calls[:n] + body.calls[n + 1:]
     mapping = {i: i - (i > n) for i in range(len(body.calls)) if i != n}
-    _set_steps(item, work, calls, _renumber(body.after, mapping))
+    _set_steps(item, work, calls, _renumber(body.after, mapping), tools, mapping)
 
 
-def _move_up(item: Item, work: Work, n: int) -> None:
+def _move_up(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
     body = _body(work)
     calls = list(body.calls)
     calls[n - 1], calls[n] = calls[n], calls[n - 1]
     mapping = {i: i for i in range(len(calls))} | {n: n - 1, n - 1: n}
-    _set_steps(item, work, tuple(calls), _renumber(body.after, mapping))
-
-
-def _on_tool(item: Item, work: Work, n: int, key: str) -> None:
-    body = _body(work)
-    calls = list(body.calls)
-    calls[n] = Call(name=st.session_state[key], arguments={})
-    _set_steps(item, work, tuple(calls), body.after)
-
-
-def _on_args(item: Item, work: Work, n: int, key: str) -> None:
-    work.input_errors.pop(f"step{n}", None)
-    try:
-        value = editing.typed_json(st.session_state[key] or "{}")
-    except ValueError as exc:
-        work.input_errors[f"step{n}"] = f"not valid JSON: {exc}"
-        return
-    if not isinstance(value, dict):
-        work.input_errors[f"step{n}"] = "the arguments must be a JSON object ({...})"
-        return
-    body = _body(work)
-    calls = list(body.calls)
-    calls[n] = Call(name=calls[n].name, arguments=value)
-    editing.change(item, work, calls=tuple(calls))
+    _set_steps(item, work, tuple(calls), _renumber(body.after, mapping), tools, mapping)
 
 
 def _on_requires(item: Item, work: Work, n: int, key: str) -> None:
@@ -109,11 +82,11 @@ def _on_requires(item: Item, work: Work, n: int, key: str) -> None:
 
 
 def _on_forbidden(item: Item, work: Work, key: str) -> None:
+    """The forbidden tools chosen; one already forbidden keeps its reason and the arguments it is limited to."""
     body = _body(work)
-    reasons = {f.name: f.reason for f in body.forbidden}
+    kept = {f.name: f for f in body.forbidden}
     chosen = st.session_state[key] or []
-    editing.change(item, work, forbidden=tuple(ForbiddenCall(name=name, reason=reasons.get(name, ""))
-                                               for name in chosen))
+    editing.change(item, work, forbidden=tuple(kept.get(name) or ForbiddenCall(name=name) for name in chosen))
 
 
 def _forbid_destructive(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
@@ -152,42 +125,45 @@ def _tool_hints(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
                       args=(item, work, tools))
 
 
-def _with_hint(name: str, tools: dict[str, ToolSpec]) -> str:
-    marked = hint(tools[name]) if name in tools else ""
-    return f"{name} ({marked})" if marked else name
-
-
 def _step(item: Item, work: Work, n: int, tools: dict[str, ToolSpec]) -> None:
+    """Step ``n``: its place in the order, the call editor of labeling (the tool, a form from its JSON Schema,
+    required keys, match rules) and the earlier steps it must come after."""
     body = _body(work)
-    call = body.calls[n]
-    with st.container(border=True, key=f"step-{n}"):
-        top = st.columns([1, 5, 2], vertical_alignment="bottom")
-        top[0].text(f"step {n}")
-        key = editing.widget_key(item, work, f"step{n}:tool")
-        names = list(tools) if call.name in tools else [call.name, *tools]
-        top[1].selectbox("Tool", names, index=names.index(call.name), key=key, on_change=_on_tool,
-                         args=(item, work, n, key), label_visibility="collapsed",
-                         format_func=lambda name: _with_hint(name, tools))
-        with top[2], st.container(horizontal=True, gap="small"):
+    with st.container(key=f"step-{n}"):
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            st.text(f"step {n}")
             if n > 0:
                 st.button("", icon=":material/arrow_upward:", key=editing.widget_key(item, work, f"step{n}:up"),
-                          help="Move up", type="tertiary", on_click=_move_up, args=(item, work, n))
+                          help="Move up", type="tertiary", on_click=_move_up, args=(item, work, n, tools))
             st.button("", icon=":material/delete:", key=editing.widget_key(item, work, f"step{n}:rm"),
-                      help="Remove this step", type="tertiary", on_click=_remove_step, args=(item, work, n))
-        key = editing.widget_key(item, work, f"step{n}:args")
-        st.text_area("Arguments (JSON)", value=json.dumps(call.arguments, ensure_ascii=False), key=key,
-                     height=68, on_change=_on_args, args=(item, work, n, key))
-        if f"step{n}" in work.input_errors:
-            panel.problem(work.input_errors[f"step{n}"], f"step-json-{n}")
-        spec = tools.get(call.name)
-        if spec is not None:
-            for arg, message in argument_errors(spec, call.arguments):
-                panel.problem(f"{arg or 'arguments'}: {message}", f"step-arg-{n}-{arg}")
+                      help="Remove this step", type="tertiary", on_click=_remove_step, args=(item, work, n, tools))
+        call_editor.call_editor(item, work, n, tools, [], title=f"Tool (step {n})", removable=False)
         if n > 0:
             key = editing.widget_key(item, work, f"step{n}:after")
             st.multiselect("Only after steps", list(range(n)), default=list(body.requires(n)), key=key,
                            format_func=lambda i: f"step {i}: {body.calls[i].name}", on_change=_on_requires,
                            args=(item, work, n, key), placeholder="no dependency")
+
+
+def steps_editor(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
+    """What a trajectory expects, editable: no action or the steps in order, how strictly the order counts,
+    each step's dependencies, and the forbidden calls. The labeling panel and Review's edit-and-accept
+    both show this; every change goes through ``editing.change`` (a draft save, or a reviewer's scratch copy)."""
+    body = _body(work)
+    key = editing.widget_key(item, work, "no_action")
+    st.checkbox("No action expected", value=body.no_action, key=key, on_change=_on_plain,
+                args=(item, work, "no_action", key))
+    key = editing.widget_key(item, work, "order")
+    st.selectbox("Order", list(ORDER_MODES), index=list(ORDER_MODES).index(body.order),
+                 format_func=ORDER_MODES.__getitem__, key=key, on_change=_on_plain, args=(item, work, "order", key))
+    for n in range(len(body.calls)):
+        _step(item, work, n, tools)
+    if tools:
+        call_editor.tool_picker(item, work, tools, [], label="Add a step")
+        key = editing.widget_key(item, work, "forbidden")
+        st.multiselect("Forbidden calls (must not happen)", list(tools), default=[f.name for f in body.forbidden],
+                       key=key, on_change=_on_forbidden, args=(item, work, key), placeholder="none")
+        _tool_hints(item, work, tools)
 
 
 @st.fragment
@@ -207,24 +183,9 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
             return
         if work.editing:
             panel.editing_bar(item, work)
-        with st.container(horizontal=True, vertical_alignment="center"):
-            st.button("Start from the agent's calls", key=f"prefill-{item.key}", icon=":material/content_copy:",
-                      on_click=_prefill, args=(item, work, tr))
-            key = editing.widget_key(item, work, "no_action")
-            st.checkbox("No action expected", value=body.no_action, key=key, on_change=_on_plain,
-                        args=(item, work, "no_action", key))
-        key = editing.widget_key(item, work, "order")
-        st.selectbox("Order", list(ORDER_MODES), index=list(ORDER_MODES).index(body.order),
-                     format_func=ORDER_MODES.__getitem__, key=key, on_change=_on_plain, args=(item, work, "order", key))
-        for n in range(len(body.calls)):
-            _step(item, work, n, tools)
-        if tools:
-            st.button("Add a step", key=f"add-step-{item.key}", icon=":material/add:", type="tertiary",
-                      on_click=_add_step, args=(item, work, tools))
-            key = editing.widget_key(item, work, "forbidden")
-            st.multiselect("Forbidden calls (must not happen)", list(tools), default=[f.name for f in body.forbidden],
-                           key=key, on_change=_on_forbidden, args=(item, work, key), placeholder="none")
-            _tool_hints(item, work, tools)
+        st.button("Start from the agent's calls", key=f"prefill-{item.key}", icon=":material/content_copy:",
+                  on_click=_prefill, args=(item, work, tr))
+        steps_editor(item, work, tools)
         panel.details(item, work)
         panel.status_line(work)
         blocking = work.problems or (trajectory_problems(body, tr.tools) if work.status else [])

@@ -19,10 +19,12 @@ from sqlalchemy import Connection, func, select, update
 from labeler.labels import (
     LabelBody,
     LabelIncomplete,
+    TrajectoryBody,
     gold_case,
     gold_case_id,
     observed_as_calls,
     schema_problems,
+    trajectory_case,
     trajectory_case_id,
 )
 from labeler.store import tables as t
@@ -247,6 +249,7 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
         if agreeing:
             preselected = f"label:{agreeing[0]}"
             fields = disagreeing_fields(label_ratings(cases)) if len(cases) >= 2 else ()
+        candidates.append(_observed_trajectory(conn, transcript_pk, transcript_id, next(iter(cases.values()), live)))
     if live is not None and (turn is None or item.kind in STANDING_KINDS or not candidates):
         candidates.insert(0, ReviewCandidate("gold", f"Gold ({live_row.status if live_row else ''})", live, (),
                                              live.provenance.annotators, False, live.rationale))
@@ -261,8 +264,9 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
         preselected = candidates[0].key
     others = tuple(review_item(r) for r in conn.execute(select(t.ReviewItemRow).where(
         t.ReviewItemRow.ref == item.ref, t.ReviewItemRow.id != item.id, t.ReviewItemRow.status != "resolved")))
-    return ReviewDetail(item, turn[1] if turn else None, turn[2] if turn else None, tuple(candidates),
-                        preselected, fields, others)
+    about = turn[1] if turn else trajectory[1] if trajectory else None  # the transcript the item is about
+    return ReviewDetail(item, about, turn[2] if turn else None, tuple(candidates), preselected, fields,
+                        others)
 
 
 def _agreeing(cases: Mapping[str, GoldCase], annotator: str) -> tuple[str, ...]:
@@ -283,6 +287,25 @@ def _observed_candidate(conn: Connection, transcript_id: str, message_index: int
     try:
         case = gold_case(body, transcript=transcript, message_index=message_index, annotators=(),
                          labeled_at=parse_iso(now_iso()), source=source)
+    except LabelIncomplete as exc:
+        return ReviewCandidate("observed", title, None, tuple(exc.problems))
+    return ReviewCandidate("observed", title, case)
+
+
+def _observed_trajectory(conn: Connection, transcript_pk: int, transcript_id: str,
+                         like: GoldCase | None) -> ReviewCandidate:
+    """What the agent did over the whole conversation, in order, as a trajectory case (tags, reference time
+    and split from ``like``; the agent's answer has none of its own)."""
+    transcript, source = load_transcript(conn, transcript_id)
+    observed = [c for raw in conn.scalars(select(t.TurnRow.observed).where(t.TurnRow.transcript_id == transcript_pk)
+                                          .order_by(t.TurnRow.message_index)) for c in json.loads(raw)]
+    body = TrajectoryBody(calls=observed_as_calls(observed), no_action=not observed,
+                          tags=like.tags if like else (), reference_time=like.reference_time if like else None,
+                          split=like.split if like else "regression")
+    title = "Observed agent calls" if observed else "Observed agent (no call)"
+    try:
+        case = trajectory_case(body, transcript=transcript, annotators=(), labeled_at=parse_iso(now_iso()),
+                               source=source)
     except LabelIncomplete as exc:
         return ReviewCandidate("observed", title, None, tuple(exc.problems))
     return ReviewCandidate("observed", title, case)

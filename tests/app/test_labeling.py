@@ -235,8 +235,11 @@ def test_trajectory_view_prefills_the_agents_calls_and_submits_a_trajectory_case
     [view] = [g for g in app.button_group if g.label == "View"]
     view.set_value("Trajectory").run()
     assert not app.exception, app.exception
-    steps = [s.value for s in app.selectbox if s.label == "Tool"]
+    steps = [s.value for s in app.selectbox if s.label.startswith("Tool (step")]
     assert steps == ["get_reservation_details", "transfer_to_human_agents"]  # what the agent did, in order
+    # each step's arguments as a form from the tool's schema (the call editor of the turn panel), not raw JSON
+    assert [t.label for t in app.text_input if t.label.startswith("reservation_id")]
+    assert not [a for a in app.text_area if a.label == "Arguments (JSON)"]
     [order] = [s for s in app.selectbox if s.label == "Order"]
     order.select("superset").run()
     [after] = [m for m in app.multiselect if m.label == "Only after steps"]

@@ -14,9 +14,16 @@ from collections.abc import Callable
 import streamlit as st
 from pydantic import ValidationError
 
-from labeler.app import call_editor, context, editing, identity, render, review_view
+from labeler.app import call_editor, context, editing, identity, render, review_view, trajectory_panel
 from labeler.app.editing import Item, Work
-from labeler.labels import LabelBody, LabelIncomplete, body_from_case, case_from_body
+from labeler.labels import (
+    LabelBody,
+    LabelIncomplete,
+    body_from_case,
+    case_from_body,
+    trajectory_body_from_case,
+    trajectory_case_from_body,
+)
 from labeler.store import REVIEWER_ROLES, ReviewDetail, StoreError, User
 from scorer.drift import migrate_case
 from scorer.model import GoldCase
@@ -27,6 +34,7 @@ KINDS = {"disagreement": "Annotators disagree", "unsure": "Flagged unsure",
          "judge_mismatch": "Judge mismatch"}
 FIELD_NAMES = {"decision": "decision kind", "tool": "tool", "label": "whole label"}
 EDITABLE = ("expected", "alternatives", "arg_rules", "tags", "rationale")  # not provenance: who labeled is a fact
+TRAJECTORY_EDITABLE = (*EDITABLE, "required_args", "order", "after", "forbidden")
 
 
 def act(done: str, run: Callable[[], object], *, close: bool = False) -> None:
@@ -68,9 +76,9 @@ def edit_and_accept(user: User, item_id: int, base: GoldCase, item: Item, work: 
     """Approve the reviewer's edit: the editor's body on top of the chosen version, checked against the tool
     schemas here (what to fix, next to the editor) and again by the store, which records the decision."""
     comment = st.session_state.get(f"comment-{item_id}", "")
-    assert isinstance(work.body, LabelBody)
     try:
-        case = case_from_body(work.body, base)
+        case = (case_from_body(work.body, base) if isinstance(work.body, LabelBody)
+                else trajectory_case_from_body(work.body, base))
     except LabelIncomplete as exc:
         work.tried_submit = True  # every schema error of the editor shows now
         st.session_state["review-error"] = "The edit cannot be approved: " + "; ".join(exc.problems)
@@ -83,15 +91,16 @@ def edit_and_accept(user: User, item_id: int, base: GoldCase, item: Item, work: 
     act(f"Approved your edit for item {item_id}", approve, close=True)
 
 
-def edit_trajectory_and_accept(user: User, item_id: int, base: GoldCase) -> None:
-    raw = st.session_state[f"edit-{item_id}"]
+def edit_json_and_accept(user: User, item_id: int, base: GoldCase) -> None:
+    """The advanced path for a trajectory: what the step editor cannot express, as JSON."""
+    raw = st.session_state[f"edit-json-{item_id}"]
     comment = st.session_state.get(f"comment-{item_id}", "")
     try:
         changes = editing.typed_json(raw)
         if not isinstance(changes, dict):
             raise ValueError("expected a JSON object")
-        if fixed := sorted(set(changes) - set(EDITABLE)):  # who labeled (provenance) is a fact, not an edit
-            raise ValueError(f"only {', '.join(EDITABLE)} can be edited here, not {', '.join(fixed)}")
+        if fixed := sorted(set(changes) - set(TRAJECTORY_EDITABLE)):  # who labeled (provenance) is a fact
+            raise ValueError(f"only {', '.join(TRAJECTORY_EDITABLE)} can be edited here, not {', '.join(fixed)}")
         case = GoldCase.model_validate({**base.model_dump(mode="json"), **changes})
     except (ValueError, ValidationError) as exc:
         st.session_state["review-error"] = f"The edit is not a valid gold case: {exc}"
@@ -105,7 +114,8 @@ def review_work(user: User, item_id: int, chosen: str, base: GoldCase) -> tuple[
     item = Item(base.conversation_id or base.id, base.turn, f"review:{item_id}:{chosen}:{user.name}", scratch=True)
     key = f"work:{item.key}"
     if key not in st.session_state:
-        st.session_state[key] = Work(body_from_case(base), 0, None)
+        body = body_from_case(base) if base.kind == "turn" else trajectory_body_from_case(base)
+        st.session_state[key] = Work(body, 0, None)
     work: Work = st.session_state[key]
     return item, work
 
@@ -138,6 +148,28 @@ def edit_section(user: User, item_id: int, chosen: str, base: GoldCase) -> None:
         for n in range(len(body.calls)):
             call_editor.call_editor(item, work, n, tools, [])
         call_editor.tool_picker(item, work, tools, [])
+    _tags_why_accept(user, item_id, base, item, work)
+
+
+def trajectory_edit_section(user: User, item_id: int, chosen: str, base: GoldCase) -> None:
+    """Edit and accept a trajectory case with the labeling panel's step editor: the steps in order (each a
+    form from its tool's JSON Schema, required keys, match rules), the order mode, dependencies, forbidden
+    calls, tags and rationale. What it cannot express (alternative trajectories, a forbidden call limited
+    to some arguments, its reason) is kept as it was, and can be changed as JSON under Advanced."""
+    item, work = review_work(user, item_id, chosen, base)
+    trajectory_panel.steps_editor(item, work, {t.name: t for t in base.tools})
+    _tags_why_accept(user, item_id, base, item, work)
+    if st.toggle("Advanced: edit as JSON (alternative trajectories, forbidden-call arguments and reasons)",
+                 key=f"edit-json-open-{item_id}"):
+        editable = {k: v for k, v in base.model_dump(mode="json").items() if k in TRAJECTORY_EDITABLE}
+        st.text_area("The chosen version's answer as JSON: change it, then accept", key=f"edit-json-{item_id}",
+                     value=json.dumps(editable, indent=2, ensure_ascii=False), height=260)
+        st.button("Accept the JSON edit", key=f"edit-json-accept-{item_id}", on_click=edit_json_and_accept,
+                  args=(user, item_id, base))
+
+
+def _tags_why_accept(user: User, item_id: int, base: GoldCase, item: Item, work: Work) -> None:
+    body = work.body
     known = sorted({t.tag for t in context.store().tags()} | set(body.tags))
     tags_key = editing.widget_key(item, work, "tags")
     st.multiselect("Tags", known, default=list(body.tags), key=tags_key, format_func=render.md_label,
@@ -222,11 +254,25 @@ def queue_list(user: User) -> None:
                             args=(item.id,))
 
 
+class Shown(str):
+    """A difference already worded for people (not a JSON value)."""
+
+
 def _shown_value(value: object) -> str:
+    if isinstance(value, Shown):
+        return str(value)
     return "missing" if value is MISSING else json.dumps(value, ensure_ascii=False, default=str)
 
 
 MISSING = object()
+
+
+def _step_name(n: int) -> str:
+    return f"step {n}"
+
+
+def _call_name(n: int) -> str:
+    return f"call {n + 1}"
 
 
 def differences(detail: ReviewDetail) -> list[str]:
@@ -236,15 +282,24 @@ def differences(detail: ReviewDetail) -> list[str]:
     if len(cases) < 2:
         return []
     fields: dict[str, dict[str, object]] = {}
+    steps = max(len(case.expected.calls) for _, case in cases)
     for title, case in cases:
+        trajectory = case.kind == "trajectory"
+        call = _step_name if trajectory else _call_name  # numbered as each editor numbers them
         fields.setdefault("decision", {})[title] = case.expected.behavior
-        for n, call in enumerate(case.expected.calls):
-            fields.setdefault(f"call {n + 1} tool", {})[title] = call.name
+        for n, made in enumerate(case.expected.calls):
+            fields.setdefault(f"{call(n)} tool", {})[title] = made.name
         keys = {(n, k) for _, other in cases for n, c in enumerate(other.expected.calls) for k in c.arguments}
         for n, k in sorted(keys):
             calls = case.expected.calls
             value = calls[n].arguments.get(k, MISSING) if n < len(calls) else MISSING
-            fields.setdefault(f"call {n + 1} {k}", {})[title] = value
+            fields.setdefault(f"{call(n)} {k}", {})[title] = value
+        if trajectory:
+            fields.setdefault("order", {})[title] = case.order_mode
+            for n in range(1, steps):
+                fields.setdefault(f"step {n} only after", {})[title] = Shown(review_view.dependency_text(case, n))
+            fields.setdefault("forbidden", {})[title] = Shown(
+                "; ".join(review_view.forbidden_text(f) for f in case.forbidden) or "none")
     lines = []
     for name, values in fields.items():
         shown = {title: _shown_value(values.get(title, MISSING)) for title, _ in cases}
@@ -277,6 +332,9 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     if detail.transcript_id is not None and detail.message_index is not None:
         with st.expander("Conversation up to the decision point", icon=":material/forum:"):
             render.conversation(context.transcript(detail.transcript_id), detail.message_index)
+    elif detail.transcript_id is not None:  # a trajectory case is about all of it
+        with st.expander("The whole conversation", icon=":material/forum:"):
+            render.conversation(context.transcript(detail.transcript_id))
     keys = [c.key for c in detail.candidates]
     titles = {c.key: c.title for c in detail.candidates}
     choice_key = f"choice-{item.id}"
@@ -296,27 +354,28 @@ def detail_view(user: User, detail: ReviewDetail) -> None:
     if item.kind == "judge_mismatch":  # one workflow for judge items: the Adjudication page decides them
         st.page_link("pages_/adjudication.py", label="Decide it on the Adjudication page", icon=":material/gavel:")
         return
+    # The store decides who may (an escalated item is an admin's); the page says so before anyone tries.
+    admins_only = item.status == "escalated" and user.role != "admin"
+    if admins_only:
+        with st.container(key="review-admin-only"):
+            st.text(f"Escalated: only an admin can decide it (you are a {user.role}). Next item (N) moves on.")
     st.text_area("Comment (why; required to reject or escalate)", key=f"comment-{item.id}", height=80)
     with st.container(horizontal=True, key="review-actions"):  # single keys do nothing while typing a comment
         st.button("Accept version", type="primary", icon=":material/check:", key=f"accept-{item.id}",
-                  on_click=accept, args=(user, item.id), shortcut="A")
+                  on_click=accept, args=(user, item.id), shortcut="A", disabled=admins_only)
         st.button("Reject and requeue", icon=":material/undo:", key=f"reject-{item.id}", on_click=reject,
-                  args=(user, item.id), shortcut="D")  # R and C are Streamlit's own
+                  args=(user, item.id), shortcut="D", disabled=admins_only)  # R and C are Streamlit's own
         st.button("Escalate", icon=":material/priority_high:", key=f"escalate-{item.id}", on_click=escalate,
                   args=(user, item.id), disabled=item.status == "escalated", shortcut="X")
         st.button("Next item", icon=":material/skip_next:", key=f"next-item-{item.id}", type="tertiary",
                   on_click=next_item, args=(user, item.id), shortcut="N")
     base = next((c.case for c in detail.candidates if c.key == chosen and c.case is not None), None)
-    if base is not None:
+    if base is not None and not admins_only:
         with st.expander("Edit and accept", icon=":material/edit:", key=f"edit-open-{item.id}", on_change="rerun"):
             if base.kind == "turn":
                 edit_section(user, item.id, chosen, base)
-            else:  # a trajectory case (order, dependencies, forbidden calls): its fields as JSON
-                editable = {k: v for k, v in base.model_dump(mode="json").items() if k in EDITABLE}
-                st.text_area("The chosen version's answer as JSON: change it, then accept", key=f"edit-{item.id}",
-                             value=json.dumps(editable, indent=2, ensure_ascii=False), height=260)
-                st.button("Edit and accept", key=f"edit-accept-{item.id}", on_click=edit_trajectory_and_accept,
-                          args=(user, item.id, base))
+            else:
+                trajectory_edit_section(user, item.id, chosen, base)
 
 
 def uncontested(user: User) -> None:
