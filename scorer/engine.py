@@ -5,7 +5,7 @@ results out). The cases themselves never accumulate: the runs file is indexed fi
 hash of its case id and where its line is), then the gold file streams, each case fetching its runs by
 offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``,
 whose shards fold their counts before they are sent back to be merged). What still grows with the input is
-that index (20 bytes per run, about 36 at its peak while it is sorted) and one bit of "claimed" per run per
+that index (20 bytes per run, about 36 at its peak while it is sorted) and one byte of "claimed" per run per
 worker; a gold id twice is caught by a run claimed twice, so only cases without a run keep a hash. Large
 gold files are split into line-aligned shards scored by worker processes; the per-case results go to a
 temporary spool only when the caller wants every case (a JSON or JUnit report, a saved run).
