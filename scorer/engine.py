@@ -5,7 +5,7 @@ results out). The cases themselves never accumulate: the runs file is indexed fi
 hash of its case id and where its line is), then the gold file streams, each case fetching its runs by
 offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``,
 whose shards fold their counts before they are sent back to be merged). What still grows with the input is
-that index (20 bytes per run, about 36 at its peak while it is sorted) and one byte of "claimed" per run per
+that index (16 bytes per run, about 32 at its peak while it is sorted) and one byte of "claimed" per run per
 worker; a gold id twice is caught by a run claimed twice, so only cases without a run keep a hash. Large
 gold files are split into line-aligned shards scored by worker processes; the per-case results go to a
 temporary spool only when the caller wants every case (a JSON or JUnit report, a saved run).
@@ -119,15 +119,24 @@ def _quick_case_id(raw: bytes) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_LENGTH_BITS = 25
+"""A line's length in the low bits of its span: up to 32 MiB, past ``MAX_LINE_BYTES`` (16 MiB), which is refused."""
+MAX_RUNS_BYTES = 1 << (64 - _LENGTH_BITS)
+"""The offset takes the other 39 bits: runs files up to 512 GiB."""
+
+
 class RunIndex:
     """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice.
 
-    20 bytes per run (the hash, the offset, the length); line numbers are counted from the file only when
-    an error needs one. Built one array at a time so the peak stays near 36 bytes per run."""
+    16 bytes per run (the hash, and the line's offset and length packed into one 64-bit span); line numbers
+    are counted from the file only when an error needs one. Sorted one array at a time so the peak stays
+    near 32 bytes per run."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        hashes, offsets, lengths = array("Q"), array("q"), array("I")
+        if path.stat().st_size >= MAX_RUNS_BYTES:
+            raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(path))
+        hashes, spans = array("Q"), array("Q")
         source = str(path)
         for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
             case_id = _quick_case_id(raw) if number > 1 else None
@@ -144,14 +153,11 @@ class RunIndex:
                 raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
                                     f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
             hashes.append(key_hash(case_id))
-            offsets.append(offset)
-            lengths.append(len(raw))
+            spans.append(offset << _LENGTH_BITS | len(raw))
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
         self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
         del hashes
-        self.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
-        del offsets
-        self.lengths = np.frombuffer(lengths, dtype=np.uint32)[order]
+        self.spans = np.frombuffer(spans, dtype=np.uint64)[order]
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -165,9 +171,12 @@ class RunIndex:
         stops = np.searchsorted(self.hashes, wanted, side="right")
         return hashes, starts.tolist(), stops.tolist()
 
+    def offset(self, position: int) -> int:
+        return int(self.spans[position]) >> _LENGTH_BITS
+
     def line(self, position: int) -> int:
         """The line number of a run (errors only: it counts the line ends before it)."""
-        end, count = int(self.offsets[position]), 0
+        end, count = self.offset(position), 0
         with self.path.open("rb") as fh:
             while end > 0:
                 chunk = fh.read(min(end, 1 << 20))
@@ -178,8 +187,9 @@ class RunIndex:
         return count + 1
 
     def read(self, fd: int, position: int) -> RunRecord:
-        offset = int(self.offsets[position])
-        raw = os.pread(fd, int(self.lengths[position]), offset)
+        span = int(self.spans[position])
+        offset = span >> _LENGTH_BITS
+        raw = os.pread(fd, span & ((1 << _LENGTH_BITS) - 1), offset)
         source = str(self.path)
         try:
             value = _parse_line(raw, source, 1 if offset == 0 else 2)
@@ -385,7 +395,7 @@ def _unknown_runs(index: RunIndex, used: np.ndarray[Any, Any]) -> tuple[int, lis
     examples: list[str] = []
     fd = os.open(index.path, os.O_RDONLY)
     try:
-        for position in sorted(unused.tolist(), key=lambda p: int(index.offsets[p])):
+        for position in sorted(unused.tolist(), key=index.offset):
             run = index.read(fd, position)
             if len(examples) < UNSCORED_EXAMPLES and run.case_id not in examples:
                 examples.append(run.case_id)

@@ -82,3 +82,12 @@ def test_distinct_gold_ids_without_runs_are_not_taken_for_duplicates(tmp_path: P
     runs = _write(tmp_path / "runs.jsonl", [_run("c0")])
     report = score_files(gold, runs, workers=2).report
     assert (report.totals.results, report.unscored.cases_without_run) == (1, 29)
+
+
+def test_a_runs_file_past_what_the_index_can_address_is_bad_input_before_it_is_read(tmp_path: Path) -> None:
+    gold = _write(tmp_path / "gold.jsonl", [_case("c0")])
+    runs = tmp_path / "runs.jsonl"
+    with runs.open("wb") as fh:  # sparse: no disk is used
+        fh.truncate(512 << 30)
+    result = CliRunner().invoke(cli, ["score", str(gold), str(runs)], catch_exceptions=False)
+    assert (result.exit_code, result.stderr.strip()) == (2, f"error: {runs}: runs file is over 512 GiB; split it")
