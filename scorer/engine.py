@@ -3,12 +3,12 @@
 Reading files happens here and only here in the scorer (the scoring functions stay pure: records in,
 results out). The cases themselves never accumulate: the runs file is indexed first (20 bytes per run: a
 hash of its case id and where its line is), then the gold file streams, each case fetching its runs by
-offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``).
-What still grows is that index and the 8-byte hash of each gold id that catches duplicates (35 bytes per run
-measured at the index's peak); peak RSS grows about 108-120 bytes per case in all (docs/scoring.md), the
-rest not yet located. Large gold files are split into line-aligned shards scored by
-worker processes; the per-case results go to a temporary spool only when the caller wants every case
-(a JSON or JUnit report, a saved run).
+offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``,
+whose shards fold their counts before they are sent back to be merged). What still grows with the input is
+that index (16 bytes per run, about 32 at its peak while it is sorted) and one byte of "claimed" per run per
+worker; a gold id twice is caught by a run claimed twice, so only cases without a run keep a hash. Large
+gold files are split into line-aligned shards scored by worker processes; the per-case results go to a
+temporary spool only when the caller wants every case (a JSON or JUnit report, a saved run).
 
 ``toolgold score`` is a thin client of ``score_files``.
 """
@@ -119,15 +119,24 @@ def _quick_case_id(raw: bytes) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_LENGTH_BITS = 25
+"""A line's length in the low bits of its span: up to 32 MiB, past ``MAX_LINE_BYTES`` (16 MiB), which is refused."""
+MAX_RUNS_BYTES = 1 << (64 - _LENGTH_BITS)
+"""The offset takes the other 39 bits: runs files up to 512 GiB."""
+
+
 class RunIndex:
     """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice.
 
-    20 bytes per run (the hash, the offset, the length); line numbers are counted from the file only when
-    an error needs one. Built one array at a time so the peak stays near 36 bytes per run."""
+    16 bytes per run (the hash, and the line's offset and length packed into one 64-bit span); line numbers
+    are counted from the file only when an error needs one. Sorted one array at a time so the peak stays
+    near 32 bytes per run."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        hashes, offsets, lengths = array("Q"), array("q"), array("I")
+        if path.stat().st_size >= MAX_RUNS_BYTES:
+            raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(path))
+        hashes, spans = array("Q"), array("Q")
         source = str(path)
         for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
             case_id = _quick_case_id(raw) if number > 1 else None
@@ -144,14 +153,11 @@ class RunIndex:
                 raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
                                     f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
             hashes.append(key_hash(case_id))
-            offsets.append(offset)
-            lengths.append(len(raw))
+            spans.append(offset << _LENGTH_BITS | len(raw))
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
         self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
         del hashes
-        self.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
-        del offsets
-        self.lengths = np.frombuffer(lengths, dtype=np.uint32)[order]
+        self.spans = np.frombuffer(spans, dtype=np.uint64)[order]
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -165,9 +171,12 @@ class RunIndex:
         stops = np.searchsorted(self.hashes, wanted, side="right")
         return hashes, starts.tolist(), stops.tolist()
 
+    def offset(self, position: int) -> int:
+        return int(self.spans[position]) >> _LENGTH_BITS
+
     def line(self, position: int) -> int:
         """The line number of a run (errors only: it counts the line ends before it)."""
-        end, count = int(self.offsets[position]), 0
+        end, count = self.offset(position), 0
         with self.path.open("rb") as fh:
             while end > 0:
                 chunk = fh.read(min(end, 1 << 20))
@@ -178,8 +187,9 @@ class RunIndex:
         return count + 1
 
     def read(self, fd: int, position: int) -> RunRecord:
-        offset = int(self.offsets[position])
-        raw = os.pread(fd, int(self.lengths[position]), offset)
+        span = int(self.spans[position])
+        offset = span >> _LENGTH_BITS
+        raw = os.pread(fd, span & ((1 << _LENGTH_BITS) - 1), offset)
         source = str(self.path)
         try:
             value = _parse_line(raw, source, 1 if offset == 0 else 2)
@@ -195,7 +205,12 @@ class Shard:
 
     builder: ReportBuilder
     used: np.ndarray[Any, Any]
-    gold_hashes: array[int] = field(default_factory=lambda: array("Q"))
+    """Which runs a gold case claimed. A run claimed twice means a gold id twice (runs are claimed only by
+    the exact id they name), so duplicates among cases with runs need no per-case memory."""
+    reclaimed: bool = False
+    """A case here claimed a run an earlier case of this shard had claimed: some gold id appears twice."""
+    unrun_hashes: array[int] = field(default_factory=lambda: array("Q"))
+    """The id hash of each case without a run: the only gold cases whose duplicates ``used`` cannot show."""
     without_run: int = 0
     without_run_examples: list[str] = field(default_factory=list)
     outcome_keys: array[int] = field(default_factory=lambda: array("Q"))
@@ -262,9 +277,9 @@ def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
             yield number, tools.parse(value, source=source, line=number)
 
 
-def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: np.ndarray[Any, Any],
-             ) -> list[RunRecord]:
+def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, shard: Shard) -> list[RunRecord]:
     runs = []
+    used = shard.used
     trial_at: dict[int, int] = {}
     for position in positions:
         run = index.read(fd, position)
@@ -275,6 +290,8 @@ def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, used: n
             raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
                                 f"line {first})", source=str(index.path), line=second)
         trial_at[run.trial] = position
+        if used[position]:
+            shard.reclaimed = True
         used[position] = True
         runs.append(run)
     return runs
@@ -291,10 +308,10 @@ def _score_shard(job: Job) -> Shard:
     try:
         while batch := list(islice(records, LOOKUP_BATCH)):
             hashes, starts, stops = index.slices([case.id for _, case in batch])
-            shard.gold_hashes.extend(hashes)
-            for (_, case), start, stop in zip(batch, starts, stops, strict=True):
-                runs = _runs_of(case, range(start, stop), index, fd, shard.used)
+            for (_, case), hashed, start, stop in zip(batch, hashes, starts, stops, strict=True):
+                runs = _runs_of(case, range(start, stop), index, fd, shard)
                 if not runs:
+                    shard.unrun_hashes.append(hashed)
                     shard.without_run += 1
                     if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
                         shard.without_run_examples.append(case.id)
@@ -313,6 +330,7 @@ def _score_shard(job: Job) -> Shard:
         os.close(fd)
         if spool is not None:
             spool.close()
+    shard.builder.compact()
     return shard
 
 
@@ -342,9 +360,21 @@ def _shard_jobs(gold: Path, workers: int, spool_dir: Path | None, pair: bool) ->
     return jobs
 
 
-def _check_duplicates(gold: Path, shards: list[Shard]) -> None:
-    hashes = np.concatenate([np.frombuffer(s.gold_hashes, dtype=np.uint64) for s in shards])
-    if len(np.unique(hashes)) == len(hashes):
+def _merge_used(shards: list[Shard]) -> tuple[np.ndarray[Any, Any], bool]:
+    """The runs any shard claimed, and whether two cases claimed the same run (a gold id twice)."""
+    used = shards[0].used
+    reclaimed = shards[0].reclaimed
+    for shard in shards[1:]:
+        reclaimed = reclaimed or shard.reclaimed or bool(np.any(used & shard.used))
+        used |= shard.used
+    return used, reclaimed
+
+
+def _check_duplicates(gold: Path, shards: list[Shard], reclaimed: bool) -> None:
+    """Raise at the second line of a gold id that appears twice. Cases with runs show it by a run claimed
+    twice (``reclaimed``); cases without, by their id hashes (kept only for them)."""
+    hashes = np.concatenate([np.frombuffer(s.unrun_hashes, dtype=np.uint64) for s in shards])
+    if not reclaimed and len(np.unique(hashes)) == len(hashes):
         return
     # Rare: find the pair by reading the ids again (the hashes alone do not say where they were).
     first_line: dict[str, int] = {}
@@ -365,7 +395,7 @@ def _unknown_runs(index: RunIndex, used: np.ndarray[Any, Any]) -> tuple[int, lis
     examples: list[str] = []
     fd = os.open(index.path, os.O_RDONLY)
     try:
-        for position in sorted(unused.tolist(), key=lambda p: int(index.offsets[p])):
+        for position in sorted(unused.tolist(), key=index.offset):
             run = index.read(fd, position)
             if len(examples) < UNSCORED_EXAMPLES and run.case_id not in examples:
                 examples.append(run.case_id)
@@ -446,12 +476,11 @@ def _score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None
         else:
             with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
                 shards = pool.map(_score_shard, jobs, chunksize=1)
-        _check_duplicates(gold, shards)
+        used, reclaimed = _merge_used(shards)
+        _check_duplicates(gold, shards, reclaimed)
         builder = shards[0].builder
-        used = shards[0].used
         for shard in shards[1:]:
             builder.merge(shard.builder)
-            used |= shard.used
         unknown, unknown_examples = _unknown_runs(index, used)
         without_examples = [c for s in shards for c in s.without_run_examples][:UNSCORED_EXAMPLES]
         report = builder.finish(Unscored(

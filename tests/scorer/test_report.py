@@ -214,3 +214,15 @@ def test_shards_that_folded_merge_into_the_report_of_one_builder() -> None:
         (first if i < 35 else second).add(results)
     first.merge(second)
     assert first.finish() == whole.finish()
+
+
+def test_a_compacted_shard_merges_into_the_report_of_one_builder() -> None:
+    groups = varied_results()
+    whole, first, second = ReportBuilder(max_signatures=10**9), ReportBuilder(), ReportBuilder()
+    for i, results in enumerate(groups):
+        whole.add(results)
+        (first if i < 35 else second).add(results)
+    second.compact()
+    assert not second.signatures
+    first.merge(second)
+    assert first.finish() == whole.finish()
