@@ -37,7 +37,7 @@ def loop_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)
     seed(store)
     store.add_user("root", "admin")
-    for name in ("opti", "subby", "lockie", "quick"):
+    for name in ("opti", "subby", "lockie", "quick", "reloady"):
         store.add_user(name, "annotator", actor="root")
     store.close()
     with serve(db, home) as server:
@@ -191,3 +191,41 @@ def test_a_save_the_database_is_too_busy_for_is_retried_and_survives_a_reload(
     sign_in(page, "lockie")
     expect(page.get_by_label("Rationale")).to_have_value(typed)
     expect_decision(page, "clarify")
+
+
+def test_a_reload_while_the_database_is_busy_keeps_the_pending_edit_and_saves_it_later(
+        page: Page, loop_server: Server, artifacts: Path) -> None:
+    """The session held the pending edit; the reload starts a new one. The journal beside the database keeps
+    what was typed: restored into the panel, retried, saved once the lock is gone, and then forgotten."""
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=2", "reloady")
+    expect_decision(page, None)
+    typed = "Two bookings match: ask which one before cancelling."
+    store = loop_server.store()
+    journal = store.pending_journal()
+    wait_idle(page)
+    with write_lock(loop_server.db):
+        area = page.get_by_label("Rationale")
+        area.click()
+        area.type(typed)
+        area.press("Tab")  # the save waits on the lock past busy_timeout
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        expect(page.locator(".st-key-save-state")).to_contain_text("database busy, retrying", timeout=40_000)
+        assert store.get_label(OTHER, 2, "reloady") is None
+        page.reload()  # a new session, the lock still held
+        sign_in(page, "reloady")
+        expect(page.locator(".st-key-save-state")).to_contain_text("Unsaved (database was busy) — retrying",
+                                                                    timeout=40_000)
+        expect(page.get_by_label("Rationale")).to_have_value(typed)
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=artifacts / "label-restored-after-reload.png")
+        assert store.get_label(OTHER, 2, "reloady") is None
+        assert len(journal.entries()) == 1
+    # The lock is gone: the restored edit's retry lands by itself, and only then leaves the journal.
+    expect(bar_state(page)).to_contain_text("saved · version", timeout=40_000)
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
+    label = loop_server.store().get_label(OTHER, 2, "reloady")
+    assert label is not None and label.body.rationale == typed
+    assert journal.entries() == []
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=2", "reloady")  # a new session reads the store
+    expect(page.get_by_label("Rationale")).to_have_value(typed)
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
