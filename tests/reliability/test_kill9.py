@@ -186,6 +186,27 @@ def test_label_saves_killed_at_a_random_moment_keep_the_invariants(db: str, seed
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_trajectory_label_saves_killed_at_a_random_moment_keep_the_invariants(db: str, seed: int,
+                                                                              tmp_path: Path) -> None:
+    labeling_db(db)
+    assert kill_at(["trajectory", db, str(seed)], delay_for(seed, "trajectory", 0.05, 1.2), tmp_path)
+    assert_invariants(db)
+    store = Store(db)
+    try:
+        saved = [r for tid in (f"k{i}" for i in range(8)) for who in ("ann", "bob", "cat")
+                 if (r := store.get_trajectory_label(tid, who)) is not None]
+        assert saved, "the child saved no trajectory label before the kill: raise the delay"
+        # Labeling goes on at once after the kill (no lock left behind): one more submit on top of a saved one.
+        mine = saved[0]
+        store.save_trajectory_label(mine.transcript_id, mine.annotator,
+                                    mine.body.model_copy(update={"rationale": "after the kill"}),
+                                    version=mine.version, submit=True)
+    finally:
+        store.close()
+    assert_invariants(db)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_review_and_adjudication_killed_at_a_random_moment_keep_the_invariants(db: str, seed: int,
                                                                                tmp_path: Path) -> None:
     labeling_db(db)
