@@ -244,18 +244,21 @@ def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
         _unjournal(work.item, work)
 
 
-def _journal(work: Work) -> None:
-    """Write the pending body to the journal, so a reload or a restart does not lose it. A journal that cannot
-    be written (the same full disk, say) leaves the edit in the session only, and the message says so."""
+def _journal(work: Work, *, ahead: bool = False) -> None:
+    """Write the pending body to the journal, so a reload or a restart does not lose it. ``ahead``: before a
+    save is tried (a reload while that save waits on the lock finds it), not flushed to disk; once the save
+    found the database busy it is written again, fsync'd. A journal that cannot be written (the same full
+    disk, say) leaves the edit in the session only, and the busy message says so."""
     item = work.item
     if item is None or item.scratch:
         return
     edit = PendingEdit(item.transcript_id, item.message_index, item.annotator, work.body, work.version,
                        work.busy_submit)
     try:
-        context.store().pending_journal().put(edit)
+        context.store().pending_journal().put(edit, sync=not ahead)
     except OSError as exc:
-        work.busy = f"{work.busy}; not kept past a reload either: {exc.strerror or exc}"
+        if not ahead:
+            work.busy = f"{work.busy}; not kept past a reload either: {exc.strerror or exc}"
         return
     work.journaled = True
 
@@ -349,9 +352,14 @@ def save(item: Item, work: Work, *, over: int | None = None) -> bool:
         return True
     if _backing_off(work, submitting=False):
         return False
+    if work.busy is None:
+        _journal(work, ahead=True)  # a save can wait on the lock for the whole busy timeout
     try:
         record = _store_body(item, work, version=work.version if over is None else over, submit=False)
     except ConflictError as exc:
+        if exc.theirs.body == work.body and exc.theirs.status == "draft":
+            _adopt(work, exc.theirs)  # the same edit, saved meanwhile (by the session it was restored from)
+            return True
         work.conflict, work.busy, work.busy_submit = exc, None, False
         return False
     except DatabaseBusy as exc:

@@ -4,9 +4,11 @@ A save that finds the database busy (a lock held past ``busy_timeout``, a disk e
 session; a reload or a server restart starts a new session, so without this the edit would be gone. The
 journal keeps it beside the database, outside it (the database is the thing that is locked): one small JSON
 file per annotator and turn (or trajectory) in a per-deployment directory, ``<db>.pending/`` for a SQLite
-file. Each write goes to a temporary file created exclusively in that directory (``mkstemp``), is fsync'd,
-renamed over the entry and the directory fsync'd, so an entry is either the previous complete one or the new
-complete one, never half of each. The next page load for that annotator and turn restores the entry, retries
+file. Each write goes to a temporary file created exclusively in that directory (``mkstemp``) and is renamed
+over the entry, so an entry is either the previous complete one or the new complete one, never half of each;
+the app writes it before a draft save is tried (not flushed: it survives the process, for a reload while the
+save waits on the lock) and again once the save found the database busy (fsync'd, the directory too: it
+survives the machine). The next page load for that annotator and turn restores the entry, retries
 it, and the entry is removed only after the store confirmed the save (or the person chose the stored
 version after a conflict).
 
@@ -90,8 +92,10 @@ class PendingJournal:
         raw = f"{annotator}\x00{transcript_id}\x00{'trajectory' if message_index is None else message_index}"
         return self.directory / (hashlib.sha256(raw.encode()).hexdigest()[:32] + ".json")
 
-    def put(self, edit: PendingEdit) -> None:
-        """Write ``edit`` durably, replacing the entry for its annotator and turn; ``OSError`` when it cannot."""
+    def put(self, edit: PendingEdit, *, sync: bool = True) -> None:
+        """Write ``edit``, replacing the entry for its annotator and turn; ``OSError`` when it cannot. With
+        ``sync`` (the default) it is fsync'd, so it survives a crash of the machine; without, it survives the
+        process (a reload, a restart of the server) and costs no disk flush."""
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         record = {"format": FORMAT, "transcript_id": edit.transcript_id, "message_index": edit.message_index,
                   "annotator": edit.annotator, "base_version": edit.base_version, "submit": edit.submit,
@@ -103,13 +107,15 @@ class PendingJournal:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
                 out.flush()
-                os.fsync(out.fileno())
+                if sync:
+                    os.fsync(out.fileno())
             os.replace(temp, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
-        self._sync_dir()
+        if sync:
+            self._sync_dir()
 
     def get(self, transcript_id: str, message_index: int | None, annotator: str) -> PendingEdit | None:
         """The pending edit for this annotator and turn, or None. An entry that cannot be read is moved aside
@@ -140,7 +146,6 @@ class PendingJournal:
             path.unlink()
         except FileNotFoundError:
             return
-        self._sync_dir()
 
     def entries(self) -> list[Path]:
         """The entries on disk (not temporaries, not the ones set aside)."""
