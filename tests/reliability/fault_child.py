@@ -11,11 +11,6 @@ and it is about to write, then works (seeded, so a seed always drives the same s
 - ``cli ARGS...``: the toolgold CLI (``import FILE``, ``judge``), in this process.
 
 Every loop stops by itself after ``LIMIT_S`` seconds, so a test that fails to kill it leaves nothing behind.
-
-``python -m tests.reliability.fault_child --warm`` imports everything first, prints ``warm``, then reads one
-JSON line ``{"argv": [...], "env": {...}}`` from stdin and runs as above: the kill -9 tests start the next
-child while the current test runs, so the interpreter's start and the imports (most of a test's time) are
-not paid between kills. It exits when stdin closes before a line arrives (the tests ended).
 """
 
 from __future__ import annotations
@@ -158,24 +153,5 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def warm() -> int:
-    import importlib
-    import json
-    import os
-
-    for module in ("labeler.cli", "labeler.labels", "labeler.store", "scorer.model", "sqlalchemy"):
-        importlib.import_module(module)  # what every op needs, paid before its turn
-
-    sys.stdout.write("warm\n")
-    sys.stdout.flush()
-    line = sys.stdin.readline()
-    if not line:
-        return 0
-    order = json.loads(line)
-    os.environ.clear()
-    os.environ.update(order["env"])  # the environment of the moment it was handed its work
-    return main(order["argv"])
-
-
 if __name__ == "__main__":
-    sys.exit(warm() if sys.argv[1:] == ["--warm"] else main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))

@@ -6,7 +6,6 @@ the judge asks only what is still pending (an answer already paid for is never a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -42,75 +41,38 @@ def db(request: pytest.FixtureRequest, isolated_db: Path) -> str:
     return str(isolated_db) if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
 
 
-class _Warm:
-    """One child already started and imported (``fault_child --warm``), waiting for its orders on stdin."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.err = tmp / f"child-{time.monotonic_ns()}.err"
-        with self.err.open("wb") as err_fh:
-            self.proc = subprocess.Popen([sys.executable, "-m", "tests.reliability.fault_child", "--warm"],
-                                         cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_fh)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-
-_spare: list[_Warm] = []
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _warm_children(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The next child is started while the current test runs (one spare at a time); killed at the end."""
-    _spare.append(_Warm(tmp_path_factory.mktemp("children")))
-    try:
-        yield
-    finally:
-        while _spare:
-            _spare.pop().close()
-
-
-def _readline(proc: subprocess.Popen[bytes], timeout: float) -> bytes | None:
-    got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    reader.join(timeout)
-    return got[0] if got else None
-
-
 def kill_at(argv: list[str], delay: float, tmp_path: Path, env: dict[str, str] | None = None,
             started: Callable[[], bool] | None = None) -> bool:
-    """Hand ``argv`` to a warm child, wait until it says ready (and ``started()`` holds: it is at work), SIGKILL
-    it ``delay`` seconds later; True when it was still working at that moment. A child that ended by itself
-    must have ended cleanly. The child's environment is this process's plus ``env``."""
-    child = _spare.pop() if _spare else _Warm(tmp_path)
-    _spare.append(_Warm(tmp_path))  # the next test's, importing while this one runs
-    proc = child.proc
-    try:
-        warm = _readline(proc, READY_TIMEOUT_S)
-        assert warm == b"warm\n", (warm, child.err.read_text())
-        assert proc.stdin is not None
-        proc.stdin.write((json.dumps({"argv": argv, "env": {**os.environ, **(env or {})}}) + "\n").encode())
-        proc.stdin.flush()
-        ready = _readline(proc, READY_TIMEOUT_S)
-        assert ready == b"ready\n", (ready, child.err.read_text())
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while started is not None and not started() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.002)
-        time.sleep(delay)
-        alive = proc.poll() is None
-        proc.kill()
-        proc.wait()
-    finally:
-        child.close()
+    """Start the child, wait until it says ready (and ``started()`` holds: it is at work), SIGKILL it ``delay``
+    seconds later; True when it was still working at that moment. A child that ended by itself must have
+    ended cleanly."""
+    err = tmp_path / f"child-{time.monotonic_ns()}.err"
+    with err.open("wb") as err_fh:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.reliability.fault_child", *argv], cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=err_fh, env={**os.environ, **(env or {})})
+        try:
+            assert proc.stdout is not None
+            ready: list[bytes] = []
+            reader = threading.Thread(target=lambda: ready.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+            reader.start()
+            reader.join(READY_TIMEOUT_S)
+            assert ready == [b"ready\n"], (ready, err.read_text())
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while started is not None and not started() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(delay)
+            alive = proc.poll() is None
+            proc.kill()
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
     if not alive:
-        assert proc.returncode in (0, 1), child.err.read_text()
-    assert "Traceback" not in child.err.read_text(), child.err.read_text()
+        assert proc.returncode in (0, 1), err.read_text()
+    assert "Traceback" not in err.read_text(), err.read_text()
     return alive
 
 
