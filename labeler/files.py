@@ -118,6 +118,7 @@ def output_file(path: Path, *, exclusive: bool = False) -> Iterator[TextIO]:
                 tmp.unlink()
             else:
                 os.replace(tmp, path)
+            sync_folder(folder)  # the new name is durable too, not only the content
         except FileExistsError:
             raise OutputError(f"cannot write {path}: it already exists") from None
         except OSError as exc:
@@ -132,6 +133,20 @@ def write_text(path: Path, text: str, *, exclusive: bool = False) -> None:
         fh.write(text)
 
 
+def sync_folder(folder: Path) -> None:
+    """fsync a directory, so a rename into it survives a crash (a filesystem that cannot: nothing to do)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _mode_for(path: Path) -> int:
     """The target's current permissions, or what a plain ``open`` would give a new file (0666 & ~umask);
     ``mkstemp`` alone would leave every output readable by its owner only."""
@@ -143,4 +158,4 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-__all__ = ["OutputError", "check_writable", "describe_os_error", "durable", "is_stream", "output_file", "write_text"]
+__all__ = ["OutputError", "check_writable", "describe_os_error", "durable", "is_stream", "output_file", "sync_folder", "write_text"]

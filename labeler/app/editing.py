@@ -9,7 +9,12 @@ again from the stored label.
 A save the database cannot take *now* (``DatabaseBusy``: a lock held past the busy timeout, a disk error)
 keeps the body on the ``Work`` marked unsaved (``busy``), and ``retry_pending`` tries it again on every run
 of the panel (the decision bar asks for one every couple of seconds) until the store accepts it: the
-session holds the pending edit only until then, never instead of the database.
+session holds the pending edit only until then, never instead of the database. So that a reload or a server
+restart (a new session) does not lose it either, the pending body is also written to the pending-edit journal
+beside the database (``labeler.store.pending``); ``load`` restores it into the panel, marked "unsaved (database
+was busy) — retrying", and the entry is removed only once the store confirmed the save (or the annotator kept
+the stored version after a conflict). A newer stored version than the journaled edit was based on is a conflict,
+shown field by field like any other, never overwritten silently.
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ from labeler.store import (
     ConflictError,
     DatabaseBusy,
     LabelRecord,
+    PendingEdit,
     StoreError,
     TrajectoryRecord,
+    UnreadablePending,
     observed_calls,
 )
 from scorer import strict_json
@@ -98,6 +105,8 @@ class Work:
     item: Item | None = None
     ack: int = 0  # the last decision-bar event applied (the bar shows its optimistic state until then)
     submits: int = 0  # submit attempts on this turn (the bar drops the next turn it drew ahead on a refusal)
+    restored: bool = False  # the pending edit came back from the journal (a reload while the database was busy)
+    journaled: bool = False  # the pending body is in the journal (removed once a save lands)
 
     @property
     def locked(self) -> bool:
@@ -147,12 +156,42 @@ def load(item: Item, tr: Transcript) -> Work:
             proposal = proposed_label(tr) if item.message_index == len(tr.messages) else None
             fresh = proposal or LabelBody(reference_time=reference_time_of(tr))
         if record is None:
-            st.session_state[key] = Work(fresh, 0, None, item=item)
+            work = Work(fresh, 0, None, item=item)
         else:
-            st.session_state[key] = Work(record.body, record.version, record.status, _clock(record.updated_at),
-                                         item=item)
-    work: Work = st.session_state[key]
-    return work
+            work = Work(record.body, record.version, record.status, _clock(record.updated_at), item=item)
+        st.session_state[key] = work
+        if not item.scratch:
+            _restore(item, work, record)
+    restored: Work = st.session_state[key]
+    return restored
+
+
+RESTORED_MESSAGE = "unsaved (database was busy) — retrying"
+
+
+def _restore(item: Item, work: Work, record: LabelRecord | TrajectoryRecord | None) -> None:
+    """Put back the edit the journal holds for ``item`` (typed in an earlier session the database was too busy
+    for): pending again, retried by ``retry_pending``; an unreadable entry is one line on the panel."""
+    journal = context.store().pending_journal()
+    try:
+        pending = journal.get(item.transcript_id, item.message_index, item.annotator)
+    except UnreadablePending as exc:
+        work.error = str(exc)
+        return
+    if pending is None:
+        return
+    if record is not None and record.body == pending.body and (record.status == "submitted" or not pending.submit):
+        journal.remove(item.transcript_id, item.message_index, item.annotator)  # it landed after all
+        return
+    if work.status == "submitted":  # the edit of a submitted label: Discard goes back to the stored one
+        work.editing, work.submitted, work.submitted_version = True, work.body, work.version
+    work.body, work.version = pending.body, pending.base_version
+    work.busy, work.busy_submit = RESTORED_MESSAGE, pending.submit
+    work.restored = work.journaled = True
+    work.gen += 1
+    # The first try waits for the decision bar's next retry, so the panel shows the restored work at once
+    # instead of after a busy timeout.
+    st.session_state[BUSY_KEY] = (time.monotonic(), RESTORED_MESSAGE)
 
 
 def forget(item: Item) -> None:
@@ -201,6 +240,35 @@ def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
     work.problems = []
     work.busy, work.busy_submit = None, False
     st.session_state.pop(BUSY_KEY, None)
+    if work.journaled and work.item is not None:
+        _unjournal(work.item, work)
+
+
+def _journal(work: Work, *, ahead: bool = False) -> None:
+    """Write the pending body to the journal, so a reload or a restart does not lose it. ``ahead``: before a
+    save is tried (a reload while that save waits on the lock finds it), not flushed to disk; once the save
+    found the database busy it is written again, fsync'd. A journal that cannot be written (the same full
+    disk, say) leaves the edit in the session only, and the busy message says so."""
+    item = work.item
+    if item is None or item.scratch:
+        return
+    edit = PendingEdit(item.transcript_id, item.message_index, item.annotator, work.body, work.version,
+                       work.busy_submit)
+    try:
+        context.store().pending_journal().put(edit, sync=not ahead)
+    except OSError as exc:
+        if not ahead:
+            work.busy = f"{work.busy}; not kept past a reload either: {exc.strerror or exc}"
+        return
+    work.journaled = True
+
+
+def _unjournal(item: Item, work: Work) -> None:
+    try:
+        context.store().pending_journal().remove(item.transcript_id, item.message_index, item.annotator)
+    except OSError:
+        return  # retried after the next save; a stale entry restores a body equal to the stored one: dropped
+    work.journaled, work.restored = False, False
 
 
 def start_edit(item: Item, work: Work) -> None:
@@ -261,6 +329,7 @@ def _busy(work: Work, message: str, *, submitting: bool) -> None:
     work.busy = message
     work.busy_submit = work.busy_submit or submitting
     st.session_state[BUSY_KEY] = (time.monotonic(), message)
+    _journal(work)
 
 
 def _backing_off(work: Work, *, submitting: bool) -> bool:
@@ -270,6 +339,7 @@ def _backing_off(work: Work, *, submitting: bool) -> bool:
         return False
     work.busy = seen[1]
     work.busy_submit = work.busy_submit or submitting
+    _journal(work)
     return True
 
 
@@ -282,9 +352,14 @@ def save(item: Item, work: Work, *, over: int | None = None) -> bool:
         return True
     if _backing_off(work, submitting=False):
         return False
+    if work.busy is None:
+        _journal(work, ahead=True)  # a save can wait on the lock for the whole busy timeout
     try:
         record = _store_body(item, work, version=work.version if over is None else over, submit=False)
     except ConflictError as exc:
+        if exc.theirs.body == work.body and exc.theirs.status == "draft":
+            _adopt(work, exc.theirs)  # the same edit, saved meanwhile (by the session it was restored from)
+            return True
         work.conflict, work.busy, work.busy_submit = exc, None, False
         return False
     except DatabaseBusy as exc:

@@ -311,7 +311,10 @@ def editing_bar(item: Item, work: Work) -> None:
 
 def status_line(work: Work) -> None:
     with st.container(key="save-state"):
-        if work.busy is not None:
+        if work.busy is not None and work.restored:
+            st.text("Unsaved (database was busy) — retrying. Restored after a reload: it stays here and on the "
+                    f"server until it is saved ({work.busy}).")
+        elif work.busy is not None:
             st.text("Unsaved: database busy, retrying. Your work stays here until it is saved "
                     f"({work.busy}).")
         elif work.status is None:

@@ -169,6 +169,7 @@ def steps_editor(item: Item, work: Work, tools: dict[str, ToolSpec]) -> None:
 @st.fragment
 def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -> None:
     work = editing.load(item, tr)
+    editing.retry_pending()  # an edit the database was too busy for (this session's, or restored after a reload)
     if work.status != status_at_render:
         st.rerun()
     body = _body(work)

@@ -6,9 +6,12 @@ annotator cannot freeze or export the held-out regression split from the command
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,8 +19,8 @@ import click
 
 from labeler.cli.data import load_tools
 from labeler.cli.options import db_option
-from labeler.files import durable, output_file, write_text
-from labeler.hf_export import dataset_card, write_manifest, write_split
+from labeler.files import OutputError, describe_os_error, durable, output_file, write_text
+from labeler.hf_export import WrittenSplit, dataset_card, write_manifest, write_split
 from labeler.store import SPLITS, GoldVersion, Store, StoreError
 from scorer.drift import StaleGold, stale_cases
 from scorer.errors import InvalidRecord
@@ -72,11 +75,8 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
                 raise StoreError("nothing is frozen yet (toolgold freeze regression)")
         # Started before anything is written: the first line is where the store checks the actor's role.
         streams = [_started(store.iter_version_lines(v.id, actor=actor)) for v in chosen]
-        written = [write_split(hf_dir, v, lines) for v, lines in zip(chosen, streams, strict=True)]
-        write_text(hf_dir / "README.md", dataset_card(written))
-        write_manifest(hf_dir, written)
+        written = _export_hf(store, hf_dir, chosen, streams, actor=actor)
         for w in written:
-            store.note_export(w.version.id, actor=actor, target=str(hf_dir))
             click.echo(f"{w.version.id}: {w.n_cases} cases in {hf_dir / 'data' / (w.version.split + '.jsonl')} "
                        f"(sha256 {w.sha256})", err=True)
         return
@@ -84,9 +84,19 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
     chosen_version = resolve_version(store, version, split)
     lines = _started(store.iter_version_lines(chosen_version.id, actor=actor))
     if out is None:
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        store.note_export(chosen_version.id, actor=actor, target="stdout")
+        # Spooled, recorded, then printed: a lock held past the timeout (the audit cannot be written) or a
+        # failure while reading prints nothing, instead of the start of an export the store never recorded.
+        with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n") as spool:
+            try:
+                for line in lines:
+                    spool.write(line + "\n")
+                spool.flush()
+            except OSError as exc:
+                raise OutputError(describe_os_error(Path(tempfile.gettempdir()), exc,
+                                                    verb="cannot buffer the export in")) from None
+            store.note_export(chosen_version.id, actor=actor, target="stdout")
+            spool.seek(0)
+            shutil.copyfileobj(spool, sys.stdout)
     else:
         with output_file(out) as fh:
             for line in lines:  # the content hash is checked after the last line: a mismatch leaves no file
@@ -98,6 +108,36 @@ def export_frozen(store: Store, *, version: str | None, split: str | None, out: 
             store.note_export(chosen_version.id, actor=actor, target=str(out))
     click.echo(f"{chosen_version.id}: {chosen_version.n_cases} cases (sha256 {chosen_version.content_hash})",
                err=True)
+
+
+def _export_hf(store: Store, hf_dir: Path, chosen: list[GoldVersion], streams: list[Iterator[str]], *,
+               actor: str) -> list[WrittenSplit]:
+    """Write the datasets layout, then record the export: every file is renamed into place and fsync'd (its
+    folder too) before the audit event is written, in one transaction for all versions, so a crash in between
+    leaves no claim of an export that did not happen. When anything fails, the store could not record it
+    included (a lock held past the timeout), the files this export put in place are removed again: an export
+    is either written and recorded, or neither."""
+    folders = [f for f in (hf_dir / "toolgold", hf_dir / "data", hf_dir) if not f.exists()]  # this export's
+    placed: list[Path] = []
+    try:
+        written = []
+        for v, lines in zip(chosen, streams, strict=True):
+            placed += [hf_dir / "toolgold" / f"{v.split}.jsonl", hf_dir / "data" / f"{v.split}.jsonl"]
+            written.append(write_split(hf_dir, v, lines))
+        placed.append(hf_dir / "README.md")
+        write_text(hf_dir / "README.md", dataset_card(written))
+        placed.append(hf_dir / "toolgold" / "manifest.json")
+        write_manifest(hf_dir, written)
+        store.note_export([w.version.id for w in written], actor=actor, target=str(hf_dir))
+    except BaseException:
+        for path in placed:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+        raise
+    return written
 
 
 def check_stale(gold: Path, tools_file: Path, *, allow_stale: bool) -> None:

@@ -63,6 +63,7 @@ from labeler.store.labels import (
     TurnState,
     TurnWindow,
 )
+from labeler.store.pending import PendingEdit, PendingJournal, UnreadablePending, journal_dir
 from labeler.store.review import REVIEW_KINDS, ReviewCandidate, ReviewDetail, ReviewItem
 from labeler.store.runs import (
     CaseDetail,
@@ -101,6 +102,10 @@ from labeler.store.versions import SPLITS, GoldVersion, VersionDiff, stamp, vers
 
 class Store(Database):
     """All persistence for toolgold. Construct once per process (the app caches it)."""
+
+    # -- edits the database was too busy for, kept on disk beside it until a save lands (labeler.store.pending)
+    def pending_journal(self) -> PendingJournal:
+        return PendingJournal(journal_dir(self.url))
 
     # -- transcripts, turns and import; the live gold set as read
     import_items = _transcripts.import_items
@@ -258,6 +263,8 @@ __all__ = [
     "NewQuestion",
     "Overlap",
     "PatternInfo",
+    "PendingEdit",
+    "PendingJournal",
     "PendingQuestion",
     "PermissionDenied",
     "Proposed",
@@ -283,6 +290,7 @@ __all__ = [
     "TurnState",
     "TurnSummary",
     "TurnWindow",
+    "UnreadablePending",
     "UnreadableRecord",
     "User",
     "VersionDiff",

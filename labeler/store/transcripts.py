@@ -11,7 +11,6 @@ Schema drift (``labeler.store.drift``) then compares each case with its own tran
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
 import hashlib
 import json
@@ -45,6 +44,11 @@ from scorer import canonical
 from scorer.errors import InvalidRecord
 from scorer.formats import dumps_record, to_json
 from scorer.model import GoldCase, Message, Transcript
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; importing into a SQLite file says so (``_import_staged``)
+    fcntl = None  # type: ignore[assignment]
 
 _TOOL_MEMO: dict[bytes | str, tuple[str, str, str]] = {}
 """(hash, name, canonical JSON) by a tool's JSON: the same tools recur in every transcript of an import."""
@@ -287,6 +291,10 @@ class _Clashed(Exception):
         self.clashes = clashes
 
 
+NO_FLOCK_MESSAGE = ("importing into a SQLite database needs fcntl file locks (Linux, macOS), which this platform "
+                    "lacks; nothing was written: import on Linux or macOS, or use a PostgreSQL database")
+
+
 def _remove_stale_stages(db_file: Path) -> None:
     """Delete the stage files of imports that died (killed, power cut): nothing of them reached the store."""
     for path in db_file.parent.glob(glob.escape(db_file.name) + "-import-*.stage"):
@@ -308,6 +316,8 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem], *, 
     result = ImportResult()
     if db.read_only:
         raise DatabaseUnavailable(read_only_message(db.url))
+    if fcntl is None:
+        raise DatabaseUnavailable(NO_FLOCK_MESSAGE)
     try:
         _remove_stale_stages(db_file)
         # Locked before it is named like a stage file, so no other import takes it for a dead one's.

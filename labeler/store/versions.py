@@ -302,13 +302,15 @@ def diff_versions(db: Database, a: str, b: str) -> VersionDiff:
                        changed=tuple(sorted(k for k in old.keys() & new.keys() if old[k] != new[k])))
 
 
-def note_export(db: Database, vid: str, *, actor: str, target: str) -> None:
-    """Record in the audit log that ``actor`` exported a version (held-out data leaves the store)."""
+def note_export(db: Database, vid: str | Sequence[str], *, actor: str, target: str) -> None:
+    """Record in the audit log that ``actor`` exported a version, or several at once (``export --hf``) in one
+    transaction: held-out data leaves the store, and either every version of the export is recorded or none."""
     with db.write() as conn:
         require_role(conn, actor, REVIEWER_ROLES, "export a frozen gold version")
-        version = _version_row(conn, vid)
-        audit(conn, actor=actor, action="version.export", entity="gold_version", entity_id=vid,
-              after={"content_hash": version.content_hash, "target": target})
+        for one in [vid] if isinstance(vid, str) else vid:
+            version = _version_row(conn, one)
+            audit(conn, actor=actor, action="version.export", entity="gold_version", entity_id=one,
+                  after={"content_hash": version.content_hash, "target": target})
 
 
 __all__ = ["SPLITS", "GoldVersion", "VersionDiff", "derive_version", "derive_version_in", "diff_versions", "freeze", "get_version",

@@ -38,7 +38,7 @@ def loop_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)
     seed(store)
     store.add_user("root", "admin")
-    for name in ("opti", "subby", "lockie", "quick", "lossy", "comer", "keeper", "plain"):
+    for name in ("opti", "subby", "lockie", "quick", "lossy", "comer", "keeper", "plain", "reloady", "hasty"):
         store.add_user(name, "annotator", actor="root")
     store.close()
     with serve(db, home) as server:
@@ -312,3 +312,69 @@ def test_keep_mine_after_a_conflict_saves_the_bars_decision_over_the_newer_versi
     finally:
         first.close()
         second.close()
+
+
+def test_a_reload_while_the_database_is_busy_keeps_the_pending_edit_and_saves_it_later(
+        page: Page, loop_server: Server, artifacts: Path) -> None:
+    """The session held the pending edit; the reload starts a new one. The journal beside the database keeps
+    what was typed: restored into the panel, retried, saved once the lock is gone, and then forgotten."""
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=2", "reloady")
+    expect_decision(page, None)
+    typed = "Two bookings match: ask which one before cancelling."
+    store = loop_server.store()
+    journal = store.pending_journal()
+    wait_idle(page)
+    with write_lock(loop_server.db):
+        area = page.get_by_label("Rationale")
+        area.click()
+        area.type(typed)
+        area.press("Tab")  # the save waits on the lock past busy_timeout
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        expect(page.locator(".st-key-save-state")).to_contain_text("database busy, retrying", timeout=40_000)
+        assert store.get_label(OTHER, 2, "reloady") is None
+        page.reload()  # a new session, the lock still held
+        sign_in(page, "reloady")
+        expect(page.locator(".st-key-save-state")).to_contain_text("Unsaved (database was busy) — retrying",
+                                                                    timeout=40_000)
+        expect(page.get_by_label("Rationale")).to_have_value(typed)
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=artifacts / "label-restored-after-reload.png")
+        assert store.get_label(OTHER, 2, "reloady") is None
+        assert len(journal.entries()) == 1
+    # The lock is gone: the restored edit's retry lands by itself, and only then leaves the journal.
+    expect(bar_state(page)).to_contain_text("saved · version", timeout=40_000)
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
+    label = loop_server.store().get_label(OTHER, 2, "reloady")
+    assert label is not None and label.body.rationale == typed
+    assert journal.entries() == []
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=2", "reloady")  # a new session reads the store
+    expect(page.get_by_label("Rationale")).to_have_value(typed)
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved")
+
+
+def test_a_reload_while_the_save_still_waits_on_the_lock_keeps_the_edit(page: Page, loop_server: Server) -> None:
+    """Reloaded before the store even gave up (the save is still waiting on the lock): the edit was journaled
+    before the save was tried, so the new session restores it, and it lands once the lock is gone."""
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&turn=2", "hasty")
+    expect_decision(page, None)
+    typed = "Reloaded at once: still ask which booking."
+    store = loop_server.store()
+    wait_idle(page)
+    with write_lock(loop_server.db):
+        area = page.get_by_label("Rationale")
+        area.click()
+        area.type(typed)
+        area.press("Tab")
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.wait_for_function("() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState"
+                               " === 'running'")  # the save is waiting on the lock
+        page.reload()
+        sign_in(page, "hasty")
+        expect(page.get_by_label("Rationale")).to_have_value(typed, timeout=40_000)
+        expect(page.locator(".st-key-save-state")).to_contain_text("Unsaved (database was busy) — retrying")
+        assert store.get_label(OTHER, 2, "hasty") is None
+    expect(bar_state(page)).to_contain_text("saved · version", timeout=40_000)
+    label = loop_server.store().get_label(OTHER, 2, "hasty")
+    assert label is not None and label.body.rationale == typed
+    assert store.pending_journal().entries() == []
+    assert page.get_by_test_id("stException").count() == 0

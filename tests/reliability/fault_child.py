@@ -4,6 +4,8 @@
 and it is about to write, then works (seeded, so a seed always drives the same sequence of actions):
 
 - ``save``: annotators claim transcripts, save drafts, submit (some unsure, some disagreeing), reopen;
+- ``trajectory``: annotators save, submit and reopen trajectory labels (the whole transcript's calls, some
+  disagreeing, some "no action"), each submit writing or withdrawing the trajectory's gold case;
 - ``review``: annotators keep submitting, the reviewer syncs the queue and decides each item (accept, edit
   and accept, reject and requeue, escalate), approves what is approvable and adjudicates judge items;
 - ``cli ARGS...``: the toolgold CLI (``import FILE``, ``judge``), in this process.
@@ -62,6 +64,32 @@ def label_once(store, rng: random.Random, transcripts: list[str]) -> None:  # ty
         pass  # e.g. the case was decided meanwhile: a refusal is an answer too
 
 
+def trajectory_once(store, rng: random.Random, transcripts: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """One annotator's trajectory action: save a draft, submit, or reopen a submitted trajectory label."""
+    from labeler.labels import TrajectoryBody
+    from labeler.store import StoreError
+    from scorer.model import Call
+
+    who, tid = rng.choice(ANNOTATORS), rng.choice(transcripts)
+    current = store.get_trajectory_label(tid, who)
+    version = current.version if current else 0
+    roll = rng.random()
+    if roll < 0.15:
+        label = TrajectoryBody(no_action=True, rationale="nothing to do")
+    else:
+        customer = "C-1042" if roll < 0.7 else "C-1024"  # some disagree with the rest
+        label = TrajectoryBody(calls=(Call(name="search_orders", arguments={"customer": customer}),),
+                               rationale=f"r{rng.randrange(1000)}")
+    try:
+        if current is not None and current.status == "submitted" and rng.random() < 0.3:
+            store.save_trajectory_label(tid, who, current.body.model_copy(update={"rationale": "reopened"}),
+                                        version=version)
+        else:
+            store.save_trajectory_label(tid, who, label, version=version, submit=rng.random() < 0.6)
+    except StoreError:
+        pass  # a refusal is an answer too
+
+
 def review_once(store, rng: random.Random) -> None:  # type: ignore[no-untyped-def]
     from labeler.store import REVIEW_KIND, StoreError
 
@@ -116,6 +144,9 @@ def main(argv: list[str]) -> int:
     _ready()
     stop = time.monotonic() + LIMIT_S
     while time.monotonic() < stop:
+        if op == "trajectory":
+            trajectory_once(store, rng, transcripts)
+            continue
         label_once(store, rng, transcripts)
         if op == "review" and rng.random() < 0.4:
             review_once(store, rng)

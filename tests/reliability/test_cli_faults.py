@@ -33,6 +33,25 @@ def test_export_hf_checks_the_role_before_creating_any_folder(
     assert not (tmp_path / "hf").exists()
 
 
+def test_export_hf_records_the_export_only_once_every_file_is_in_place(
+        labeled: Store, tmp_path: Path) -> None:  # noqa: F811
+    labeled.freeze("regression", actor="rita")
+    target = tmp_path / "hf"
+    (target / "toolgold" / "manifest.json").mkdir(parents=True)  # the last file cannot take its name
+    before = labeled.dump()
+    code, out, err = invoke("export", "--hf", str(target), "--user", "rita")
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "manifest.json" in err, err
+    assert out == "" and "Traceback" not in err
+    assert labeled.dump() == before  # no audit event of an export that did not happen
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == ["toolgold",
+                                                                                  "toolgold/manifest.json"]
+    (target / "toolgold" / "manifest.json").rmdir()
+    code, _, err = invoke("export", "--hf", str(target), "--user", "rita")
+    assert code == 0, err
+    assert (target / "toolgold" / "manifest.json").is_file() and (target / "data" / "regression.jsonl").is_file()
+    assert labeled.dump() != before  # now it happened, and is recorded
+
+
 def test_export_version_with_the_wrong_role_writes_no_file(labeled: Store, tmp_path: Path) -> None:  # noqa: F811
     labeled.freeze("regression", actor="rita")
     out = tmp_path / "v1.jsonl"

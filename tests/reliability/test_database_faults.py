@@ -206,3 +206,26 @@ def test_a_label_save_under_a_held_lock_raises_database_busy_and_lands_once_rele
     assert store.get_label("t1", state.message_index, "ann") is None
     record = store.save_label("t1", state.message_index, "ann", body, version=0)
     assert record.version == 1 and record.body.rationale == body.rationale
+
+
+def test_without_fcntl_the_cli_starts_and_a_sqlite_import_is_one_line(tmp_path: Path) -> None:
+    """Platforms without ``fcntl`` (Windows): no crash when the store is imported, read-only commands work,
+    and an import into a SQLite file (whose stage files are flock'd) says why in one line, writing nothing."""
+    db = tmp_path / "toolgold.db"
+    Store(db).close()
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps({"format": "toolgold.transcript/1", "id": "x",
+                               "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    child = ("import sys; sys.modules['fcntl'] = None\n"
+             "from labeler.cli import cli\n"
+             "sys.exit(cli.main(sys.argv[1:], prog_name='toolgold'))\n")
+    env = {"TOOLGOLD_DB": str(db), "PATH": "/usr/bin:/bin"}
+    listed = subprocess.run([sys.executable, "-c", child, "versions"], capture_output=True, text=True, env=env,
+                            cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    done = subprocess.run([sys.executable, "-c", child, "import", str(src)], capture_output=True, text=True,
+                          env=env, cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "fcntl" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert Store(db).stats()["transcripts"] == 0
+    assert not list(tmp_path.glob("*.stage"))

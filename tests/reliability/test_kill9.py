@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from labeler.cli import cli
-from labeler.labels import LabelBody
+from labeler.labels import LabelBody, TrajectoryBody
 from labeler.store import Store
 from tests.judge.kit import KEY, by_kind, export_version, shoes_case, shoes_run, verdict_reply, write_jsonl
 from tests.reliability.invariants import assert_invariants, judge_state
@@ -182,6 +182,30 @@ def test_label_saves_killed_at_a_random_moment_keep_the_invariants(db: str, seed
     assert kill_at(["save", db, str(seed)], delay_for(seed, "save", 0.05, 1.2), tmp_path)
     assert_invariants(db)
     still_works(db)
+    assert_invariants(db)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_trajectory_label_saves_killed_at_a_random_moment_keep_the_invariants(db: str, seed: int,
+                                                                              tmp_path: Path) -> None:
+    labeling_db(db)
+    assert kill_at(["trajectory", db, str(seed)], delay_for(seed, "trajectory", 0.05, 1.2), tmp_path)
+    assert_invariants(db)
+    store = Store(db)
+    try:
+        saved = [r for tid in (f"k{i}" for i in range(8)) for who in ("ann", "bob", "cat")
+                 if (r := store.get_trajectory_label(tid, who)) is not None]
+        # Labeling goes on at once after the kill (no lock left behind): one more submit on top of a saved
+        # label (or a first one, when the kill came before the child's first save).
+        if saved:
+            mine = saved[0]
+            store.save_trajectory_label(mine.transcript_id, mine.annotator,
+                                        mine.body.model_copy(update={"rationale": "after the kill"}),
+                                        version=mine.version, submit=True)
+        else:
+            store.save_trajectory_label("k0", "ann", TrajectoryBody(no_action=True), version=0, submit=True)
+    finally:
+        store.close()
     assert_invariants(db)
 
 

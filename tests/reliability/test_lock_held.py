@@ -36,6 +36,7 @@ WRITERS: dict[str, list[str]] = {
     "drift --tools": ["drift", "--tools", "{tools}", "--user", "rita"],
     "export --version": ["export", "--version", "regression-v1", "--user", "rita"],
     "export --version -o": ["export", "--version", "regression-v1", "--user", "rita", "-o", "{out}"],
+    "export --hf": ["export", "--hf", "{hf}", "--user", "rita"],
     "judge": ["judge"],
 }
 
@@ -67,7 +68,8 @@ def files(db: str, tmp_path: Path) -> dict[str, str]:
            "runs2": str(write_jsonl(tmp_path / "runs2.jsonl", [shoes_run("running shoes, waterproof").model_copy(
                update={"run_id": "run-2"})])),
            "new": str(write_jsonl(tmp_path / "new.jsonl", [transcript("brand-new")])),
-           "tools": str(tmp_path / "tools.json"), "out": str(tmp_path / "exported.jsonl")}
+           "tools": str(tmp_path / "tools.json"), "out": str(tmp_path / "exported.jsonl"),
+           "hf": str(tmp_path / "hf")}
     Path(out["tools"]).write_text('[{"name": "search_products", "parameters": {"type": "object", "properties": '
                                   '{"q": {"type": "string"}}}}]')
     no_key = {"ANTHROPIC_API_KEY": "", "TOOLGOLD_JUDGE_MODEL": ""}
@@ -118,7 +120,7 @@ def test_every_writing_command_waits_then_says_so_in_one_line_and_writes_nothing
     try:
         env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url}
         with lock_held(db):
-            code, _, err = invoke(db, *argv, env=env)
+            code, out, err = invoke(db, *argv, env=env)
     finally:
         api.close()
     assert code == 2, (code, err)
@@ -129,4 +131,7 @@ def test_every_writing_command_waits_then_says_so_in_one_line_and_writes_nothing
     assert "Traceback" not in err, err
     assert Store(db).dump() == before
     assert not Path(files["out"]).exists()  # an export the store could not record leaves no file
+    assert not Path(files["hf"]).exists() or not list(Path(files["hf"]).rglob("*.*"))  # nor a dataset folder
+    if command.startswith("export"):
+        assert out == ""  # nor lines on stdout: the export to stdout is recorded before it prints anything
     assert_invariants(db)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from labeler.app import context, editing, identity, panel, render, trajectory_panel
 from labeler.app.editing import Item
-from labeler.store import QueueFilter, StoreError, TurnWindow, User
+from labeler.store import DatabaseBusy, QueueFilter, StoreError, TurnWindow, User
 from scorer.model import Transcript
 
 ANY = "Any"
@@ -148,10 +150,19 @@ def minimap(transcript_id: str, window: TurnWindow) -> None:
                       on_click=goto, args=(transcript_id, ahead.message_index))
 
 
+LEASE_BUSY_BACKOFF_SECONDS = 30.0
+
+
 def hold_lease(user: User, transcript_id: str) -> None:
     """Lease the transcript when this session opens it; say so when someone else holds it."""
-    if st.session_state.get("leased") != transcript_id:
-        lease = context.store().take_lease(transcript_id, user.name)
+    if st.session_state.get("leased") != transcript_id and time.monotonic() >= st.session_state.get("lease-busy", 0):
+        try:
+            lease = context.store().take_lease(transcript_id, user.name)
+        except DatabaseBusy:
+            # The lease is advisory: a database too busy to record it must not keep the page (and a pending
+            # edit restored on it) from showing. Tried again a little later.
+            st.session_state["lease-busy"] = time.monotonic() + LEASE_BUSY_BACKOFF_SECONDS
+            return
         st.session_state["leased"] = transcript_id
         st.session_state["lease-holder"] = lease.holder
     holder = st.session_state.get("lease-holder")
