@@ -116,17 +116,19 @@ def score_cmd(gold: Path, runs: Path, fmt: str, out: Path | None, fail_under: tu
                              judge=judged.judge if judged else None)
         if judged is not None:
             scored.report = scored.report.model_copy(update={"judge": judged.usage})
+        # Saved before the report is printed: a store that refuses the run (locked, read-only) leaves
+        # nothing on stdout for a pipeline to take as the result of a saved run.
+        if save:  # a run that fails its gates is history too
+            from labeler.cli.runs import save_scored, saved_line
+
+            info = save_scored(scored.report, lambda: spooled_lines(scored.spools), gold, runs, run_meta)
+            click.echo(saved_line(info), err=True)
         if out is None:
             _render(fmt, scored, sys.stdout)
             sys.stdout.flush()
         else:
             with output_file(out) as fh:
                 _render(fmt, scored, fh)
-        if save:  # a run that fails its gates is history too
-            from labeler.cli.runs import save_scored, saved_line
-
-            info = save_scored(scored.report, lambda: spooled_lines(scored.spools), gold, runs, run_meta)
-            click.echo(saved_line(info), err=True)
     finally:
         if spool_dir is not None:
             shutil.rmtree(spool_dir, ignore_errors=True)

@@ -132,6 +132,5 @@ def test_every_writing_command_waits_then_says_so_in_one_line_and_writes_nothing
     assert Store(db).dump() == before
     assert not Path(files["out"]).exists()  # an export the store could not record leaves no file
     assert not Path(files["hf"]).exists() or not list(Path(files["hf"]).rglob("*.*"))  # nor a dataset folder
-    if command.startswith("export"):
-        assert out == ""  # nor lines on stdout: the export to stdout is recorded before it prints anything
+    assert out == ""  # nor lines on stdout: an export to stdout is recorded, a scored run saved, before printing
     assert_invariants(db)
