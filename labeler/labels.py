@@ -412,9 +412,12 @@ def trajectory_problems(body: TrajectoryBody, tools: tuple[ToolSpec, ...]) -> li
     for tool, rules in body.arg_rules.items():
         for arg, draft in rules.items():
             try:
-                draft.to_rule()
+                rule = draft.to_rule()
             except ValueError as exc:
                 found.append(f"rule for {tool}.{arg}: {exc}")
+                continue
+            if rule.match == "from_call" and rule.from_call is not None and rule.from_call >= len(body.calls):
+                found.append(f"rule for {tool}.{arg}: comes from step {rule.from_call}, which does not exist")
     return found
 
 

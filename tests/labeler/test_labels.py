@@ -164,3 +164,20 @@ def test_trajectory_problems_and_case() -> None:
     nothing = trajectory_case(TrajectoryBody(no_action=True), transcript=TRANSCRIPT, annotators=("ann",),
                               labeled_at=AT)
     assert nothing.expected == Answer(behavior="no_call")
+
+
+def test_a_rule_naming_a_step_that_is_gone_is_a_problem_not_a_crash_on_submit() -> None:
+    """Removing the step a 'comes from call k' rule pointed at leaves the rule dangling: the label lists it as a
+    problem (and cannot be submitted), instead of the gold case's own check raising on submit."""
+    from labeler.labels import TrajectoryBody, trajectory_case, trajectory_problems
+
+    search = Call(name="search", arguments={"q": "Nopa"})
+    body = TrajectoryBody(calls=(search, NOPA),
+                          arg_rules={"book_table": {"restaurant": RuleDraft(match="from_call", from_call=2)}})
+    assert trajectory_problems(body, TRANSCRIPT.tools) == [
+        "rule for book_table.restaurant: comes from step 2, which does not exist"]
+    with pytest.raises(LabelIncomplete):
+        trajectory_case(body, transcript=TRANSCRIPT, annotators=("ann",), labeled_at=AT)
+    fine = body.model_copy(update={"arg_rules": {"book_table": {"restaurant": RuleDraft(match="from_call",
+                                                                                       from_call=0)}}})
+    assert trajectory_problems(fine, TRANSCRIPT.tools) == []
