@@ -90,13 +90,13 @@ export default function (component) {
 
   // Send ``event`` (``{item, seq, ...}``) as trigger ``name`` once the app is idle, then again every
   // RESEND ms while it is the one waiting and Python has not acknowledged it (at most RESENDS times).
+  // A resend looks again once the app is idle: the run it waited for may have brought the acknowledgement, and
+  // a needless resend is a rerun that redraws the page under the annotator's hands (an open dropdown closes).
   function deliver(event, name) {
+    const waiting = () => (name === 'submit' ? memo.submit === event : memo.optimistic === event);
     (function send(tries) {
-      whenIdle(() => setTriggerValue(name, event));
-      setTimeout(() => {
-        const waiting = name === 'submit' ? memo.submit === event : memo.optimistic === event;
-        if (waiting && tries < RESENDS) send(tries + 1);
-      }, RESEND);
+      whenIdle(() => { if (tries === 0 || waiting()) setTriggerValue(name, event); });
+      setTimeout(() => { if (waiting() && tries < RESENDS) send(tries + 1); }, RESEND);
     })(0);
   }
 
