@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scorer import canonical
+from scorer.canonical import equal
 from scorer.codes import ErrorCode
 from scorer.facts import CaseFacts
 from scorer.grounding import Context, scalar_texts, superseding
-from scorer.matchers import ABSENT, Verdict, describe, expected_values, read_as, show
+from scorer.matchers import ABSENT, Verdict, describe, expected_values, normalized_text, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review, trusted
 
@@ -59,6 +60,170 @@ def pair_cost(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: b
     return check_pair(facts, expected, actual, tool_only=tool_only, step=step, cost_only=True).cost
 
 
+class CallPlan:
+    """One expected call compiled for checking actual calls against it: its rules resolved, the required
+    keys that can be missing, and the schema's known keys as a set. Built once per expected call and case
+    (``CaseFacts.plan``); ``check_pair`` then decides the same errors, in the same order, as the general
+    path (tests/scorer/test_compiled_checks.py compares them on real and perturbed items)."""
+
+    __slots__ = ("gold", "known", "must", "rules", "schema", "tool")
+
+    def __init__(self, facts: CaseFacts, call: Call) -> None:
+        tool = self.tool = call.name
+        gold = self.gold = call.arguments
+        self.rules = facts.call_rules(call)
+        by_gold = facts.required_by_gold(tool)
+        self.must = tuple(k for k in facts.required(tool) if k in gold or k in by_gold)
+        schema = self.schema = facts.schema(tool)
+        self.known = schema.known if schema is not None and schema.closed else None
+
+
+def _verdict(facts: CaseFacts, rule: ArgRule | None, gold: Any, value: Any) -> Verdict:
+    """``facts.match(rule or DEFAULT_RULE, gold, value)`` for a present gold value, the common rules
+    compared here (what ``match_value`` answers for them)."""
+    if rule is None:
+        return equal(value, gold)
+    kind = rule.match
+    if kind == "exact" or kind == "one_of":
+        return equal(value, gold) or any(equal(value, v) for v in rule.accept)
+    if kind == "normalized":
+        if equal(value, gold):
+            return True
+        got = normalized_text(value)
+        return equal(got, normalized_text(gold)) or any(equal(got, normalized_text(v)) for v in rule.accept)
+    if kind == "any":
+        return True
+    return facts.match(rule, gold, value)
+
+
+def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int | None,
+             context: Callable[[], Context] | None, cost_only: bool, unequal: bool = False) -> PairCheck:
+    """``check_pair`` through a compiled plan: the same errors and reviews, in the same order, with work
+    in proportion to the arguments that do not match (``unequal``: the caller knows ``args`` differ from
+    the gold)."""
+    gold, tool, rules = plan.gold, plan.tool, plan.rules
+    if not unequal and len(args) == len(gold) and equal(args, gold):
+        return _CLEAN  # as valid as the gold itself (a plan is never made for a from_call rule)
+    # Each argument the gold sets, under its rule (the general path asks every one of them too); only the
+    # others go on: a value that fails (or awaits) its rule, a key the gold does not set, a gold key left out.
+    odd: list[str] = []
+    verdicts: dict[str, Verdict] = {}
+    shared = 0
+    for key, value in args.items():
+        if key in gold:
+            shared += 1
+            decided = _verdict(facts, rules.get(key), gold[key], value)
+            if decided is not True:
+                verdicts[key] = decided
+                odd.append(key)
+        else:
+            odd.append(key)
+    if shared < len(gold):
+        odd += [k for k in gold if k not in args]
+    check = PairCheck()
+    errors = check.errors
+    missing = [k for k in plan.must if k not in args]
+    if missing:
+        if cost_only:
+            errors.extend([_UNWRITTEN] * len(missing))
+        else:
+            reference = facts.reference_time
+            for key in missing:
+                rule = rules.get(key, DEFAULT_RULE)
+                wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
+                errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key,
+                                      step=step, expected=gold.get(key),
+                                      note=f"called {tool} without required {key}{wanted}"))
+    if not odd:
+        return check
+    schema = plan.schema
+    unknown: list[str] = []
+    typed: list[str | None] = []
+    if schema is not None:
+        # Unvouched keys: those present in ``args`` among ``odd`` (a vouched key matches its gold value).
+        known = plan.known
+        unvouched = [k for k in odd if k in args]
+        unknown = sorted(k for k in unvouched if k not in known) if known is not None else \
+            sorted(k for k in unvouched if not schema.is_known(k))
+        if unknown:
+            if cost_only:
+                errors.extend([_UNWRITTEN] * len(unknown))
+            else:
+                for key in unknown:
+                    errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key,
+                                          step=step, actual=args[key],
+                                          note=f"called {tool} with {key} {show(args[key])}, which is "
+                                               f"not a parameter of {tool}"))
+        if schema.per_argument:
+            problems = [p for p in (schema.problem(k, args[k]) for k in sorted(unvouched) if k not in unknown)
+                        if p is not None]
+            known_args = args
+        else:
+            known_args = {k: v for k, v in args.items() if k not in unknown} if unknown else args
+            problems = [p for p in schema.problems(known_args)
+                        if p.arg is None or p.arg not in gold or p.arg in verdicts]
+        for problem in problems:
+            typed.append(problem.arg)
+            if cost_only:
+                errors.append(_UNWRITTEN)
+                continue
+            value = known_args[problem.arg] if problem.arg is not None else known_args
+            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg,
+                                  step=step, actual=value,
+                                  note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
+                                       f"{problem.message}"))
+    skip = {*missing, *unknown, *typed} if missing or unknown or typed else ()
+    wrong: list[str] = []
+    slot: dict[str, int] = {}
+    for key in sorted(odd) if len(odd) > 1 else odd:
+        if key in skip:
+            continue
+        if key not in args:
+            rule = rules.get(key, DEFAULT_RULE)
+            if not rule.optional:
+                if cost_only:
+                    errors.append(_UNWRITTEN)
+                    continue
+                errors.append(trusted(CaseError,
+                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, expected=gold[key],
+                    note=f"called {tool} without {key}; expected {describe(rule, gold[key], facts.reference_time)}"))
+            continue
+        if key in verdicts:
+            decided = verdicts[key]
+        else:  # a key the gold does not set
+            rule = rules.get(key, DEFAULT_RULE)
+            value = args[key]
+            if not rule.accept:
+                if rule.match == "any" or _is_default(facts, tool, key, value):
+                    continue
+                if cost_only:
+                    errors.append(_UNWRITTEN)
+                    continue
+                errors.append(trusted(CaseError,
+                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
+                    note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
+                continue
+            decided = facts.match(rule, ABSENT, value)
+        if decided is True:
+            continue
+        if decided is None:
+            if not cost_only:
+                check.reviews.append(_review(rules.get(key, DEFAULT_RULE), tool, key, gold.get(key, ABSENT),
+                                             args[key]))
+            continue
+        wrong.append(key)
+        slot[key] = len(errors)
+    if wrong:
+        _write_wrong(facts, rules, tool, step, wrong, slot, args, gold, context, check, cost_only)
+    return check
+
+
+def checked_by_plan(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
+                    context: Callable[[], Context]) -> PairCheck:
+    """``check_pair`` of arguments known to differ from the plan's gold (one call, no step)."""
+    return _planned(facts, plan, args, None, context, False, unequal=True)
+
+
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
                step: int | None = None, context: Callable[[], Context] | None = None,
                cost_only: bool = False) -> PairCheck:
@@ -71,6 +236,9 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
             note=f"called {tool} with arguments that are not a JSON object: {show(actual.arguments)}")])
     if tool_only:
         return _CLEAN
+    plan = facts.plan(expected, CallPlan)
+    if plan is not None:
+        return _planned(facts, plan, actual.arguments, step, context, cost_only)
     args, gold = actual.arguments, expected.arguments
     rules = facts.call_rules(expected)
     if same_arguments(args, gold) and not facts.has_from_call(expected):
@@ -172,12 +340,21 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
             continue
         wrong.append(key)
         slot[key] = len(errors)
-    if not wrong:
-        return check
+    if wrong:
+        _write_wrong(facts, rules, tool, step, wrong, slot, args, gold, context, check, cost_only)
+    return check
+
+
+def _write_wrong(facts: CaseFacts, rules: dict[str, ArgRule], tool: str, step: int | None, wrong: list[str],
+                 slot: dict[str, int], args: dict[str, Any], gold: dict[str, Any],
+                 context: Callable[[], Context] | None, check: PairCheck, cost_only: bool) -> None:
+    """The errors of the arguments whose values fail their rule (swapped, stale or simply wrong), each put
+    at its key's place among the errors already written."""
+    errors = check.errors
     swapped = _swapped_pairs(facts, rules, wrong, args, gold)
     if cost_only:  # one error per wrong value, one per swapped pair
         errors.extend([_UNWRITTEN] * (len(wrong) - len(swapped)))
-        return check
+        return
     partner = {k: other for a, b in swapped for k, other in ((a, b), (b, a))}
     found: list[tuple[int, CaseError]] = []
     for key in wrong:
@@ -207,7 +384,6 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
                      f"expected {expectation}")))
     for at, error in reversed(found):
         errors.insert(at, error)
-    return check
 
 
 def _vouched(facts: CaseFacts, rules: dict[str, ArgRule], key: str, value: Any, gold: dict[str, Any]) -> bool:
@@ -274,4 +450,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "PairCheck", "check_pair", "from_call_errors", "pair_cost", "same_arguments"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "PairCheck", "check_pair", "checked_by_plan", "from_call_errors", "pair_cost", "same_arguments"]

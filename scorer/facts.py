@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import marshal
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from scorer.grounding import Context, gold_texts
 from scorer.matchers import ABSENT, Verdict, match_value
@@ -14,6 +15,8 @@ from scorer.schemas import ArgumentSchema, SchemaProblem, compiled
 _NO_RULES: dict[str, ArgRule] = {}
 _SCALARS = frozenset({str, int, bool, type(None)})
 _ABSENT_KEY = ("absent",)
+_NOT_YET = object()
+P = TypeVar("P")
 
 
 def _value_key(value: Any) -> Any:
@@ -29,11 +32,16 @@ def _value_key(value: Any) -> Any:
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_any_from_call", "_call_keys", "_context", "_from_call", "_from_call_rules", "_gold_texts",
-                 "_matches", "_memoize", "_problems", "_required", "_schemas", "_specs", "_zoned", "case")
+    __slots__ = ("_any_from_call", "_call_keys", "_compile", "_context", "_from_call", "_from_call_rules",
+                 "_gold_texts", "_matches", "_memoize", "_plans", "_problems", "_required", "_schemas", "_specs",
+                 "_zoned", "case")
 
-    def __init__(self, case: GoldCase) -> None:
+    def __init__(self, case: GoldCase, *, compiled: bool = True) -> None:
+        """``compiled=False`` checks every call on the general path (the reference the compiled checks are
+        tested against)."""
         self.case = case
+        self._compile = compiled
+        self._plans: dict[int, Any] | None = None
         self._specs: dict[str, ToolSpec | None] | None = None
         self._schemas: dict[str, ArgumentSchema | None] = {}
         self._required: dict[str, tuple[str, ...]] = {}
@@ -49,6 +57,11 @@ class CaseFacts:
         # checked once, and the memo would only cost.
         self._memoize = len(case.expected.calls) > 1 or bool(case.alternatives) or case.kind == "trajectory"
         self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] = {}
+
+    @property
+    def compiled(self) -> bool:
+        """Whether calls are checked through compiled plans (False: the general path only)."""
+        return self._compile
 
     @property
     def reference_time(self) -> datetime | None:
@@ -180,6 +193,21 @@ class CaseFacts:
                 value = str(id(call)).encode()
             key = self._call_keys[id(call)] = (call.name, value)
         return key
+
+    def plan(self, call: Call, build: Callable[[CaseFacts, Call], P]) -> P | None:
+        """The compiled check of an expected call (``build(self, call)``, made once per call and case), or
+        None where only the general path applies: a ``from_call`` rule, or ``compiled=False``."""
+        if not self._compile:
+            return None
+        plans = self._plans
+        if plans is None:
+            plans = self._plans = {}
+        else:
+            found = plans.get(id(call), _NOT_YET)
+            if found is not _NOT_YET:
+                return found  # type: ignore[no-any-return]
+        made = plans[id(call)] = None if self.has_from_call(call) else build(self, call)
+        return made
 
     def required_by_gold(self, tool: str) -> tuple[str, ...]:
         """The keys the gold's ``required_args`` names for ``tool`` (beyond what the schema requires)."""

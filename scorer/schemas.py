@@ -182,6 +182,11 @@ class ArgumentSchema:
             self._validator = cls(schema)
 
     @property
+    def closed(self) -> bool:
+        """Whether exactly the keys in ``known`` are known (no ``additionalProperties``, no patterns)."""
+        return not self.open and not self._patterns
+
+    @property
     def per_argument(self) -> bool:
         """Whether each argument's problems depend on that argument alone (``problem`` may be asked)."""
         return self._fast is not None

@@ -10,18 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from scorer import canonical
-from scorer.arguments import ARGUMENT_CODES, PairCheck, check_pair, from_call_errors, pair_cost
+from scorer.arguments import (
+    ARGUMENT_CODES,
+    CallPlan,
+    PairCheck,
+    check_pair,
+    checked_by_plan,
+    from_call_errors,
+    pair_cost,
+)
 from scorer.assignment import optimal_pairs
 from scorer.codes import NO_CALL, ErrorCode
 from scorer.facts import CaseFacts
-from scorer.grounding import checked_keys, is_phone_key, scalar_texts, ungrounded
+from scorer.grounding import Context, checked_keys, is_phone_key, scalar_texts, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
-from scorer.results import CaseError, CaseResult, Status, trusted
-from scorer.verdict import AnswerScore, Label, build_result, choose, verdicts_of
+from scorer.results import CaseError, CaseResult, PartialCredit, Status, Verdicts, trusted, trusted_fields
+from scorer.verdict import AnswerScore, Label, build_result, choose, partial_ratios, verdicts_of
 
 GROUNDING_CODES = frozenset({ErrorCode.UNGROUNDED_VALUE, ErrorCode.FABRICATED_VALUE})
 _ONE = (0,)
@@ -302,11 +311,100 @@ def _same_multiset(expected: Sequence[Call], actual: Sequence[RunCall]) -> bool:
     return True
 
 
+def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseFacts) -> CaseResult | None:
+    """``score_turn`` for the commonest shape (one expected call, no alternative, one call made), built
+    straight from the compiled check: the same result, or None where the general path must decide (a
+    ``from_call`` rule, unparseable arguments, an argument left to the judge)."""
+    args = got.arguments
+    if isinstance(args, str):
+        return None
+    name = want.name
+    gold_args = len(want.arguments)
+    same_tool = name == got.name
+    if same_tool and len(args) == gold_args and canonical.equal(args, want.arguments) \
+            and not facts.has_from_call(want):  # exactly the gold
+        return _one_call_result(case, trial, name, name, "pass", (), _verdicts_pass(),
+                                partial_ratios(gold_args, gold_args, 1, 1, 1))
+    plan = facts.plan(want, CallPlan)
+    if plan is None:
+        return None
+    errors: list[CaseError]
+    if same_tool:
+        check = checked_by_plan(facts, plan, args, facts_context(facts))
+        if check.reviews:
+            return None
+        errors = check.errors
+        selection = True
+    else:
+        offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
+        errors = [trusted(CaseError,
+            code=ErrorCode.WRONG_TOOL, tool=got.name, expected=name, actual=got.name, step=None,
+            note=f"called {got.name}{offered} where {name} was expected")]
+        selection = False
+    for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts), lambda: facts.gold_texts):
+        errors.append(trusted(CaseError,
+            code=ErrorCode.UNGROUNDED_VALUE, tool=got.name, arg=key, actual=text,
+            note=f"called {got.name} with {key} {show(text)}, which appears nowhere in the conversation"))
+    if not errors:
+        return _one_call_result(case, trial, name, got.name, "pass", (), _verdicts_pass(),
+                                partial_ratios(gold_args, gold_args, 1, 1, 1))
+    missed: set[str] | None = None  # the gold arguments the call got wrong, for partial credit
+    argument_error = grounding_error = False
+    for e in errors:
+        code = e.code
+        if code in ARGUMENT_CODES:
+            argument_error = True
+            if missed is None:
+                missed = set()
+            if code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
+                missed.update(e.expected)
+            else:
+                missed.add(e.arg or "\0")
+        elif code in GROUNDING_CODES:
+            grounding_error = True
+    verdicts = verdicts_of(selection, not argument_error if selection else None, None, True, not grounding_error)
+    if selection:
+        correct = 0 if missed else 1
+        matched = len(want.arguments.keys() - missed) if missed else gold_args
+    else:
+        correct = matched = 0
+    return _one_call_result(case, trial, name, got.name, "fail", tuple(errors), verdicts,
+                            partial_ratios(matched, gold_args, correct, 1, 1))
+
+
+def facts_context(facts: CaseFacts) -> Callable[[], Context]:
+    return lambda: facts.context
+
+
+@lru_cache(maxsize=1)
+def _verdicts_pass() -> Verdicts:
+    return verdicts_of(True, True, None, True, True)
+
+
+def _one_call_result(case: GoldCase, trial: int, want: str, got: str, status: Status,
+                     errors: tuple[CaseError, ...], verdicts: Verdicts, partial: PartialCredit) -> CaseResult:
+    """What ``build_result`` makes of one expected call and one call made."""
+    return trusted_fields(CaseResult, {  # every field, in field order
+        "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
+        "matched": "expected" if status == "pass" else None, "compared_with": "expected",
+        "errors": errors, "reviews": (), "verdicts": verdicts,
+        "expected_behavior": "call", "actual_behavior": "call",
+        "expected_tools": (want,), "actual_tools": (got,), "confusion": ((want, got),),
+        "sequence": None, "partial": partial, "calls": 1, "redundant_calls": 0, "tags": case.tags,
+        "split": case.split, "toolkit_size": len(case.tools)})
+
+
 def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                facts: CaseFacts | None = None) -> CaseResult:
     """Score one run of a turn case."""
     facts = facts or CaseFacts(case)
     made = run.actual_calls()
+    expected = case.expected
+    if len(made) == 1 and len(expected.calls) == 1 and not case.alternatives and not expected.tool_only \
+            and facts.compiled:
+        lean = _one_call(case, run.trial, expected.calls[0], made[0], facts)
+        if lean is not None:
+            return lean
     # By name first: an exact answer depends only on the multiset of calls and reports only their names, so
     # the canonical order of same-name calls (by their arguments' JSON) is worked out only when needed.
     actual = made if len(made) < 2 else tuple(sorted(made, key=_name))

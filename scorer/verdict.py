@@ -157,6 +157,12 @@ def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_too
     return _partial(matched_args / gold_args if gold_args else None, precision, recall, f1, alignment)
 
 
+def partial_ratios(matched_args: int, gold_args: int, correct: int, calls: int, expected: int) -> PartialCredit:
+    """The partial credit of a turn answer from its counts, as ``partial_credit`` computes it."""
+    return _partial(matched_args / gold_args if gold_args else None, correct / calls if calls else None,
+                    correct / expected, 2 * correct / (calls + expected), None)
+
+
 @lru_cache(maxsize=1024)
 def _partial(argument_accuracy: float | None, call_precision: float | None, call_recall: float,
              call_f1: float, sequence_alignment: float | None) -> PartialCredit:
@@ -189,4 +195,4 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
         "calls": calls, "redundant_calls": best.redundant_calls, "tags": case.tags, "split": case.split,
         "toolkit_size": len(case.tools)})
 
-__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "partial_credit", "resolve_reviews", "verdicts_of"]
+__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "partial_credit", "partial_ratios", "resolve_reviews", "verdicts_of"]
