@@ -22,6 +22,7 @@ from scorer.grounding import Context, scalar_texts, superseding
 from scorer.matchers import ABSENT, Verdict, describe, expected_values, normalized_text, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review, trusted
+from scorer.schemas import SchemaProblem
 
 DEFAULT_RULE = ArgRule()
 ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINATED_PARAM,
@@ -66,7 +67,7 @@ class CallPlan:
     (``CaseFacts.plan``); ``check_pair`` then decides the same errors, in the same order, as the general
     path (tests/scorer/test_compiled_checks.py compares them on real and perturbed items)."""
 
-    __slots__ = ("gold", "known", "must", "rules", "schema", "tool")
+    __slots__ = ("gold", "known", "must", "normalized", "rules", "schema", "tool")
 
     def __init__(self, facts: CaseFacts, call: Call) -> None:
         tool = self.tool = call.name
@@ -76,9 +77,11 @@ class CallPlan:
         self.must = tuple(k for k in facts.required(tool) if k in gold or k in by_gold)
         schema = self.schema = facts.schema(tool)
         self.known = schema.known if schema is not None and schema.closed else None
+        self.normalized: dict[str, list[Any]] = {}
+        """The gold value and accepted values of a ``normalized`` key, normalized once (when first needed)."""
 
 
-def _verdict(facts: CaseFacts, rule: ArgRule | None, gold: Any, value: Any) -> Verdict:
+def _verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule | None, gold: Any, value: Any) -> Verdict:
     """``facts.match(rule or DEFAULT_RULE, gold, value)`` for a present gold value, the common rules
     compared here (what ``match_value`` answers for them)."""
     if rule is None:
@@ -89,21 +92,50 @@ def _verdict(facts: CaseFacts, rule: ArgRule | None, gold: Any, value: Any) -> V
     if kind == "normalized":
         if equal(value, gold):
             return True
+        wanted = plan.normalized.get(key)
+        if wanted is None:
+            wanted = plan.normalized[key] = [normalized_text(v) for v in (gold, *rule.accept)]
         got = normalized_text(value)
-        return equal(got, normalized_text(gold)) or any(equal(got, normalized_text(v)) for v in rule.accept)
+        return any(equal(got, v) for v in wanted)
     if kind == "any":
         return True
     return facts.match(rule, gold, value)
 
 
-def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int | None,
-             context: Callable[[], Context] | None, cost_only: bool, unequal: bool = False) -> PairCheck:
-    """``check_pair`` through a compiled plan: the same errors and reviews, in the same order, with work
-    in proportion to the arguments that do not match (``unequal``: the caller knows ``args`` differ from
-    the gold)."""
-    gold, tool, rules = plan.gold, plan.tool, plan.rules
+class Diagnosis:
+    """What a compiled check found, before any note is written: the keys (and schema problems) of each
+    kind of error in the order ``check_pair`` writes them. ``cost`` is the error count (what pairing
+    parallel calls compares); ``render`` writes the errors and reviews, notes and all, only for the pairs
+    chosen."""
+
+    __slots__ = ("missing", "problems", "sequence", "swapped", "unknown")
+
+    def __init__(self, missing: list[str], unknown: list[str], problems: list[SchemaProblem],
+                 sequence: list[tuple[int, str]], swapped: list[tuple[str, str]]) -> None:
+        self.missing = missing
+        self.unknown = unknown
+        self.problems = problems
+        self.sequence = sequence
+        """``(kind, key)`` in key order: _WITHOUT (a gold key left out), _UNSET (a key the gold does not
+        set), _REVIEW (a value no rule can settle), _WRONG (a value that fails its rule)."""
+        self.swapped = swapped
+
+    @property
+    def cost(self) -> int:
+        return (len(self.missing) + len(self.unknown) + len(self.problems)
+                + sum(kind != _REVIEW for kind, _ in self.sequence) - len(self.swapped))
+
+
+_WITHOUT, _UNSET, _REVIEW, _WRONG = range(4)
+_NOTHING = Diagnosis([], [], [], [], [])
+
+
+def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], unequal: bool = False) -> Diagnosis:
+    """The errors ``check_pair`` finds, as keys, with work in proportion to the arguments that do not
+    match (``unequal``: the caller knows ``args`` differ from the gold)."""
+    gold, rules = plan.gold, plan.rules
     if not unequal and len(args) == len(gold) and equal(args, gold):
-        return _CLEAN  # as valid as the gold itself (a plan is never made for a from_call rule)
+        return _NOTHING  # as valid as the gold itself (a plan is never made for a from_call rule)
     # Each argument the gold sets, under its rule (the general path asks every one of them too); only the
     # others go on: a value that fails (or awaits) its rule, a key the gold does not set, a gold key left out.
     odd: list[str] = []
@@ -112,7 +144,7 @@ def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int |
     for key, value in args.items():
         if key in gold:
             shared += 1
-            decided = _verdict(facts, rules.get(key), gold[key], value)
+            decided = _verdict(facts, plan, key, rules.get(key), gold[key], value)
             if decided is not True:
                 verdicts[key] = decided
                 odd.append(key)
@@ -120,108 +152,127 @@ def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int |
             odd.append(key)
     if shared < len(gold):
         odd += [k for k in gold if k not in args]
-    check = PairCheck()
-    errors = check.errors
     missing = [k for k in plan.must if k not in args]
-    if missing:
-        if cost_only:
-            errors.extend([_UNWRITTEN] * len(missing))
-        else:
-            reference = facts.reference_time
-            for key in missing:
-                rule = rules.get(key, DEFAULT_RULE)
-                wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
-                errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key,
-                                      step=step, expected=gold.get(key),
-                                      note=f"called {tool} without required {key}{wanted}"))
     if not odd:
-        return check
+        return Diagnosis(missing, [], [], [], []) if missing else _NOTHING
     schema = plan.schema
     unknown: list[str] = []
-    typed: list[str | None] = []
+    problems: list[SchemaProblem] = []
     if schema is not None:
         # Unvouched keys: those present in ``args`` among ``odd`` (a vouched key matches its gold value).
         known = plan.known
         unvouched = [k for k in odd if k in args]
         unknown = sorted(k for k in unvouched if k not in known) if known is not None else \
             sorted(k for k in unvouched if not schema.is_known(k))
-        if unknown:
-            if cost_only:
-                errors.extend([_UNWRITTEN] * len(unknown))
-            else:
-                for key in unknown:
-                    errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key,
-                                          step=step, actual=args[key],
-                                          note=f"called {tool} with {key} {show(args[key])}, which is "
-                                               f"not a parameter of {tool}"))
         if schema.per_argument:
             problems = [p for p in (schema.problem(k, args[k]) for k in sorted(unvouched) if k not in unknown)
                         if p is not None]
-            known_args = args
         else:
             known_args = {k: v for k, v in args.items() if k not in unknown} if unknown else args
             problems = [p for p in schema.problems(known_args)
                         if p.arg is None or p.arg not in gold or p.arg in verdicts]
-        for problem in problems:
-            typed.append(problem.arg)
-            if cost_only:
-                errors.append(_UNWRITTEN)
-                continue
-            value = known_args[problem.arg] if problem.arg is not None else known_args
-            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg,
-                                  step=step, actual=value,
-                                  note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
-                                       f"{problem.message}"))
-    skip = {*missing, *unknown, *typed} if missing or unknown or typed else ()
+    skip = {*missing, *unknown, *(p.arg for p in problems)} if missing or unknown or problems else ()
+    sequence: list[tuple[int, str]] = []
     wrong: list[str] = []
-    slot: dict[str, int] = {}
+    tool = plan.tool
     for key in sorted(odd) if len(odd) > 1 else odd:
         if key in skip:
             continue
         if key not in args:
-            rule = rules.get(key, DEFAULT_RULE)
-            if not rule.optional:
-                if cost_only:
-                    errors.append(_UNWRITTEN)
-                    continue
-                errors.append(trusted(CaseError,
-                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, expected=gold[key],
-                    note=f"called {tool} without {key}; expected {describe(rule, gold[key], facts.reference_time)}"))
+            if not rules.get(key, DEFAULT_RULE).optional:
+                sequence.append((_WITHOUT, key))
             continue
         if key in verdicts:
             decided = verdicts[key]
         else:  # a key the gold does not set
             rule = rules.get(key, DEFAULT_RULE)
-            value = args[key]
             if not rule.accept:
-                if rule.match == "any" or _is_default(facts, tool, key, value):
-                    continue
-                if cost_only:
-                    errors.append(_UNWRITTEN)
-                    continue
-                errors.append(trusted(CaseError,
-                    code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
-                    note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
+                if rule.match != "any" and not _is_default(facts, tool, key, args[key]):
+                    sequence.append((_UNSET, key))
                 continue
-            decided = facts.match(rule, ABSENT, value)
+            decided = facts.match(rule, ABSENT, args[key])
         if decided is True:
             continue
         if decided is None:
-            if not cost_only:
-                check.reviews.append(_review(rules.get(key, DEFAULT_RULE), tool, key, gold.get(key, ABSENT),
-                                             args[key]))
+            sequence.append((_REVIEW, key))
             continue
+        sequence.append((_WRONG, key))
         wrong.append(key)
-        slot[key] = len(errors)
-    if wrong:
-        _write_wrong(facts, rules, tool, step, wrong, slot, args, gold, context, check, cost_only)
+    swapped = _swapped_pairs(facts, rules, wrong, args, gold) if len(wrong) > 1 else []
+    return Diagnosis(missing, unknown, problems, sequence, swapped)
+
+
+def render(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], found: Diagnosis, step: int | None,
+           context: Callable[[], Context] | None) -> PairCheck:
+    """The errors and reviews of a diagnosis, notes and all, in ``check_pair``'s order."""
+    if found is _NOTHING:
+        return _CLEAN
+    gold, tool, rules = plan.gold, plan.tool, plan.rules
+    check = PairCheck()
+    errors = check.errors
+    reference = facts.reference_time
+    for key in found.missing:
+        rule = rules.get(key, DEFAULT_RULE)
+        wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
+        errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key,
+                              step=step, expected=gold.get(key),
+                              note=f"called {tool} without required {key}{wanted}"))
+    for key in found.unknown:
+        errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key,
+                              step=step, actual=args[key],
+                              note=f"called {tool} with {key} {show(args[key])}, which is "
+                                   f"not a parameter of {tool}"))
+    if found.problems:
+        unknown = found.unknown
+        known_args = {k: v for k, v in args.items() if k not in unknown} if unknown else args
+        for problem in found.problems:
+            value = known_args[problem.arg] if problem.arg is not None else known_args
+            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg,
+                                  step=step, actual=value,
+                                  note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
+                                       f"{problem.message}"))
+    partner = {k: other for a, b in found.swapped for k, other in ((a, b), (b, a))} if found.swapped else {}
+    for kind, key in found.sequence:
+        if kind == _WITHOUT:
+            rule = rules.get(key, DEFAULT_RULE)
+            errors.append(trusted(CaseError,
+                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, expected=gold[key],
+                note=f"called {tool} without {key}; expected {describe(rule, gold[key], reference)}"))
+        elif kind == _UNSET:
+            value = args[key]
+            errors.append(trusted(CaseError,
+                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
+                note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
+        elif kind == _REVIEW:
+            check.reviews.append(_review(rules.get(key, DEFAULT_RULE), tool, key, gold.get(key, ABSENT), args[key]))
+        elif key in partner:
+            other = partner[key]
+            if key < other:
+                value = args[key]
+                errors.append(trusted(CaseError,
+                    code=ErrorCode.SWAPPED_ARGS, tool=tool, arg=key, step=step,
+                    expected={key: gold[key], other: gold[other]}, actual={key: value, other: args[other]},
+                    note=f"called {tool} with {key} and {other} swapped: {key} {show(value)}, {other} "
+                         f"{show(args[other])}; expected {key} {show(gold[key])}, {other} {show(gold[other])}"))
+        else:
+            errors.append(_wrong_value(facts, rules.get(key, DEFAULT_RULE), tool, key, step, args[key],
+                                       gold.get(key, ABSENT), context))
     return check
+
+
+def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int | None,
+             context: Callable[[], Context] | None, cost_only: bool) -> PairCheck:
+    """``check_pair`` through a compiled plan: the same errors and reviews, in the same order."""
+    found = diagnose(facts, plan, args)
+    if cost_only:
+        return PairCheck([_UNWRITTEN] * found.cost) if found.cost else _CLEAN
+    return render(facts, plan, args, found, step, context)
 
 
 def checked_by_plan(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
                     context: Callable[[], Context]) -> PairCheck:
     """``check_pair`` of arguments known to differ from the plan's gold (one call, no step)."""
-    return _planned(facts, plan, args, None, context, False, unequal=True)
+    return render(facts, plan, args, diagnose(facts, plan, args, unequal=True), None, context)
 
 
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
@@ -359,7 +410,6 @@ def _write_wrong(facts: CaseFacts, rules: dict[str, ArgRule], tool: str, step: i
     found: list[tuple[int, CaseError]] = []
     for key in wrong:
         rule, value, wanted = rules.get(key, DEFAULT_RULE), args[key], gold.get(key, ABSENT)
-        gold_value = None if wanted is ABSENT else wanted
         if key in partner:
             other = partner[key]
             if key < other:
@@ -369,21 +419,28 @@ def _write_wrong(facts: CaseFacts, rules: dict[str, ArgRule], tool: str, step: i
                     note=f"called {tool} with {key} and {other} swapped: {key} {show(value)}, {other} "
                          f"{show(args[other])}; expected {key} {show(gold[key])}, {other} {show(gold[other])}")))
             continue
-        replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
-        expectation = describe(rule, wanted, facts.reference_time)
-        if replaced is not None:
-            found.append((slot[key], trusted(CaseError,
-                code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
-                note=f"called {tool} with {key} {show(value)}, which the user later replaced with "
-                     f"{show(replaced)}; expected {expectation}")))
-        else:
-            read = read_as(rule, value, facts.reference_time)
-            found.append((slot[key], trusted(CaseError,
-                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
-                note=f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; "
-                     f"expected {expectation}")))
+        found.append((slot[key], _wrong_value(facts, rule, tool, key, step, value, wanted, context)))
     for at, error in reversed(found):
         errors.insert(at, error)
+
+
+def _wrong_value(facts: CaseFacts, rule: ArgRule, tool: str, key: str, step: int | None, value: Any,
+                 wanted: Any, context: Callable[[], Context] | None) -> CaseError:
+    """The error of a value that fails its rule: stale when a later user message replaced it with the
+    gold value, else simply wrong."""
+    gold_value = None if wanted is ABSENT else wanted
+    replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
+    expectation = describe(rule, wanted, facts.reference_time)
+    if replaced is not None:
+        return trusted(CaseError,
+            code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
+            note=f"called {tool} with {key} {show(value)}, which the user later replaced with "
+                 f"{show(replaced)}; expected {expectation}")
+    read = read_as(rule, value, facts.reference_time)
+    return trusted(CaseError,
+        code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
+        note=f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; "
+             f"expected {expectation}")
 
 
 def _vouched(facts: CaseFacts, rules: dict[str, ArgRule], key: str, value: Any, gold: dict[str, Any]) -> bool:
@@ -450,4 +507,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "PairCheck", "check_pair", "checked_by_plan", "from_call_errors", "pair_cost", "same_arguments"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "diagnose", "from_call_errors", "pair_cost", "render", "same_arguments"]

@@ -16,11 +16,14 @@ from scorer import canonical
 from scorer.arguments import (
     ARGUMENT_CODES,
     CallPlan,
+    Diagnosis,
     PairCheck,
     check_pair,
     checked_by_plan,
+    diagnose,
     from_call_errors,
     pair_cost,
+    render,
 )
 from scorer.assignment import optimal_pairs
 from scorer.codes import NO_CALL, ErrorCode
@@ -97,6 +100,10 @@ def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tupl
     """Optimal pairing of expected and actual calls; fills ``check`` with the argument check of each chosen
     pair of calls to the same tool (reusing those in ``memo``). Pairs are costed by counting errors; only
     the chosen ones are checked in full, notes and all."""
+    if memo is None and not tool_only and facts.compiled:
+        planned = _assign_planned(expected, actual, check, facts)
+        if planned is not None:
+            return planned
     memo = memo or PairMemo()
     if len(expected) == 1 and len(actual) == 1:
         if expected[0].name == actual[0].name:
@@ -111,6 +118,38 @@ def assign(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tupl
     for i, j in pairs:
         if expected[i].name == actual[j].name:
             check[i, j] = memo.check(facts, expected[i], actual[j], j, tool_only=tool_only, step=i)
+    return pairs
+
+
+def _assign_planned(expected: Sequence[Call], actual: Sequence[RunCall], check: dict[tuple[int, int], PairCheck],
+                    facts: CaseFacts) -> list[tuple[int, int]] | None:
+    """``assign`` through compiled plans (one answer, no memo across alternatives): each pair of calls to
+    the same tool is diagnosed once, costed by its error count, and only the chosen pairs are written out.
+    None where a plan does not apply (a ``from_call`` rule, unparseable arguments)."""
+    plans = []
+    for want in expected:
+        plan = facts.plan(want, CallPlan)
+        if plan is None:
+            return None
+        plans.append(plan)
+    if any(isinstance(got.arguments, str) for got in actual):
+        return None
+    found: dict[tuple[int, int], Diagnosis] = {}
+    cost = [[WRONG_TOOL_COST] * len(actual) for _ in expected]
+    for i, plan in enumerate(plans):
+        name = plan.tool
+        row = cost[i]
+        for j, got in enumerate(actual):
+            if got.name == name:
+                diagnosis = found[i, j] = diagnose(facts, plan, got.arguments)  # type: ignore[arg-type]
+                row[j] = diagnosis.cost
+    pairs = optimal_pairs(cost) if len(expected) > 1 or len(actual) > 1 else [(0, 0)]
+    context = facts_context(facts)
+    for i, j in pairs:
+        chosen = found.get((i, j))
+        if chosen is not None:
+            step = None if len(expected) == 1 and len(actual) == 1 else i
+            check[i, j] = render(facts, plans[i], actual[j].arguments, chosen, step, context)  # type: ignore[arg-type]
     return pairs
 
 
@@ -333,7 +372,7 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         check = checked_by_plan(facts, plan, args, facts_context(facts))
         if check.reviews:
             return None
-        errors = check.errors
+        errors = list(check.errors)  # a clean check is shared: never written to
         selection = True
     else:
         offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"

@@ -156,3 +156,19 @@ def _rule_outputs(gold: GoldCase) -> list[tuple[RunCall, ...]]:
 def test_compiled_checks_score_every_rule_kind_and_schema_shape_as_the_general_path() -> None:
     compared = sum(_same_on_both_paths(gold, _rule_outputs(gold)) for gold in _rule_cases())
     assert compared > 1000
+
+
+def test_a_call_that_matches_under_its_rules_but_is_ungrounded_leaves_no_error_behind() -> None:
+    """The clean check is one shared object: the grounding errors of one result must never be added to it
+    (they would then appear in every later result whose arguments check clean)."""
+    orders = (tool("get_order", ("order_id",), order_id={"type": "string"}),)
+    ungrounded = case(calls(call("get_order", order_id="C-1")), id="u", tools=orders,
+                      arg_rules={"get_order": {"order_id": ArgRule(match="normalized")}}, messages=(user("my order?"),))
+    made = RunRecord(case_id="u", calls=(RunCall(name="get_order", arguments={"order_id": "C1"}),))
+    first = score_case(ungrounded, made)
+    assert [e.code for e in first.errors] == ["ungrounded_value"]
+    clean = case(calls(call("get_order", order_id="O-7")), id="c", tools=orders,
+                 arg_rules={"get_order": {"order_id": ArgRule(match="ci")}}, messages=(user("order O-7"),))
+    later = score_case(clean, RunRecord(case_id="c", calls=(RunCall(name="get_order", arguments={"order_id": "o-7"}),)))
+    assert later.status == "pass" and later.errors == ()
+    assert score_case(ungrounded, made).model_dump() == first.model_dump()
