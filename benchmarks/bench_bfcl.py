@@ -5,7 +5,12 @@
   importer.
 - Outputs: correct (each call at BFCL's first acceptable values) and perturbed (every item wrong: a changed
   value, an unknown parameter or a dropped required argument, in turn), the same calls given to both.
-- toolgold: ``score_case`` on pre-built run records (every diagnosis: error codes, notes, grounding).
+- toolgold: ``score_case`` on pre-built run records, each call with no ``facts``: every pass builds each
+  case's ``CaseFacts`` and compiled checks (``arguments.CallPlan``) afresh, as ``toolgold score`` does for
+  a case it reads, so nothing is carried from one pass to the next. Everything a report reads is made in
+  the timed loop: every error with its code and its note (notes are written eagerly, none is rendered
+  later), grounding, verdicts and partial credit; the loop counts the passes and the errors (printed as
+  "diagnoses"), so a result that wrote fewer diagnoses would show.
   BFCL: ``ast_checker`` from ``bfcl-eval`` in a benchmark-only venv (benchmarks/bfcl_eval_env.py), in a
   subprocess, on the same outputs. Parsing is not timed on either side. The sides take turns (``--rounds``)
   and each keeps its best of all its passes, items per CPU second (the machine is shared: CPU time is what
@@ -132,10 +137,14 @@ def toolgold_side(items: list[dict[str, Any]], repeats: int) -> dict[str, dict[s
         gc.collect()
         best = float("inf")
         for _ in range(repeats):
+            passed = diagnoses = 0
             started = time.process_time()
-            passed = sum(score_case(case, run).status == "pass" for case, run in pairs)
+            for case, run in pairs:
+                result = score_case(case, run)
+                passed += result.status == "pass"
+                diagnoses += len(result.errors)
             best = min(best, time.process_time() - started)
-        out[key] = {"seconds": best, "valid": passed}
+        out[key] = {"seconds": best, "valid": passed, "diagnoses": diagnoses}
     return out
 
 
@@ -176,7 +185,8 @@ def main(argv: list[str]) -> None:
     for key in ("correct", "perturbed"):
         mine, bfcl = len(items) / ours[key]["seconds"], len(items) / theirs[key]["seconds"]
         ratio = mine / bfcl
-        print(f"{key}: toolgold {mine:,.0f} items/s ({ours[key]['valid']:,} pass), BFCL ast_checker "
+        print(f"{key}: toolgold {mine:,.0f} items/s ({ours[key]['valid']:,} pass, "
+              f"{ours[key]['diagnoses']:,.0f} diagnoses written), BFCL ast_checker "
               f"{bfcl:,.0f}/s ({theirs[key]['valid']:,} valid): {ratio:.2f}×", flush=True)
         rows.append((f"scoring core, {len(items):,} real BFCL items, {key} outputs",
                      f"{mine / 1000:,.1f}k items/s ({ratio:.2f}×)", f"BFCL's `ast_checker` {bfcl / 1000:,.1f}k/s",

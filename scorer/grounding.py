@@ -183,6 +183,8 @@ def superseding(actual: Any, wanted: Iterable[Any], context: Context) -> str | N
     if len(actual_texts) != 1:
         return None
     said = actual_texts[0].casefold()
+    if said not in context.text:  # said nowhere (each message's folded text is part of the whole)
+        return None
     messages = context.folded
     first_said = next((k for k, (_, text) in enumerate(messages) if _mentions(text, said)), -1)
     if first_said < 0:

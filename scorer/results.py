@@ -115,12 +115,12 @@ class CaseResult(Frozen):
 
 
 M = TypeVar("M", bound=BaseModel)
-_SPECS: dict[type[BaseModel], tuple[dict[str, Any], tuple[str, ...]]] = {}
+_SPECS: dict[type[BaseModel], tuple[dict[str, Any], frozenset[str]]] = {}
 _new = object.__new__
 _set = object.__setattr__
 
 
-def _spec(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _spec(cls: type[BaseModel]) -> tuple[dict[str, Any], frozenset[str]]:
     defaults: dict[str, Any] = {}
     required = []
     for name, info in cls.model_fields.items():
@@ -129,7 +129,7 @@ def _spec(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[str, ...]]:
         defaults[name] = None if info.default is PydanticUndefined else info.default
         if info.default is PydanticUndefined:
             required.append(name)
-    found = _SPECS[cls] = (defaults, tuple(required))
+    found = _SPECS[cls] = (defaults, frozenset(required))
     return found
 
 
@@ -140,7 +140,7 @@ def trusted(cls: type[M], /, **values: Any) -> M:
     scorer made itself; anything read from outside goes through validation."""
     defaults, required = _SPECS.get(cls) or _spec(cls)
     fields = {**defaults, **values}  # field order kept: the values only replace defaults
-    if len(fields) != len(defaults) or not all(name in values for name in required):
+    if len(fields) != len(defaults) or not required <= values.keys():
         raise TypeError(f"{cls.__name__}: unknown or missing fields in {sorted(values)}")
     instance = _new(cls)
     _set(instance, "__dict__", fields)
