@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from scorer import canonical
 from scorer.canonical import equal
@@ -81,17 +81,17 @@ class CallPlan:
         """The gold value and accepted values of a ``normalized`` key, normalized once (when first needed)."""
 
 
-def _verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule | None, gold: Any, value: Any) -> Verdict:
-    """``facts.match(rule or DEFAULT_RULE, gold, value)`` for a present gold value, the common rules
-    compared here (what ``match_value`` answers for them)."""
-    if rule is None:
-        return equal(value, gold)
+_EQUAL_MATCHES: Final = frozenset({"exact", "one_of", "any", "ci", "normalized", "regex", "semantic"})
+"""Rules under which a value canonically equal to the gold value matches (``match_value`` says True)."""
+
+
+def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, gold: Any, value: Any) -> Verdict:
+    """``facts.match(rule, gold, value)`` for a value not canonically equal to the present gold value, the
+    common rules compared here (what ``match_value`` answers for them)."""
     kind = rule.match
     if kind == "exact" or kind == "one_of":
-        return equal(value, gold) or any(equal(value, v) for v in rule.accept)
+        return any(equal(value, v) for v in rule.accept)
     if kind == "normalized":
-        if equal(value, gold):
-            return True
         wanted = plan.normalized.get(key)
         if wanted is None:
             wanted = plan.normalized[key] = [normalized_text(v) for v in (gold, *rule.accept)]
@@ -130,26 +130,36 @@ _WITHOUT, _UNSET, _REVIEW, _WRONG = range(4)
 _NOTHING = Diagnosis([], [], [], [], [])
 
 
-def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], unequal: bool = False) -> Diagnosis:
+def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosis:
     """The errors ``check_pair`` finds, as keys, with work in proportion to the arguments that do not
-    match (``unequal``: the caller knows ``args`` differ from the gold)."""
+    match."""
     gold, rules = plan.gold, plan.rules
-    if not unequal and len(args) == len(gold) and equal(args, gold):
-        return _NOTHING  # as valid as the gold itself (a plan is never made for a from_call rule)
     # Each argument the gold sets, under its rule (the general path asks every one of them too); only the
     # others go on: a value that fails (or awaits) its rule, a key the gold does not set, a gold key left out.
     odd: list[str] = []
     verdicts: dict[str, Verdict] = {}
     shared = 0
+    same = len(args) == len(gold)  # canonically equal to the gold, so far
     for key, value in args.items():
         if key in gold:
             shared += 1
-            decided = _verdict(facts, plan, key, rules.get(key), gold[key], value)
+            wanted = gold[key]
+            rule = rules.get(key)
+            if equal(value, wanted):
+                if rule is None or rule.match in _EQUAL_MATCHES:
+                    continue
+                decided = facts.match(rule, wanted, value)
+            else:
+                same = False
+                decided = False if rule is None else _unequal_verdict(facts, plan, key, rule, wanted, value)
             if decided is not True:
                 verdicts[key] = decided
                 odd.append(key)
         else:
+            same = False
             odd.append(key)
+    if same:
+        return _NOTHING  # as valid as the gold itself (a plan is never made for a from_call rule)
     if shared < len(gold):
         odd += [k for k in gold if k not in args]
     missing = [k for k in plan.must if k not in args]
@@ -272,7 +282,7 @@ def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int |
 def checked_by_plan(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
                     context: Callable[[], Context]) -> PairCheck:
     """``check_pair`` of arguments known to differ from the plan's gold (one call, no step)."""
-    return render(facts, plan, args, diagnose(facts, plan, args, unequal=True), None, context)
+    return render(facts, plan, args, diagnose(facts, plan, args), None, context)
 
 
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
