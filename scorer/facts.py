@@ -140,8 +140,13 @@ class CaseFacts:
         call's own rules can be)."""
         found = self._any_from_call
         if found is None:
-            found = self._any_from_call = any(
-                r.match == "from_call" for rules in self.case.arg_rules.values() for r in rules.values())
+            found = False
+            for rules in self.case.arg_rules.values():  # loops, not a generator: asked once per scored case
+                for rule in rules.values():
+                    if rule.match == "from_call":
+                        found = True
+                        break
+            self._any_from_call = found
         return found
 
     def has_from_call(self, call: Call) -> bool:
