@@ -108,7 +108,7 @@ class Diagnosis:
     parallel calls compares); ``render`` writes the errors and reviews, notes and all, only for the pairs
     chosen."""
 
-    __slots__ = ("missing", "problems", "sequence", "swapped", "unknown")
+    __slots__ = ("cost", "missing", "problems", "sequence", "swapped", "unknown")
 
     def __init__(self, missing: list[str], unknown: list[str], problems: list[SchemaProblem],
                  sequence: list[tuple[int, str]], swapped: list[tuple[str, str]]) -> None:
@@ -119,11 +119,9 @@ class Diagnosis:
         """``(kind, key)`` in key order: _WITHOUT (a gold key left out), _UNSET (a key the gold does not
         set), _REVIEW (a value no rule can settle), _WRONG (a value that fails its rule)."""
         self.swapped = swapped
-
-    @property
-    def cost(self) -> int:
-        return (len(self.missing) + len(self.unknown) + len(self.problems)
-                + sum(kind != _REVIEW for kind, _ in self.sequence) - len(self.swapped))
+        reviews = sum(kind == _REVIEW for kind, _ in sequence) if sequence else 0
+        self.cost = len(missing) + len(unknown) + len(problems) + len(sequence) - reviews - len(swapped)
+        """The error count: one per key, one per swapped pair, none for a review."""
 
 
 _WITHOUT, _UNSET, _REVIEW, _WRONG = range(4)
