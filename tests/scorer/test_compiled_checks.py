@@ -5,7 +5,8 @@ every answer scored through ``choose``. Both must give the same ``CaseResult`` (
 all) on the real BFCL items in tests/data, on the 2,311 BFCL call items of the shared data when it is
 there, and on cases made to reach every rule kind, schema shape and kind of error; each with many outputs:
 right, one value changed to each of a set of tricky values, a parameter added, a required one dropped,
-values swapped, the wrong tool, extra and missing calls, unparseable arguments, no call.
+values swapped, the wrong tool, extra and missing calls, unparseable arguments, no call. Trajectory steps
+go through the same checks, so the same cases are also compared read as trajectories in every order mode.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def _rule_cases() -> list[GoldCase]:
     """Every rule kind and option, open and pattern schemas, a schema only jsonschema checks, required_args,
     a call's own rules, alternatives, defaults, messages a stale value can come from, parallel calls."""
     string, integer, number = {"type": "string"}, {"type": "integer"}, {"type": "number"}
-    props = {"a": string, "n": number, "i": integer, "d": string, "t": string, "p": string, "r": string,
+    props: dict[str, dict[str, Any]] = {"a": string, "n": number, "i": integer, "d": string, "t": string, "p": string, "r": string,
              "s": string, "m": string, "c": string, "o": string, "x": {"type": "string", "default": "dflt"},
              "e": {"type": "string", "enum": ["red", "blue"]}, "lst": {"type": "array", "items": integer}}
     simple = tool("f", ("a", "n"), **props)
@@ -172,3 +173,37 @@ def test_a_call_that_matches_under_its_rules_but_is_ungrounded_leaves_no_error_b
     later = score_case(clean, RunRecord(case_id="c", calls=(RunCall(name="get_order", arguments={"order_id": "o-7"}),)))
     assert later.status == "pass" and later.errors == ()
     assert score_case(ungrounded, made).model_dump() == first.model_dump()
+
+
+def _as_trajectory(gold: GoldCase, order: str) -> GoldCase:
+    return gold.model_copy(update={"kind": "trajectory", "order": order, "alternatives": ()})
+
+
+def _trajectory_run(gold: GoldCase, made: tuple[RunCall, ...]) -> RunRecord:
+    from scorer.model import FunctionCall, ToolCallRef
+
+    messages: list[Message] = list(gold.messages)
+    for i, got in enumerate(made):
+        arguments = got.arguments if isinstance(got.arguments, str) else json.dumps(got.arguments)
+        messages.append(Message(role="assistant", tool_calls=(
+            ToolCallRef(id=f"call{i}", function=FunctionCall(name=got.name, arguments=arguments)),)))
+        messages.append(Message(role="tool", tool_call_id=f"call{i}", content=json.dumps({"ok": i})))
+    return RunRecord(case_id=gold.id, messages=tuple(messages))
+
+
+def test_compiled_checks_score_trajectories_as_the_general_path() -> None:
+    """Trajectory steps are checked by ``check_pair`` too: the real BFCL items and the rule cases, read as
+    trajectories in each order mode, with the same outputs as above."""
+    compared = 0
+    for turn in [*_cases(), *_rule_cases()]:
+        if turn.expected.behavior != "call":
+            continue
+        for order in ("strict", "unordered", "subset", "superset"):
+            gold = GoldCase.model_validate(_as_trajectory(turn, order).model_dump())
+            compiled, general = CaseFacts(gold), CaseFacts(gold, compiled=False)
+            for made in _more_outputs(turn)[:25]:
+                run = _trajectory_run(gold, made)
+                fast, reference = score_case(gold, run, facts=compiled), score_case(gold, run, facts=general)
+                assert fast.model_dump_json() == reference.model_dump_json(), (gold.id, order, made)
+                compared += 1
+    assert compared > 500
