@@ -17,6 +17,7 @@ nothing of the database, and leave when this process does (killed or not).
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing
 import os
 import queue
@@ -96,8 +97,14 @@ class ImportPool:
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
                       for i in range(workers)]
-        for proc in self.procs:
-            proc.start()
+        # Out of the collector's sight while forking: a worker's collections would otherwise touch (and so
+        # copy) every page of the heap it shares with this process.
+        gc.freeze()
+        try:
+            for proc in self.procs:
+                proc.start()
+        finally:
+            gc.unfreeze()
         self.sent = 0
         self.out: deque[int] = deque()
 
