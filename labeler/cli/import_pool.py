@@ -32,7 +32,7 @@ from typing import Any
 from labeler.store import ImportItem, PreparedItem, StoreError, prepare_item
 from scorer import importers
 from scorer.errors import InvalidRecord, ToolgoldError
-from scorer.hygiene import case_problems
+from scorer.hygiene import schema_violations
 from scorer.importers import Converted, ImportOptions
 from scorer.importers.native import convert_line
 from scorer.model import GoldCase
@@ -52,7 +52,7 @@ POLL_SECONDS = 1.0
 
 def schema_problems(case: GoldCase) -> list[str]:
     """The messages of the problems that make a gold case fail its own tool schema (what import warns of)."""
-    return [p.message for p in case_problems(case) if p.code == "schema_violation"]
+    return [p.message for p in schema_violations(case)]
 
 
 @dataclass(frozen=True, slots=True)
