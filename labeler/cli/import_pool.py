@@ -64,6 +64,9 @@ class Prepared:
     case_id: str | None
     problems: list[str] | None
 
+    def __reduce__(self) -> tuple[Any, ...]:  # a frozen dataclass pickles through fields(): slow
+        return Prepared, (self.item, self.line, self.case_id, self.problems)
+
 
 def usable_cores() -> int:
     try:

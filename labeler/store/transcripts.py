@@ -71,6 +71,9 @@ class PreparedItem:
     transcript: bool
     staged: _Staged
 
+    def __reduce__(self) -> tuple[Any, ...]:  # a frozen dataclass pickles through fields(): 25 us a record
+        return PreparedItem, (self.transcript, self.staged)
+
 
 def prepare_item(item: ImportItem) -> PreparedItem:
     """The rows ``item`` becomes (canonical JSON bodies, content hashes, turns, tags); no database needed."""
