@@ -182,6 +182,9 @@ class ImportPool:
                 for entry in body]
 
     def close(self) -> None:
+        if self.out:  # the import stopped early (a bad record): the chunks still out are nobody's
+            for proc in self.procs:
+                proc.kill()
         for proc, tasks in zip(self.procs, self.tasks, strict=True):
             if proc.is_alive():
                 tasks.put(None)
