@@ -44,28 +44,39 @@ def iter_json_lines(lines: Iterable[str | bytes], source: str) -> Iterator[tuple
 def iter_json_lines_tolerant(lines: Iterable[str | bytes], source: str) -> Iterator[tuple[int, Any]]:
     """Like ``iter_json_lines`` but a bad line yields its ``InvalidRecord`` and reading goes on."""
     for number, raw in enumerate(lines, start=1):
-        if len(raw) > MAX_LINE_BYTES:
-            yield number, InvalidRecord(
-                f"record is {len(raw) / 1e6:.1f} MB; the limit is {MAX_LINE_BYTES // (1024 * 1024)} MB per line",
-                source=source, line=number)
-            continue
-        if isinstance(raw, bytes):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield number, InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=source, line=number)
-                continue
-        else:
-            text = raw
-        if number == 1:
-            text = text.removeprefix("\ufeff")
-        text = text.rstrip("\r\n")
-        if not text.strip():
-            continue
+        value = json_line(number, raw, source)
+        if value is not BLANK:
+            yield number, value
+
+
+BLANK: Any = object()
+"""What ``json_line`` returns for a blank line (no record)."""
+
+
+def json_line(number: int, raw: str | bytes, source: str) -> Any:
+    """The value of line ``number`` of a JSON Lines file (its ``InvalidRecord`` when it is bad, ``BLANK``
+    when it holds nothing): each line on its own, so lines can be read in one process and parsed in another.
+    A UTF-8 byte-order mark on line 1 and CRLF line ends are accepted; invalid UTF-8 is not."""
+    if len(raw) > MAX_LINE_BYTES:
+        return InvalidRecord(
+            f"record is {len(raw) / 1e6:.1f} MB; the limit is {MAX_LINE_BYTES // (1024 * 1024)} MB per line",
+            source=source, line=number)
+    if isinstance(raw, bytes):
         try:
-            yield number, parse_json_text(text, source=source, line=number)
-        except InvalidRecord as err:
-            yield number, err
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=source, line=number)
+    else:
+        text = raw
+    if number == 1:
+        text = text.removeprefix("\ufeff")
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        return BLANK
+    try:
+        return parse_json_text(text, source=source, line=number)
+    except InvalidRecord as err:
+        return err
 
 
 def parse_json_text(text: str | bytes, *, source: str | None = None, line: int | None = None) -> Any:
@@ -183,6 +194,7 @@ __all__ = [
     "dumps_record",
     "iter_json_lines",
     "iter_json_lines_tolerant",
+    "json_line",
     "json_schemas",
     "parse_json_text",
     "parse_record",

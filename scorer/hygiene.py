@@ -28,8 +28,8 @@ from typing import Any, Final, Literal
 from scorer import canonical
 from scorer.grounding import Context, is_identifier_key, is_phone_key, scalar_texts
 from scorer.matchers import show
-from scorer.model import Answer, ArgRule, Frozen, GoldCase
-from scorer.schemas import compiled
+from scorer.model import Answer, ArgRule, Call, Frozen, GoldCase
+from scorer.schemas import ArgumentSchema, compiled
 
 ProblemCode = Literal["conflicting_duplicate", "conflicting_near_duplicate", "unknown_tool", "schema_violation",
                       "missing_required_value", "ungrounded_value"]
@@ -73,14 +73,7 @@ def case_problems(case: GoldCase) -> list[HygieneProblem]:
             continue
         schema = compiled(spec.parameters)
         rules = {**case.arg_rules.get(call.name, {}), **call.arg_rules}
-        for key in call.arguments:
-            if not schema.is_known(key):
-                found.append(HygieneProblem(code="schema_violation", case_id=case.id, tool=call.name, arg=key,
-                                            message=f"`{call.name}` has no parameter `{key}`"))
-        for problem in schema.problems(call.arguments):
-            where = f"{call.name}.{problem.arg}" if problem.arg else call.name
-            found.append(HygieneProblem(code="schema_violation", case_id=case.id, tool=call.name, arg=problem.arg,
-                                        message=f"`{where}`: {problem.message}"))
+        found += _argument_violations(case, call, schema)
         for key in case.required_for(call.name):
             if rules.get(key, _EXACT).optional:
                 continue
@@ -90,14 +83,7 @@ def case_problems(case: GoldCase) -> list[HygieneProblem]:
             elif _empty(call.arguments[key]):
                 found.append(HygieneProblem(code="missing_required_value", case_id=case.id, tool=call.name, arg=key,
                                             message=f"required `{call.name}.{key}` is empty"))
-        for key, rule in sorted(rules.items()):
-            if rule.match not in ("exact", "one_of", "normalized"):
-                continue  # other kinds accept phrasings ("NYC" for a ci rule), not literal arguments
-            for value in rule.accept:
-                for problem in schema.problems({key: value}):
-                    found.append(HygieneProblem(
-                        code="schema_violation", case_id=case.id, tool=call.name, arg=key,
-                        message=f"`{call.name}.{key}` accepts {show(value)}: {problem.message}"))
+        found += _accepted_violations(case, call, schema, rules)
         if case.expected.behavior == "call":
             enums = {k: v.get("enum", ()) for k, v in spec.properties.items() if isinstance(v, dict)}
             for key, value in call.arguments.items():
@@ -115,6 +101,45 @@ def case_problems(case: GoldCase) -> list[HygieneProblem]:
                         code="ungrounded_value", case_id=case.id, tool=call.name, arg=key,
                         message=f"expected `{call.name}.{key}` = {canonical.dumps(text)} appears nowhere in the "
                                 "context"))
+    return found
+
+
+def schema_violations(case: GoldCase) -> list[HygieneProblem]:
+    """The ``schema_violation`` problems of ``case_problems(case)``, in its order, without its other checks
+    (the grounding one reads the whole context): what ``toolgold import`` warns of for every case it imports."""
+    found: list[HygieneProblem] = []
+    offered = {t.name: t for t in case.tools}
+    for call in case.expected.calls:
+        spec = offered.get(call.name)
+        if spec is None:
+            continue
+        schema = compiled(spec.parameters)
+        found += _argument_violations(case, call, schema)
+        found += _accepted_violations(case, call, schema, {**case.arg_rules.get(call.name, {}), **call.arg_rules})
+    return found
+
+
+def _argument_violations(case: GoldCase, call: Call, schema: ArgumentSchema) -> list[HygieneProblem]:
+    found = [HygieneProblem(code="schema_violation", case_id=case.id, tool=call.name, arg=key,
+                            message=f"`{call.name}` has no parameter `{key}`")
+             for key in call.arguments if not schema.is_known(key)]
+    for problem in schema.problems(call.arguments):
+        where = f"{call.name}.{problem.arg}" if problem.arg else call.name
+        found.append(HygieneProblem(code="schema_violation", case_id=case.id, tool=call.name, arg=problem.arg,
+                                    message=f"`{where}`: {problem.message}"))
+    return found
+
+
+def _accepted_violations(case: GoldCase, call: Call, schema: ArgumentSchema, rules: dict[str, ArgRule]) -> list[HygieneProblem]:
+    found = []
+    for key, rule in sorted(rules.items()):
+        if rule.match not in ("exact", "one_of", "normalized"):
+            continue  # other kinds accept phrasings ("NYC" for a ci rule), not literal arguments
+        for value in rule.accept:
+            for problem in schema.problems({key: value}):
+                found.append(HygieneProblem(
+                    code="schema_violation", case_id=case.id, tool=call.name, arg=key,
+                    message=f"`{call.name}.{key}` accepts {show(value)}: {problem.message}"))
     return found
 
 

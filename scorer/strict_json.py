@@ -84,7 +84,7 @@ def _fast(data: bytes) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _SLOW
-    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _problem(value, check_leaves=False):
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _too_deep(value):
         return _SLOW
     return value
 
@@ -228,6 +228,27 @@ def _problem(value: Any, *, check_leaves: bool) -> str | None:
                 return f"{_DEEP} {MAX_DEPTH} levels"
         frontier = nxt
     return None
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests deeper than ``MAX_DEPTH``: ``_problem(value, check_leaves=False)`` is not None,
+    faster (that walk was a fifth of converting a record): a level's children are gathered by C loops
+    (``extend``), not one by one."""
+    depth, frontier = 0, [value]
+    while frontier:
+        nxt: list[Any] = []
+        for v in frontier:
+            kind = type(v)
+            if kind is dict:
+                nxt.extend(v.values())
+            elif kind is list or kind is tuple:
+                nxt.extend(v)
+        if nxt:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        frontier = nxt
+    return False
 
 
 def _lone_surrogate(text: str) -> bool:

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from labeler.cli.import_pool import (
+    MIN_BYTES,
+    WORKERS,
+    ImportPool,
+    Prepared,
+    iter_pooled,
+    parallel_paths,
+    schema_problems,
+    usable_cores,
+)
 from labeler.cli.options import db_option
 from labeler.demo import demo_dir
 from labeler.files import OutputError, check_writable, describe_os_error, durable, output_file, write_text
-from labeler.store import ImportItem, Store, StoreError
+from labeler.store import ImportItem, PreparedItem, Store, StoreError
 
 if TYPE_CHECKING:
     from labeler.store import ImportResult
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
-from scorer.hygiene import case_problems
 from scorer.importers import Converted, ImportOptions
 from scorer.importers.tools_file import tools_from_json
 from scorer.model import GoldCase, Split, ToolSpec
@@ -80,16 +90,26 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
 
 
 def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, rejects: list[InvalidRecord], *,
-                   raise_first: bool) -> Iterator[ImportItem]:
+                   raise_first: bool, warnings: GoldSchemaWarnings | None = None, pool: ImportPool | None = None,
+                   pooled: Collection[Path] = ()) -> Iterator[ImportItem | PreparedItem]:
     """The good items of every file, one at a time; bad records are raised (``raise_first``) or collected
-    into ``rejects``. Nothing is held: a million records take the memory of one."""
+    into ``rejects``. Nothing is held: a million records take the memory of one. The files in ``pooled``
+    (each line a record) are converted by ``pool``'s workers, which yield them already prepared."""
     with _progress(desc="reading", unit=" records") as bar:
         for path in paths:
             seen = 0
-            for item in importers.convert(path, fmt, options):
+            converted: Iterator[Any] = (iter_pooled(pool, path) if pool is not None and path in pooled
+                                        else importers.convert(path, fmt, options))
+            for item in converted:
                 seen += 1
                 bar.update()
-                if isinstance(item, Converted):
+                if isinstance(item, Prepared):
+                    if warnings is not None and item.problems is not None:
+                        warnings.note(str(path), item.line, str(item.case_id), item.problems)
+                    yield item.item
+                elif isinstance(item, Converted):
+                    if warnings is not None and isinstance(item.record, GoldCase):
+                        warnings.note(str(path), item.line, item.record.id, schema_problems(item.record))
                     yield ImportItem(item.record, str(path), item.line)
                 elif raise_first:
                     raise item
@@ -111,24 +131,19 @@ class GoldSchemaWarnings:
         self.shown = shown
         self.gold = 0
         self.broken = 0
-        self.examples: list[tuple[ImportItem, list[str]]] = []
+        self.examples: list[tuple[str, str, list[str]]] = []
 
-    def watch(self, items: Iterator[ImportItem]) -> Iterator[ImportItem]:
-        for item in items:
-            if isinstance(item.record, GoldCase):
-                self.gold += 1
-                problems = [p.message for p in case_problems(item.record) if p.code == "schema_violation"]
-                if problems:
-                    self.broken += 1
-                    if len(self.examples) < self.shown:
-                        self.examples.append((item, problems))
-            yield item
+    def note(self, source: str, line: int | None, case_id: str, problems: list[str]) -> None:
+        self.gold += 1
+        if problems:
+            self.broken += 1
+            if len(self.examples) < self.shown:
+                self.examples.append((f"{source}:{line}" if line is not None else source, case_id, problems))
 
     def report(self) -> None:
-        for item, problems in self.examples:
-            where = f"{item.source}:{item.line}" if item.line is not None else item.source
+        for where, case_id, problems in self.examples:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            click.echo(f"{where}: gold case {item.record.id}: {problems[0]}{more}; an agent matching these "
+            click.echo(f"{where}: gold case {case_id}: {problems[0]}{more}; an agent matching these "
                        "values is not failed for them, but fix the gold (toolgold lint)", err=True)
         if self.broken:
             click.echo(f"{self.broken} of {self.gold} gold cases fail their own tool schema", err=True)
@@ -203,9 +218,16 @@ def _import(store: Store, files: tuple[Path, ...], fmt: str | None, options: Imp
     # Streams: the store spools the items before it writes, so a bad record raised here (without
     # --skip-invalid) stops the import before anything is written.
     warnings = GoldSchemaWarnings()
-    result = store.import_items(
-        warnings.watch(iter_converted(list(files), fmt, options, rejects, raise_first=not skip_invalid)),
-        skip_invalid=skip_invalid, actor=actor)
+    paths = list(files)
+    pooled = parallel_paths(paths, fmt)
+    workers = min(WORKERS, usable_cores())
+    big = sum(path.stat().st_size for path in pooled) >= MIN_BYTES
+    # Started here, before the store makes its stage file: the forked workers must not inherit its lock.
+    with (ImportPool(workers, options) if pooled and big and workers > 1 else contextlib.nullcontext()) as pool:
+        result = store.import_items(
+            iter_converted(paths, fmt, options, rejects, raise_first=not skip_invalid, warnings=warnings,
+                           pool=pool, pooled=pooled),
+            skip_invalid=skip_invalid, actor=actor)
     # A tool schema arrived, or a stored transcript came with other tools: check the gold.
     if result.transcripts_retooled or store.stats()["tool_schemas"] > schemas_before:
         stale = store.check_schema_drift(actor=actor)

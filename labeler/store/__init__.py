@@ -91,10 +91,12 @@ from labeler.store.transcripts import (
     Coverage,
     ImportItem,
     ImportResult,
+    PreparedItem,
     TranscriptDetail,
     TranscriptSummary,
     TurnSummary,
     observed_calls,
+    prepare_item,
 )
 from labeler.store.users import Tag, User
 from labeler.store.versions import SPLITS, GoldVersion, VersionDiff, stamp, version_id
@@ -267,6 +269,7 @@ __all__ = [
     "PendingJournal",
     "PendingQuestion",
     "PermissionDenied",
+    "PreparedItem",
     "Proposed",
     "QueueFilter",
     "QueueItem",
@@ -302,6 +305,7 @@ __all__ = [
     "label_key",
     "now_iso",
     "observed_calls",
+    "prepare_item",
     "save_scored",
     "score_and_save",
     "score_files_and_save",

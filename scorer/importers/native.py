@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from scorer.errors import InvalidRecord
-from scorer.formats import iter_json_lines_tolerant, parse_record
+from scorer.formats import BLANK, json_line, parse_record
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.model import GoldCase, Transcript
 
@@ -22,17 +22,25 @@ def sniff(path: Path, head: bytes) -> bool:
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
     with path.open("rb") as fh:
-        for line, value in iter_json_lines_tolerant(fh, source):
-            if isinstance(value, InvalidRecord):
-                yield value
-                continue
-            try:
-                record = parse_record(value, source=source, line=line)
-            except InvalidRecord as err:
-                yield err
-                continue
-            if isinstance(record, (Transcript, GoldCase)):
-                yield Converted(record, line)
-            else:
-                yield InvalidRecord(f"{record.format} records are scored, not imported (use toolgold score)",
-                                    source=source, line=line)
+        for number, raw in enumerate(fh, start=1):
+            item = convert_line(number, raw, source, options)
+            if item is not None:
+                yield item
+
+
+def convert_line(number: int, raw: bytes, source: str, options: ImportOptions) -> Item | None:
+    """Line ``number`` of a toolgold JSON Lines file as its item (None for a blank line): every line is a
+    record on its own, so an import can convert the lines of one file in several processes."""
+    value = json_line(number, raw, source)
+    if value is BLANK:
+        return None
+    if isinstance(value, InvalidRecord):
+        return value
+    try:
+        record = parse_record(value, source=source, line=number)
+    except InvalidRecord as err:
+        return err
+    if isinstance(record, (Transcript, GoldCase)):
+        return Converted(record, number)
+    return InvalidRecord(f"{record.format} records are scored, not imported (use toolgold score)",
+                         source=source, line=number)

@@ -1,0 +1,246 @@
+"""Converting an import's records on the machine's other cores while this process writes them.
+
+``toolgold import`` spends most of its time converting records (parse, validate, canonical JSON, hash), not
+writing them. For files whose every line is a record of its own (the toolgold JSON Lines format: what
+``toolgold export`` and ``toolgold sample`` write), this process reads the lines in chunks and hands them,
+round robin, to forked worker processes that turn them into the rows they become (``prepare_item``); it takes
+the results back in the order it handed the chunks out, so the records reach the store in input order and
+the first bad line of the input is the one reported, whichever worker finished first. Few chunks are out at
+a time (``AHEAD`` per worker), so memory stays flat however large the input.
+
+Other formats (whole-file documents, logs whose lines merge into one transcript) are converted here, in
+this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than it
+saves. The workers are forked before the import makes its stage file (they must not inherit its lock), know
+nothing of the database, and leave when this process does (killed or not).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import multiprocessing
+import os
+import queue
+import signal
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labeler.store import ImportItem, PreparedItem, StoreError, prepare_item
+from scorer import importers
+from scorer.errors import InvalidRecord, ToolgoldError
+from scorer.hygiene import schema_violations
+from scorer.importers import Converted, ImportOptions
+from scorer.importers.native import convert_line
+from scorer.model import GoldCase
+
+WORKERS = 2
+"""Worker processes at most (one per usable core, and this process writes meanwhile)."""
+CHUNK_LINES = 500
+"""Lines per chunk handed to a worker (fewer when they are long: ``CHUNK_BYTES``)."""
+CHUNK_BYTES = 4 * 1024 * 1024
+AHEAD = 2
+"""Chunks out per worker: one to work on while the next waits, so no worker idles while this process writes."""
+MIN_BYTES = 4 * 1024 * 1024
+"""Inputs smaller than this (in the line-per-record format) are converted in this process: forking two workers
+costs ~0.05 s of CPU, about what they save on 2-4 MB (~300 gold cases or ~100 tau-bench transcripts, measured
+at stop 21 under load 5: in-process and pooled imports of 2.1 MB took the same CPU, 1.0 s with start-up)."""
+POLL_SECONDS = 1.0
+
+
+def schema_problems(case: GoldCase) -> list[str]:
+    """The messages of the problems that make a gold case fail its own tool schema (what import warns of)."""
+    return [p.message for p in schema_violations(case)]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A record converted by a worker: its rows, and for a gold case the schema problems to warn of."""
+
+    item: PreparedItem
+    line: int | None
+    case_id: str | None
+    problems: list[str] | None
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a frozen dataclass pickles through fields(): slow
+        return Prepared, (self.item, self.line, self.case_id, self.problems)
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def parallel_paths(paths: list[Path], fmt: str | None) -> set[Path]:
+    """The files whose lines are each a record on its own (converted by workers); unreadable or
+    unrecognized files are left to the in-process path, which reports them where they come."""
+    found = set()
+    for path in paths:
+        try:
+            importer = importers.importer_named(fmt) if fmt else importers.detect(path)
+        except (ToolgoldError, OSError):
+            continue
+        if importer.NAME == "toolgold":
+            found.add(path)
+    return found
+
+
+class ImportPool:
+    """Worker processes converting chunks of lines, taken back in the order they were handed out."""
+
+    def __init__(self, workers: int, options: ImportOptions) -> None:
+        self.options = options
+        self.parent = os.getpid()
+        ctx = multiprocessing.get_context("fork")
+        self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
+        self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
+        self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
+                      for i in range(workers)]
+        # Out of the collector's sight while forking: a worker's collections would otherwise touch (and so
+        # copy) every page of the heap it shares with this process.
+        gc.freeze()
+        try:
+            for proc in self.procs:
+                proc.start()
+        finally:
+            gc.unfreeze()
+        self.sent = 0
+        self.out: deque[int] = deque()
+
+    # -- in the worker
+
+    def _work(self, index: int) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the importing process's to handle
+        _die_with(self.parent)
+        tasks, results = self.tasks[index], self.results[index]
+        while True:
+            try:
+                task = tasks.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if os.getppid() != self.parent:  # the import died (kill -9): nobody waits for these rows
+                    os._exit(0)  # not a normal exit, which would wait to flush results nobody reads
+                continue
+            if task is None:
+                return
+            try:
+                results.put(("ok", self._convert(*task)))
+            except BaseException:  # a bug: shown by the importing process
+                results.put(("crash", traceback.format_exc()))
+
+    def _convert(self, source: str, first: int, lines: list[bytes]) -> list[Prepared | tuple[Any, ...]]:
+        out: list[Prepared | tuple[Any, ...]] = []
+        for number, raw in enumerate(lines, start=first):
+            item = convert_line(number, raw, source, self.options)
+            if item is None:
+                continue
+            if isinstance(item, InvalidRecord):  # sent as its parts: an exception pickles by its args
+                out.append((type(item), item.message, item.source, item.line))
+                continue
+            assert isinstance(item, Converted)
+            record = item.record
+            prepared = prepare_item(ImportItem(record, source, item.line))
+            if isinstance(record, GoldCase):
+                out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
+            else:
+                out.append(Prepared(prepared, item.line, None, None))
+        return out
+
+    # -- in the importing process
+
+    def submit(self, source: str, first: int, lines: list[bytes]) -> None:
+        worker = self.sent % len(self.procs)
+        self.tasks[worker].put((source, first, lines))
+        self.out.append(worker)
+        self.sent += 1
+
+    @property
+    def full(self) -> bool:
+        return len(self.out) >= AHEAD * len(self.procs)
+
+    def __len__(self) -> int:
+        return len(self.out)
+
+    def next_result(self) -> list[Prepared | InvalidRecord]:
+        """The results of the oldest chunk out, in line order."""
+        worker = self.out.popleft()
+        while True:
+            try:
+                status, body = self.results[worker].get(timeout=POLL_SECONDS)
+                break
+            except queue.Empty:
+                if not self.procs[worker].is_alive():
+                    raise StoreError("an import worker process died (killed, or out of memory); nothing was "
+                                     "imported: run the import again") from None
+        if status == "crash":
+            raise RuntimeError(f"an import worker failed:\n{body}")
+        return [entry if isinstance(entry, Prepared) else entry[0](entry[1], source=entry[2], line=entry[3])
+                for entry in body]
+
+    def close(self) -> None:
+        if self.out:  # the import stopped early (a bad record): the chunks still out are nobody's
+            for proc in self.procs:
+                proc.kill()
+        for proc, tasks in zip(self.procs, self.tasks, strict=True):
+            if proc.is_alive():
+                tasks.put(None)
+        for proc in self.procs:
+            proc.join(timeout=POLL_SECONDS)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for q in (*self.tasks, *self.results):
+            q.close()
+            q.cancel_join_thread()
+
+    def __enter__(self) -> ImportPool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _die_with(parent: int) -> None:
+    """Linux: have the kernel kill this worker when the importing process dies (even half-way through handing
+    it a chunk, which a poll cannot notice). Elsewhere the worker notices within ``POLL_SECONDS``."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # died before the request was made
+        os._exit(0)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def iter_file_chunks(path: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """``(first line number, lines)`` chunks of ``path``, each at most ``CHUNK_LINES`` lines or about
+    ``CHUNK_BYTES``."""
+    with path.open("rb") as fh:
+        first, lines, size = 1, [], 0
+        for number, raw in enumerate(fh, start=1):
+            lines.append(raw)
+            size += len(raw)
+            if len(lines) >= CHUNK_LINES or size >= CHUNK_BYTES:
+                yield first, lines
+                first, lines, size = number + 1, [], 0
+        if lines:
+            yield first, lines
+
+
+def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidRecord]:
+    """The converted records of ``path`` (a line-per-record file), in line order; chunks are handed out
+    ahead of what is taken back, ``AHEAD`` per worker. Nothing of the file is out when it returns."""
+    source = str(path)
+    for first, lines in iter_file_chunks(path):
+        while pool.full:
+            yield from pool.next_result()
+        pool.submit(source, first, lines)
+    while len(pool):
+        yield from pool.next_result()

@@ -1,0 +1,176 @@
+"""`toolgold import` converting toolgold JSON Lines in worker processes (labeler/cli/import_pool.py): the
+same rows, warnings and summary as converting in the importing process, records stored in input order, and
+the first bad line of the input is the one reported whichever chunk a worker finished first."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import labeler.cli.data as data_cmd
+from labeler.cli import cli, import_pool
+from labeler.store import Store
+from scorer.formats import dumps_record
+from tests.labeler.import_golden import REPO, digests
+from tests.labeler.test_store import gold, transcript
+
+DEMO = sorted((REPO / "data" / "demo").glob("*.jsonl"))
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _force_pool(monkeypatch: pytest.MonkeyPatch, sizes: list[int]) -> None:
+    """Every toolgold JSON Lines input goes to two workers in chunks of 3 lines; the sizes of the chunks
+    handed out are recorded in ``sizes``."""
+    submit = import_pool.ImportPool.submit
+
+    def recorded(self: import_pool.ImportPool, source: str, first: int, lines: list[bytes]) -> None:
+        sizes.append(len(lines))
+        submit(self, source, first, lines)
+
+    monkeypatch.setattr(data_cmd, "MIN_BYTES", 0)
+    monkeypatch.setattr(data_cmd, "WORKERS", 2)
+    monkeypatch.setattr(data_cmd, "usable_cores", lambda: 2)
+    monkeypatch.setattr(import_pool, "CHUNK_LINES", 3)
+    monkeypatch.setattr(import_pool.ImportPool, "submit", recorded)
+
+
+@pytest.fixture
+def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    sizes: list[int] = []
+    _force_pool(monkeypatch, sizes)
+    return sizes
+
+
+def _mixed_file(path: Path) -> Path:
+    """The demo transcripts and gold cases interleaved with blank lines, a gold case failing its own schema,
+    a BOM on line 1 and CRLF line ends: every kind of line the reader treats specially."""
+    lines = [line for demo in DEMO for line in demo.read_text(encoding="utf-8").splitlines()][:60]
+    broken = gold("bad-schema")
+    broken = broken.model_copy(update={"expected": broken.expected.model_copy(update={"calls": (
+        broken.expected.calls[0].model_copy(update={"arguments": {"no_such_parameter": 1}}),)})})
+    lines[7:7] = ["", dumps_record(broken), "   "]
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n")
+    return path
+
+
+@pytest.mark.parametrize("inputs", ["mixed", "demo"])
+def test_the_workers_store_exactly_the_rows_warnings_and_summary_of_the_in_process_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inputs: str) -> None:
+    files = [str(_mixed_file(tmp_path / "mixed.jsonl"))] if inputs == "mixed" else [str(p) for p in DEMO]
+    monkeypatch.setattr(data_cmd, "MIN_BYTES", 1 << 60)  # converted in this process
+    alone = run("import", *files, "--db", str(tmp_path / "alone.db"))
+    sizes: list[int] = []
+    _force_pool(monkeypatch, sizes)
+    both = run("import", *files, "--db", str(tmp_path / "pooled.db"))
+    assert len(sizes) > 10  # the files went to the workers, in many chunks
+    assert both == alone
+    assert alone[0] == 0
+    if inputs == "mixed":
+        assert "gold case bad-schema" in alone[2]
+    assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
+    assert Store(tmp_path / "pooled.db").stats()["transcripts"] > 0
+
+
+def _numbered(path: Path, n: int, bad: dict[int, str]) -> Path:
+    lines = [bad.get(i, dumps_record(transcript(f"t{i}"))) for i in range(1, n + 1)]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_bad_record_in_an_earlier_chunk_wins_over_one_in_a_later_chunk(tmp_path: Path, pooled: list[int]) -> None:
+    # Lines 1-3 go to worker 0, 4-6 to worker 1: the later chunk's bad line (4) is the first one either
+    # worker meets, and a cheap one to find (not JSON), while line 3 (a bad record in the earlier chunk)
+    # takes validating two records first.
+    src = _numbered(tmp_path / "in.jsonl", 12, {3: '{"format": "toolgold.transcript/1", "id": ""}', 4: "{not json"})
+    db = tmp_path / "store.db"
+    code, out, err = run("import", str(src), "--db", str(db))
+    assert code == 2
+    assert err.splitlines() == [f"error: {src}:3: " + err.split(f"{src}:3: ", 1)[1].splitlines()[0]]
+    assert out == ""
+    assert Store(db).stats()["transcripts"] == 0
+    assert not list(tmp_path.glob("*.stage"))
+    assert pooled[:2] == [3, 3]
+
+
+def test_skip_invalid_lists_the_rejects_in_input_order(tmp_path: Path, pooled: list[int],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _numbered(tmp_path / "in.jsonl", 14, {2: "[1]", 5: "{", 13: '{"format": "nope/1"}'})
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("import", str(src), "--skip-invalid", "--db", str(tmp_path / "store.db"))
+    assert code == 0
+    assert out.startswith("11 transcripts added")
+    rejects = (tmp_path / "toolgold-rejects.txt").read_text().splitlines()
+    assert [line.split(":")[1] for line in rejects] == ["2", "5", "13"]
+    assert [json.loads(dumps_record(Store(tmp_path / "store.db").get_transcript(f"t{i}").transcript))["id"]
+            for i in (1, 14)] == ["t1", "t14"]
+
+
+def test_an_empty_file_is_refused_through_the_workers_too(tmp_path: Path, pooled: list[int]) -> None:
+    good = _numbered(tmp_path / "good.jsonl", 4, {})
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    code, _, err = run("import", "--from", "toolgold", str(good), str(empty), "--db", str(tmp_path / "s.db"))
+    assert pooled == [3, 1, 2]
+    assert (code, err) == (2, f"error: {empty}: no records in this file (it is empty)\n")
+    assert Store(tmp_path / "s.db").stats()["transcripts"] == 0
+
+
+CHILD = """
+import sys
+import labeler.cli.data as data_cmd
+data_cmd.MIN_BYTES = 0
+data_cmd.usable_cores = lambda: 2
+sys.argv = ["toolgold", "import", sys.argv[1], "--db", sys.argv[2]]
+from labeler.cli import main
+main()
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_leave_when_the_import_is_killed_and_the_next_import_cleans_up(tmp_path: Path) -> None:
+    src = _numbered(tmp_path / "in.jsonl", 3000, {})
+    db = tmp_path / "store.db"
+    Store(db).migrate()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(src), str(db)], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("*.stage")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    workers = _children(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert len(workers) >= 2, "the import finished before the kill, or started no workers"
+    deadline = time.monotonic() + 3 * import_pool.POLL_SECONDS + 5
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()
+                and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert Store(db).stats()["transcripts"] == 0
+    code, _, err = run("import", str(_numbered(tmp_path / "small.jsonl", 2, {})), "--db", str(db))
+    assert code == 0, err
+    assert not list(tmp_path.glob("*.stage"))
+    assert Store(db).stats()["transcripts"] == 2

@@ -1,0 +1,79 @@
+"""The strict reader's fast path (orjson, with the depth walk ``_too_deep`` only when the brackets could
+exceed ``MAX_DEPTH``) gives the verdict of its slow path (``json`` with the strict hooks, then the full
+``_problem`` walk) on every input, accepted or refused: NaN and Infinity, overflowing numbers, duplicate keys,
+nesting at and around the limit, invalid UTF-8, lone surrogates, big integers."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from scorer import strict_json
+from scorer.errors import InvalidRecord
+
+
+def _verdict(text: bytes, *, slow: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Any]:
+    with monkeypatch.context() as patch:
+        if slow:
+            patch.setattr(strict_json, "_fast", lambda data: strict_json._SLOW)
+        try:
+            return "ok", strict_json.loads(text, source="f", line=1)
+        except InvalidRecord as err:
+            return "refused", err.message.split(" (")[0]
+
+
+def _nested(n: int, kinds: str, leaf: str) -> str:
+    text = leaf
+    for i in range(n):
+        text = f"[{text}]" if kinds[i % len(kinds)] == "l" else f'{{"k": {text}}}'
+    return text
+
+
+INPUTS = [
+    b'{"a": NaN}', b'{"a": Infinity}', b'[-Infinity]', b'{"a": 1e400}', b'[1e308, -1e308]',
+    b'{"a": 1, "a": 2}', b'{"a": {"b": 1}, "a": [1, 2]}',
+    b'{"a": "\xff"}', b'["\xc3\x28"]', b'"\xed\xa0\x80"', b'{"a": "\\ud800"}', b'["\\udfff x"]',
+    b'[123456789012345678901234567890]', b'{"n": -9223372036854775809}', b'[1.5, 2.0, -0.0]',
+    b'{"a": [1, 2', b'[1] [2]', b'', b'  {"a": "]]]]]]"} ',
+    *(_nested(n, kinds, leaf).encode() for n in (199, 200, 201, 202, 203) for kinds in ("l", "d", "ld")
+      for leaf in ("1", "[]", "{}", '"]]]"', "[1]")),
+]
+
+
+@pytest.mark.parametrize("text", INPUTS, ids=range(len(INPUTS)))
+def test_the_fast_path_gives_the_slow_paths_verdict(text: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _verdict(text, slow=False, monkeypatch=monkeypatch) == _verdict(text, slow=True, monkeypatch=monkeypatch)
+
+
+def test_the_limit_is_where_it_was() -> None:
+    strict_json.loads(_nested(200, "l", "1"))
+    with pytest.raises(InvalidRecord, match="nested deeper than 200"):
+        strict_json.loads(_nested(201, "l", "1"))
+    strict_json.loads(_nested(200, "d", "[]"))  # the innermost container is empty: 201 brackets, 200 levels
+    with pytest.raises(InvalidRecord, match="nested deeper than 200"):
+        strict_json.loads(_nested(201, "ld", "{}"))
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    roll = rng.random()
+    if depth <= 0 or roll < 0.3:
+        return rng.choice([1, "s", None, 2.5, [], {}, True])
+    if roll < 0.65:
+        return [_random_value(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    return {f"k{i}": _random_value(rng, depth - 1) for i in range(rng.randint(0, 3))}
+
+
+def test_the_container_walk_counts_depth_as_the_full_walk_does() -> None:
+    rng = random.Random(15)
+    values = [_random_value(rng, rng.randint(0, 14)) for _ in range(3000)]
+    for n in range(196, 206):
+        for leaf in (1, [], {}, "x", [1], {"a": None}, ()):
+            chain: Any = leaf
+            for i in range(n):
+                chain = [chain] if i % 3 else {"a": chain}
+            values += [chain, [chain, 1, [2]], {"x": [], "y": chain}, (chain,)]
+    verdicts = [(strict_json._problem(v, check_leaves=False) is not None, strict_json._too_deep(v)) for v in values]
+    assert [full for full, _ in verdicts] == [fast for _, fast in verdicts]
+    assert 0 < sum(full for full, _ in verdicts) < len(values)
