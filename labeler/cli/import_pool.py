@@ -16,6 +16,7 @@ nothing of the database, and leave when this process does (killed or not).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import multiprocessing
@@ -49,6 +50,7 @@ MIN_BYTES = 4 * 1024 * 1024
 costs ~0.05 s of CPU, about what they save on 2-4 MB (~300 gold cases or ~100 tau-bench transcripts, measured
 at stop 21 under load 5: in-process and pooled imports of 2.1 MB took the same CPU, 1.0 s with start-up)."""
 POLL_SECONDS = 1.0
+WORKER_NICENESS = 10
 
 
 def schema_problems(case: GoldCase) -> list[str]:
@@ -117,6 +119,10 @@ class ImportPool:
     def _work(self, index: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the importing process's to handle
         _die_with(self.parent)
+        # Below the app server: on a small machine the workers take every core, and annotators' saves and
+        # page runs must still get theirs while an import converts.
+        with contextlib.suppress(OSError):
+            os.nice(WORKER_NICENESS)
         tasks, results = self.tasks[index], self.results[index]
         while True:
             try:

@@ -19,6 +19,7 @@ import labeler.cli.data as data_cmd
 from labeler.cli import cli, import_pool
 from labeler.store import Store
 from scorer.formats import dumps_record
+from scorer.importers import ImportOptions
 from tests.labeler.import_golden import REPO, digests
 from tests.labeler.test_store import gold, transcript
 
@@ -174,3 +175,18 @@ def test_workers_leave_when_the_import_is_killed_and_the_next_import_cleans_up(t
     assert code == 0, err
     assert not list(tmp_path.glob("*.stage"))
     assert Store(db).stats()["transcripts"] == 2
+
+
+def _niceness(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_workers_run_below_the_app_server_so_saves_keep_their_core() -> None:
+    with import_pool.ImportPool(2, ImportOptions()) as pool:
+        workers = [proc.pid for proc in pool.procs]
+        deadline = time.monotonic() + import_pool.WORKER_NICENESS
+        while (any(_niceness(w) < _niceness(os.getpid()) + import_pool.WORKER_NICENESS for w in workers)
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
+        assert [_niceness(w) for w in workers] == [_niceness(os.getpid()) + import_pool.WORKER_NICENESS] * 2
