@@ -43,6 +43,7 @@ from labeler.store import (
     observed_calls,
 )
 from scorer import strict_json
+from scorer.canonical import NonFiniteNumber
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.model import Call, Transcript
@@ -297,8 +298,12 @@ def change(item: Item, work: Work, *, regenerate: bool = False, **fields: Any) -
         return
     try:
         body = type(work.body).model_validate({**work.body.model_dump(), **fields})
+        body.to_json()  # a NaN or ±Infinity (from code, not typing: typed JSON is strict) is refused, not nulled
     except ValidationError as exc:
         work.error = describe_validation_error(exc)
+        return
+    except NonFiniteNumber as exc:
+        work.error = f"not saved: {exc}"
         return
     work.body = body
     work.error = None
@@ -368,6 +373,9 @@ def save(item: Item, work: Work, *, over: int | None = None) -> bool:
     except StoreError as exc:
         work.error, work.busy = str(exc), None
         return False
+    except NonFiniteNumber as exc:  # not JSON: refused whole, never stored with a null in its place
+        work.error, work.busy = f"not saved: {exc}", None
+        return False
     _adopt(work, record)
     return True
 
@@ -403,6 +411,9 @@ def submit(item: Item, work: Work) -> bool:
         return False
     except StoreError as exc:
         work.error, work.busy = str(exc), None
+        return False
+    except NonFiniteNumber as exc:  # not JSON: refused whole, never stored with a null in its place
+        work.error, work.busy = f"not saved: {exc}", None
         return False
     _adopt(work, record)
     work.editing, work.submitted = False, None

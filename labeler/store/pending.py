@@ -100,7 +100,8 @@ class PendingJournal:
         record = {"format": FORMAT, "transcript_id": edit.transcript_id, "message_index": edit.message_index,
                   "annotator": edit.annotator, "base_version": edit.base_version, "submit": edit.submit,
                   "written_at": edit.written_at or now_iso(), "body": edit.body.model_dump(mode="json")}
-        data = json.dumps(record, ensure_ascii=False, sort_keys=True).encode()
+        edit.body.to_json()  # NonFiniteNumber for a NaN or ±Infinity, which model_dump would have made null
+        data = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False).encode()
         target = self.path_for(edit.transcript_id, edit.message_index, edit.annotator)
         fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".json", dir=self.directory)
         try:
