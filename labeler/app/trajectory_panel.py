@@ -177,6 +177,7 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
     with st.container(key="trajectory-panel"):
         if work.conflict is not None:
             panel.conflict_box(item, work)
+        panel.refused_box(item, work)
         st.subheader("Over the whole conversation: which calls, in what order?")
         if work.locked:
             panel.locked_view(item, work)
