@@ -39,11 +39,38 @@ def non_finite_path(value: Any) -> str | None:
 
 def refuse_non_finite(value: Any) -> None:
     """``NonFiniteNumber`` naming where ``value`` holds a NaN or ±Infinity; nothing when it holds none."""
+    if not _any_non_finite(value):
+        return
     found = _non_finite(value)
     if found is not None:
         path, bad = found
         name = "NaN" if bad != bad else "Infinity" if bad > 0 else "-Infinity"
         raise NonFiniteNumber(f"{path}: {name} is not a JSON number", path=path)
+
+
+def _any_non_finite(value: Any) -> bool:
+    """Whether ``value`` holds a NaN or an infinite float: one walk without paths (the common answer is no)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is dict:
+            push(item.values())
+        elif kind is list or kind is tuple:
+            push(item)
+        elif kind is float:
+            if item - item != 0:  # NaN - NaN and inf - inf are NaN
+                return True
+        elif isinstance(item, dict):
+            push(item.values())
+        elif isinstance(item, (list, tuple)):
+            push(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return True
+    return False
 
 
 def _non_finite(value: Any) -> tuple[str, float] | None:
