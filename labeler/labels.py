@@ -111,7 +111,7 @@ class _LabelCommon(_Draft):
         return self.model_dump(mode="json", exclude_defaults=True)
 
     def canonical(self) -> str:
-        return canonical.dumps(self.to_json())
+        return canonical.dumps_stored(self.to_json())
 
 
 class _CallsCommon(_LabelCommon):

@@ -111,8 +111,15 @@ def normalize(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints);
-    ``NonFiniteNumber`` for a value holding NaN or ±Infinity."""
+    """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints): the key
+    values are compared and hashed by. A NaN is written as ``NaN`` here (the scorer compares whatever an agent
+    sent); what is stored or exported goes through ``dumps_stored``, which refuses it."""
+    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def dumps_stored(value: Any) -> str:
+    """``dumps(value)`` for writing (the store, files): the same text, but ``NonFiniteNumber`` naming where
+    ``value`` holds a NaN or ±Infinity, which JSON cannot carry."""
     try:
         return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                           allow_nan=False)
