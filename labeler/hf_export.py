@@ -69,7 +69,7 @@ def write_split(target: Path, version: GoldVersion, lines: Iterable[str]) -> Wri
     exact = target / "toolgold" / f"{version.split}.jsonl"
     digest = _write_atomically(exact, lines)
     with exact.open(encoding="utf-8") as fh:
-        rows = [canonical.dumps(flat_row(line.rstrip("\n"))) for line in fh]
+        rows = [canonical.dumps_stored(flat_row(line.rstrip("\n"))) for line in fh]
     _write_atomically(target / "data" / f"{version.split}.jsonl", rows)
     return WrittenSplit(version, len(rows), digest)
 

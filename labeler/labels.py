@@ -105,10 +105,13 @@ class _LabelCommon(_Draft):
         return tuple(dict.fromkeys(value))
 
     def to_json(self) -> dict[str, Any]:
+        """The body as JSON values; ``NonFiniteNumber`` for a NaN or ±Infinity in it (``model_dump`` would
+        turn it into ``None``, and a null would be saved in its place)."""
+        canonical.refuse_non_finite(self.model_dump(exclude_defaults=True))
         return self.model_dump(mode="json", exclude_defaults=True)
 
     def canonical(self) -> str:
-        return canonical.dumps(self.to_json())
+        return canonical.dumps_stored(self.to_json())
 
 
 class _CallsCommon(_LabelCommon):

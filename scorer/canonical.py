@@ -14,6 +14,80 @@ from typing import Any
 
 import orjson
 
+from scorer.errors import InvalidRecord
+
+
+class NonFiniteNumber(InvalidRecord, ValueError):
+    """A value holds NaN or ±Infinity, which JSON cannot carry: refused rather than written as ``null``
+    (orjson, pydantic) or as the invalid text ``NaN`` (the stdlib ``json``). ``path`` names where it sits
+    (``calls[0].arguments.amount``; ``(the value)`` for the value itself)."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 path: str = "") -> None:
+        self.path = path
+        super().__init__(message, source=source, line=line)
+
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def non_finite_path(value: Any) -> str | None:
+    """Where ``value`` holds a NaN or an infinite float (the first one, depth first), or None."""
+    found = _non_finite(value)
+    return None if found is None else found[0]
+
+
+def refuse_non_finite(value: Any) -> None:
+    """``NonFiniteNumber`` naming where ``value`` holds a NaN or ±Infinity; nothing when it holds none."""
+    if not _any_non_finite(value):
+        return
+    found = _non_finite(value)
+    if found is not None:
+        path, bad = found
+        name = "NaN" if bad != bad else "Infinity" if bad > 0 else "-Infinity"
+        raise NonFiniteNumber(f"{path}: {name} is not a JSON number", path=path)
+
+
+def _any_non_finite(value: Any) -> bool:
+    """Whether ``value`` holds a NaN or an infinite float: one walk without paths (the common answer is no)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is dict:
+            push(item.values())
+        elif kind is list or kind is tuple:
+            push(item)
+        elif kind is float:
+            if item - item != 0:  # NaN - NaN and inf - inf are NaN
+                return True
+        elif isinstance(item, dict):
+            push(item.values())
+        elif isinstance(item, (list, tuple)):
+            push(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return True
+    return False
+
+
+def _non_finite(value: Any) -> tuple[str, float] | None:
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                key = str(key)
+                step = (f".{key}" if path else key) if _SIMPLE_KEY.match(key) else f"[{json.dumps(key)}]"
+                stack.append((child, path + step))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((child, f"{path}[{n}]") for n, child in reversed(list(enumerate(item))))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return path or "(the value)", item
+    return None
+
 
 def normalize(value: Any) -> Any:
     """Return ``value`` with integral floats turned into ints, recursively (tuples become lists)."""
@@ -37,8 +111,21 @@ def normalize(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints)."""
+    """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints): the key
+    values are compared and hashed by. A NaN is written as ``NaN`` here (the scorer compares whatever an agent
+    sent); what is stored or exported goes through ``dumps_stored``, which refuses it."""
     return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def dumps_stored(value: Any) -> str:
+    """``dumps(value)`` for writing (the store, files): the same text, but ``NonFiniteNumber`` naming where
+    ``value`` holds a NaN or ±Infinity, which JSON cannot carry."""
+    try:
+        return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    except ValueError:
+        refuse_non_finite(value)
+        raise
 
 
 _INTEGRAL_FLOAT = re.compile(r"\.0[,\]}]|\.0$|[eE]\+")
@@ -68,11 +155,14 @@ def dumps_json_values(value: Any) -> str:
     """``dumps(value)`` for a value made of JSON types with string keys only (a pydantic ``model_dump(mode=
     "json")``), faster: serialized by orjson with sorted keys, and by ``dumps`` only when the text shows a
     number orjson may write differently. Keys that are not strings would sort differently: pass such
-    values to ``dumps``."""
+    values to ``dumps``. ``NonFiniteNumber`` for a value holding NaN or ±Infinity (which orjson writes as
+    ``null``: looked for only when the text has a ``null``)."""
     try:
         data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):  # keys that are not strings, integers beyond 64 bits
         return _dumps_json_values_stdlib(value)
+    if b"null" in data:
+        refuse_non_finite(value)
     if _orjson_may_differ(data):
         return _dumps_json_values_stdlib(value)
     return data.decode("utf-8")
@@ -80,9 +170,12 @@ def dumps_json_values(value: Any) -> str:
 
 def _dumps_json_values_stdlib(value: Any) -> str:
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except TypeError:  # keys of mixed types
         return dumps(value)
+    except ValueError:
+        refuse_non_finite(value)
+        raise
     return dumps(value) if _INTEGRAL_FLOAT.search(text) else text
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 import orjson
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from scorer import canonical, strict_json
@@ -164,11 +165,34 @@ def to_json(record: BaseModel) -> dict[str, Any]:
     cases: 261 against 574 us); the same values (a float reads back as the float written). A run of 19
     digits may be an integer beyond 64 bits, which orjson would read as a float: those take
     ``model_dump``."""
-    data = record.model_dump_json().encode("utf-8")
+    data = _faithful_serializer(type(record)).to_json(record)
     if _LONG_NUMBER in data.translate(_DIGITS_AS_NINE):
-        return record.model_dump(mode="json")
-    value: dict[str, Any] = orjson.loads(data)
+        return _finite_dump(record)
+    try:
+        value: dict[str, Any] = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _finite_dump(record)
     return value
+
+
+_SERIALIZERS: dict[type[BaseModel], pydantic_core.SchemaSerializer] = {}
+
+
+def _faithful_serializer(model: type[BaseModel]) -> pydantic_core.SchemaSerializer:
+    """The model's own serializer, except that NaN and ±Infinity are written as such (pydantic writes them as
+    ``null``): orjson then refuses the text, and the record is refused naming where (``NonFiniteNumber``)
+    instead of being stored with a null. The same bytes as ``model_dump_json`` for every other value."""
+    found = _SERIALIZERS.get(model)
+    if found is None:
+        found = _SERIALIZERS[model] = pydantic_core.SchemaSerializer(
+            model.__pydantic_core_schema__, pydantic_core.CoreConfig(ser_json_inf_nan="constants"))
+    return found
+
+
+def _finite_dump(record: BaseModel) -> dict[str, Any]:
+    """``model_dump(mode="json")``, refusing a NaN or ±Infinity (which it would turn into ``None``)."""
+    canonical.refuse_non_finite(record.model_dump())
+    return record.model_dump(mode="json")
 
 
 def dumps_record(record: BaseModel) -> str:

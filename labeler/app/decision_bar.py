@@ -277,3 +277,27 @@ def decision_bar(*, item_key: str, decision: str | None, disabled: dict[str, boo
         "options": options(disabled=disabled, helps=helps, locked=locked),
     }, on_decide_change=event("decide", on_decide), on_submit_change=event("submit", on_submit),
         on_retry_change=on_retry)
+
+
+# -- the retry alone, for a panel without the bar (the trajectory panel) -------------------------------
+
+RETRY_JS = """
+export default function (component) {
+  const { data, setTriggerValue } = component;
+  const memo = (window.__toolgoldRetry = window.__toolgoldRetry || { timer: null });
+  clearTimeout(memo.timer);
+  if (data.busy) memo.timer = setTimeout(() => setTriggerValue('retry', { item: data.item, at: Date.now() }),
+                                         data.retry_ms);
+  return () => clearTimeout(memo.timer);
+}
+"""
+
+_RETRY = st.components.v2.component("toolgold_retry", html='<div class="tg-retry" hidden></div>', js=RETRY_JS)
+
+
+def retry_timer(*, item_key: str, busy: bool) -> None:
+    """What the bar does for a save the database was too busy for, without the bar: while ``busy``, ask for a
+    run every ``RETRY_MS`` (the trigger reruns the enclosing fragment, whose run retries the pending saves:
+    ``editing.retry_pending``). Mount it inside the fragment."""
+    _RETRY(key=f"retry-{item_key}", data={"item": item_key, "busy": busy, "retry_ms": RETRY_MS},
+           on_retry_change=lambda: None)

@@ -43,6 +43,7 @@ from labeler.store import (
     observed_calls,
 )
 from scorer import strict_json
+from scorer.canonical import NonFiniteNumber
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.model import Call, Transcript
@@ -107,6 +108,9 @@ class Work:
     submits: int = 0  # submit attempts on this turn (the bar drops the next turn it drew ahead on a refusal)
     restored: bool = False  # the pending edit came back from the journal (a reload while the database was busy)
     journaled: bool = False  # the pending body is in the journal (removed once a save lands)
+    # The store refused the journaled edit for a reason other than busy or conflict (the one-line reason): it
+    # would come back refused on every load, so the panel shows it with the choice to discard it.
+    refused: str | None = None
 
     @property
     def locked(self) -> bool:
@@ -205,7 +209,7 @@ def keep_only(item: Item) -> None:
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("work:") and k != current]:
         work = st.session_state[key]
         if (work.conflict is None and not work.input_errors and work.error is None and not work.editing
-                and work.busy is None):
+                and work.busy is None and work.refused is None):
             del st.session_state[key]
 
 
@@ -239,6 +243,7 @@ def _adopt(work: Work, record: LabelRecord | TrajectoryRecord) -> None:
     work.error = None
     work.problems = []
     work.busy, work.busy_submit = None, False
+    work.refused = None
     st.session_state.pop(BUSY_KEY, None)
     if work.journaled and work.item is not None:
         _unjournal(work.item, work)
@@ -297,8 +302,12 @@ def change(item: Item, work: Work, *, regenerate: bool = False, **fields: Any) -
         return
     try:
         body = type(work.body).model_validate({**work.body.model_dump(), **fields})
+        body.to_json()  # a NaN or ±Infinity (from code, not typing: typed JSON is strict) is refused, not nulled
     except ValidationError as exc:
         work.error = describe_validation_error(exc)
+        return
+    except NonFiniteNumber as exc:
+        work.error = f"not saved: {exc}"
         return
     work.body = body
     work.error = None
@@ -366,10 +375,34 @@ def save(item: Item, work: Work, *, over: int | None = None) -> bool:
         _busy(work, str(exc), submitting=False)
         return False
     except StoreError as exc:
-        work.error, work.busy = str(exc), None
+        _refused(work, exc)
+        return False
+    except NonFiniteNumber as exc:  # not JSON: refused whole, never stored with a null in its place
+        work.error, work.busy = f"not saved: {exc}", None
         return False
     _adopt(work, record)
     return True
+
+
+def _refused(work: Work, exc: StoreError) -> None:
+    """The store refused the save (not busy, not a conflict). An edit kept in the journal stays there, so it
+    is marked refused: the panel offers to discard it instead of showing the error again on every load."""
+    work.busy, work.busy_submit = None, False
+    if work.journaled:
+        work.refused, work.error = str(exc), None
+    else:
+        work.error = str(exc)
+
+
+def discard_refused(item: Item, work: Work) -> None:
+    """Drop an edit the store refused: its journal entry is moved aside (``.discarded``, kept for an operator),
+    and the panel starts again from the stored label."""
+    try:
+        context.store().pending_journal().discard(item.transcript_id, item.message_index, item.annotator)
+    except OSError as exc:
+        work.error = f"the unsaved edit could not be set aside: {exc.strerror or exc}"
+        return
+    forget(item)
 
 
 def keep_theirs(item: Item, work: Work) -> None:
@@ -402,7 +435,10 @@ def submit(item: Item, work: Work) -> bool:
         _busy(work, str(exc), submitting=True)
         return False
     except StoreError as exc:
-        work.error, work.busy = str(exc), None
+        _refused(work, exc)
+        return False
+    except NonFiniteNumber as exc:  # not JSON: refused whole, never stored with a null in its place
+        work.error, work.busy = f"not saved: {exc}", None
         return False
     _adopt(work, record)
     work.editing, work.submitted = False, None

@@ -119,6 +119,21 @@ def problem(text: str, key: str) -> None:
         st.text(text)
 
 
+def refused_box(item: Item, work: Work) -> None:
+    """An unsaved edit the store refused (not busy, not a conflict): what was typed, to copy, the reason, and
+    the explicit choice to discard it (set aside beside the journal, never deleted)."""
+    if work.refused is None:
+        return
+    with st.container(border=True, key="refused-edit"):
+        st.text("This unsaved edit cannot be saved, and trying again will not help: "
+                + render.one_line(work.refused, 300))
+        st.caption("What you typed (copy it if you need it):")
+        st.code(_summary(work.body), language="json", wrap_lines=True)
+        st.button("Discard this unsaved edit", key=f"discard-refused-{item.key}", icon=":material/delete:",
+                  on_click=editing.discard_refused, args=(item, work),
+                  help="Starts again from the stored label; the edit is kept on the server as .discarded")
+
+
 def _field_diff(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
     """One line per field the two versions disagree on."""
     lines = []
@@ -366,6 +381,7 @@ def label_panel(item: Item, tr: Transcript, state: TurnState, status_at_render: 
     with st.container(key="label-panel"):
         if work.conflict is not None:
             conflict_box(item, work)
+        refused_box(item, work)
         with st.container(key="panel-head"):  # sticky: the turn and the decision stay in view
             st.subheader("What should the agent do here?")
             st.caption(f"Decision point {state.ordinal + 1} of {window.total} · {state.observed_behavior}")

@@ -49,7 +49,7 @@ div[class*="st-key-mm-overlap-"] button[kind="secondary"] { background: #d1e9ff;
   background: var(--background-color, #fff); border-bottom: 1px solid rgba(49, 51, 63, 0.1); }
 [data-testid="stLayoutWrapper"]:has(> .st-key-submit-bar) { position: sticky; bottom: 0; z-index: 3;
   background: var(--background-color, #fff); border-top: 1px solid rgba(49, 51, 63, 0.1); padding: 0.5rem 0; }
-.st-key-hidden-keys, .st-key-decision-fallback { display: none; }
+.st-key-hidden-keys, .st-key-decision-fallback, .st-key-retry-timer { display: none; }
 div[class*="st-key-msg-"] [data-testid="stText"], div[class*="st-key-result-"] [data-testid="stText"] {
   overflow-wrap: anywhere; }
 .st-key-after-decision { opacity: 0.42; filter: grayscale(0.6); }

@@ -44,6 +44,20 @@ def answer_lines(answer: Answer) -> None:
         st.caption("tool only: any arguments")
 
 
+def steps(answer: Answer) -> None:
+    """What a trajectory expects: its steps by number, or no action at all (a trajectory has no turn decision:
+    call / no call / ask the user)."""
+    if answer.behavior != "call" or not answer.calls:
+        st.text("Expected: no action (no call at all)")
+        return
+    n = len(answer.calls)
+    st.text(f"Expected: {n} step{'s' if n != 1 else ''}")
+    for step, call in enumerate(answer.calls):
+        st.code(f"step {step}: {call.name}({render.pretty_json(call.arguments)})", language="json", wrap_lines=True)
+    if answer.tool_only:
+        st.caption("tool only: any arguments")
+
+
 def dependency_text(case: GoldCase, step: int) -> str:
     """Which earlier steps step ``step`` must come after, by number and tool ("none" when free)."""
     requires = next((d.requires for d in case.after if d.step == step), ())
@@ -70,8 +84,11 @@ def trajectory_lines(case: GoldCase) -> None:
 def case_card(case: GoldCase, *, own_tags: bool = True) -> None:
     """The expected answer, how each argument is compared, alternatives, tags and rationale. ``own_tags``
     False: the tags are not this version's own (the agent's answer carries the gold's tags if accepted)."""
-    st.text(f"Decision: {BEHAVIOR[case.expected.behavior]}")
-    answer_lines(case.expected)
+    if case.kind == "trajectory":
+        steps(case.expected)
+    else:
+        st.text(f"Decision: {BEHAVIOR[case.expected.behavior]}")
+        answer_lines(case.expected)
     for tool, rules in sorted(case.arg_rules.items()):
         for arg, rule in sorted(rules.items()):
             gold = next((c.arguments.get(arg) for c in case.expected.calls if c.name == tool), None)
@@ -81,7 +98,7 @@ def case_card(case: GoldCase, *, own_tags: bool = True) -> None:
         trajectory_lines(case)
     for n, alternative in enumerate(case.alternatives, start=1):
         st.caption(f"Alternative {n}")
-        answer_lines(alternative)
+        (steps if case.kind == "trajectory" else answer_lines)(alternative)
     if case.tags and own_tags:
         st.text("Tags: " + ", ".join(case.tags))
     elif case.tags:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from labeler.app import call_editor, editing, panel
+from labeler.app import call_editor, decision_bar, editing, panel
 from labeler.app.editing import Item, Work
 from labeler.labels import ORDER_MODES, TrajectoryBody, observed_as_calls, trajectory_problems
 from labeler.store import observed_calls
@@ -177,10 +177,13 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
     with st.container(key="trajectory-panel"):
         if work.conflict is not None:
             panel.conflict_box(item, work)
+        panel.refused_box(item, work)
         st.subheader("Over the whole conversation: which calls, in what order?")
         if work.locked:
             panel.locked_view(item, work)
             panel.status_line(work)
+            with st.container(key="retry-timer"):
+                decision_bar.retry_timer(item_key=item.key, busy=work.busy is not None)
             return
         if work.editing:
             panel.editing_bar(item, work)
@@ -189,6 +192,8 @@ def trajectory_panel(item: Item, tr: Transcript, status_at_render: str | None) -
         steps_editor(item, work, tools)
         panel.details(item, work)
         panel.status_line(work)
+        with st.container(key="retry-timer"):  # the bar's 2 s retry of a busy save (this panel has no bar)
+            decision_bar.retry_timer(item_key=item.key, busy=work.busy is not None)
         blocking = work.problems or (trajectory_problems(body, tr.tools) if work.status else [])
         if blocking:
             with st.container(key="problems"):

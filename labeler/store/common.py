@@ -50,8 +50,8 @@ def audit(conn: Connection, *, actor: str, action: str, entity: str, entity_id: 
     """Append one event: who did what, when, with the state before and after."""
     conn.execute(insert(t.AuditRow).values(
         at=now_iso(), actor=actor, action=action, entity=entity, entity_id=entity_id,
-        before=None if before is None else canonical.dumps(before),
-        after=None if after is None else canonical.dumps(after),
+        before=None if before is None else canonical.dumps_stored(before),
+        after=None if after is None else canonical.dumps_stored(after),
         note=note,
     ))
 
@@ -125,7 +125,7 @@ def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, befor
     stamp_now = now_iso()
     values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
               "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
-              "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source, "body": body,
+              "tags": canonical.dumps_stored(list(case.tags)), "source": case.provenance.source, "body": body,
               "content_hash": canonical.content_hash(json.loads(body)), "updated_at": stamp_now}
     exists_already = conn.scalar(select(t.GoldCaseRow.id).where(t.GoldCaseRow.id == case.id)) is not None
     if exists_already:
@@ -160,7 +160,7 @@ def blob(line: str) -> tuple[str, str]:
     """``(hash, body)`` of a gold line with its version stamp cleared (what versions share)."""
     record = json.loads(line)
     record["provenance"]["gold_version"] = None
-    body = canonical.dumps(record)
+    body = canonical.dumps_stored(record)
     return hashlib.sha256(body.encode("utf-8")).hexdigest(), body
 
 
@@ -168,7 +168,7 @@ def stamp(body: str, version: str) -> str:
     """The exported line of a frozen case: its blob with ``provenance.gold_version`` set."""
     record = json.loads(body)
     record["provenance"]["gold_version"] = version
-    return canonical.dumps(record)
+    return canonical.dumps_stored(record)
 
 
 # -- settings and the overlap sample ----------------------------------------------------------------
@@ -176,7 +176,7 @@ def stamp(body: str, version: str) -> str:
 
 def put_setting(conn: Connection, key: str, value: Any, actor: str) -> None:
     """Set one setting: an upsert, so two writers at once both succeed (the later one wins)."""
-    upsert(conn, t.ReviewSettingRow, {"key": key, "value": canonical.dumps(value),
+    upsert(conn, t.ReviewSettingRow, {"key": key, "value": canonical.dumps_stored(value),
                                       "updated_at": now_iso(), "updated_by": actor}, key=("key",))
 
 

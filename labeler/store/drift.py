@@ -151,7 +151,7 @@ def _flag_drift(conn: Connection, case_id: str, drift: StaleCase | None, current
         t.RelabelItemRow.tools_hash == tools_hash))
     if dismissed is not None:
         return
-    reasons = canonical.dumps({"reasons": [r.model_dump(mode="json") for r in drift.reasons],
+    reasons = canonical.dumps_stored({"reasons": [r.model_dump(mode="json") for r in drift.reasons],
                                "tools": [x.model_dump(mode="json") for x in current]})
     if open_row is not None:
         if open_row.reasons != reasons:

@@ -217,8 +217,8 @@ def remember_judge_questions(db: Database, questions: Sequence[NewQuestion]) -> 
         for start in range(0, len(questions), CHUNK):
             batch = questions[start:start + CHUNK]
             verdicts = {q.key: {"key": q.key, "kind": q.kind, "model": q.model, "prompt_version": q.prompt_version,
-                                "inputs": canonical.dumps(dict(q.inputs)),
-                                "request": canonical.dumps(dict(q.request)), "status": "pending",
+                                "inputs": canonical.dumps_stored(dict(q.inputs)),
+                                "request": canonical.dumps_stored(dict(q.request)), "status": "pending",
                                 "problem": NOT_ASKED, "created_at": stamp, "updated_at": stamp}
                         for q in batch}
             known = set(conn.scalars(select(t.JudgeVerdictRow.key).where(
@@ -228,7 +228,7 @@ def remember_judge_questions(db: Database, questions: Sequence[NewQuestion]) -> 
                             [v for k, v in verdicts.items() if k not in known])
             uses = {(q.key, q.ref_hash): {"verdict_key": q.key, "ref_hash": q.ref_hash, "kind": q.kind,
                                           "case_id": str(q.refs.get("case_id", "")),
-                                          "refs": canonical.dumps(dict(q.refs)), "queue_state": "waiting",
+                                          "refs": canonical.dumps_stored(dict(q.refs)), "queue_state": "waiting",
                                           "created_at": stamp}
                     for q in batch}
             insert_missing(conn, t.JudgeUseRow, list(uses.values()))
@@ -296,7 +296,7 @@ def record_judge_outcome(db: Database, key: str, outcome: JudgeOutcome) -> None:
     if outcome.answered:
         values.update(status="answered", verdict=outcome.verdict, rationale=outcome.rationale,
                       confidence=outcome.confidence,
-                      reply=None if outcome.reply is None else canonical.dumps(outcome.reply),
+                      reply=None if outcome.reply is None else canonical.dumps_stored(outcome.reply),
                       reply_model=outcome.model, input_tokens=outcome.input_tokens,
                       output_tokens=outcome.output_tokens, cost_usd=outcome.cost_usd,
                       latency_s=outcome.latency_s, answered_at=stamp)
@@ -407,7 +407,7 @@ def set_judge_model_setting(db: Database, model: str | None, *, actor: str) -> N
         before = conn.scalar(select(t.ReviewSettingRow.value).where(t.ReviewSettingRow.key == MODEL_SETTING))
         conn.execute(delete(t.ReviewSettingRow).where(t.ReviewSettingRow.key == MODEL_SETTING))
         if model is not None:
-            conn.execute(insert(t.ReviewSettingRow).values(key=MODEL_SETTING, value=canonical.dumps(model),
+            conn.execute(insert(t.ReviewSettingRow).values(key=MODEL_SETTING, value=canonical.dumps_stored(model),
                                                            updated_at=now_iso(), updated_by=actor))
         audit(conn, actor=actor, action="setting.judge_model", entity="setting", entity_id=MODEL_SETTING,
               before=None if before is None else json.loads(before), after=model)

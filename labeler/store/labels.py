@@ -367,7 +367,7 @@ def _materialize(conn: Connection, case_id: str, submitted: Callable[[], dict[st
     primary = first[0] if first and first[0] in cases else next(iter(cases))
 
     def essence(case: GoldCase) -> str:
-        return canonical.dumps({k: v for k, v in to_json(case).items() if k != "provenance"})
+        return canonical.dumps_stored({k: v for k, v in to_json(case).items() if k != "provenance"})
 
     agreeing = tuple(a for a in cases if a != primary and essence(cases[a]) == essence(cases[primary]))
     _put_materialized(conn, cases[primary], (primary, *agreeing), existing, actor)
@@ -383,7 +383,7 @@ def _put_materialized(conn: Connection, case: GoldCase, annotators: tuple[str, .
 
 def _essence(case: GoldCase) -> str:
     """A case as far as what it asks of the agent goes (not who labeled it, when, or with what words)."""
-    return canonical.dumps({k: v for k, v in to_json(case).items() if k not in ("provenance", "rationale")})
+    return canonical.dumps_stored({k: v for k, v in to_json(case).items() if k not in ("provenance", "rationale")})
 
 # -- trajectory labels: one per (transcript, annotator), same versioning and audit as turn labels
 

@@ -20,7 +20,9 @@ server does not see the edit until the annotator is back on the first one.
 
 An entry that cannot be read (torn by a filesystem that lost data, edited by hand, written by another
 version) is moved aside to ``<entry>.unreadable`` — kept for an operator, never deleted — and reported as
-one line; it is skipped, never a traceback.
+one line; it is skipped, never a traceback. An entry the store refuses for a reason other than a busy
+database or a conflict (the label it was based on is gone, say) stays until the annotator, shown what they
+typed and why, chooses to discard it: it is then moved aside to ``<entry>.discarded``, never deleted.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ class PendingJournal:
         record = {"format": FORMAT, "transcript_id": edit.transcript_id, "message_index": edit.message_index,
                   "annotator": edit.annotator, "base_version": edit.base_version, "submit": edit.submit,
                   "written_at": edit.written_at or now_iso(), "body": edit.body.model_dump(mode="json")}
-        data = json.dumps(record, ensure_ascii=False, sort_keys=True).encode()
+        edit.body.to_json()  # NonFiniteNumber for a NaN or ±Infinity, which model_dump would have made null
+        data = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False).encode()
         target = self.path_for(edit.transcript_id, edit.message_index, edit.annotator)
         fd, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".json", dir=self.directory)
         try:
@@ -146,6 +149,26 @@ class PendingJournal:
             path.unlink()
         except FileNotFoundError:
             return
+
+    def discard(self, transcript_id: str, message_index: int | None, annotator: str) -> Path | None:
+        """Set the entry aside as ``<entry>.discarded`` (the annotator chose to drop an edit the store refused),
+        never deleting it nor an earlier one set aside (then ``.discarded-2``, ...); the path it was kept as, or
+        None when there is no entry. ``OSError`` when it cannot be moved."""
+        path = self.path_for(transcript_id, message_index, annotator)
+        if not path.exists():
+            return None
+        for n in range(1, 10_000):
+            kept = path.with_name(path.name + (".discarded" if n == 1 else f".discarded-{n}"))
+            try:
+                os.link(path, kept)  # fails if that name is taken: an earlier discarded edit is never replaced
+            except FileExistsError:
+                continue
+            except FileNotFoundError:
+                return None
+            os.unlink(path)
+            self._sync_dir()
+            return kept
+        raise OSError(f"{path}: too many discarded edits kept beside it")
 
     def entries(self) -> list[Path]:
         """The entries on disk (not temporaries, not the ones set aside)."""

@@ -143,7 +143,7 @@ def enqueue_review(db: Database, kind: str, ref: str, payload: Mapping[str, Any]
     may (the judge runs without a user); the audit log names ``actor``."""
     if kind not in REVIEW_KINDS:
         raise StoreError(f"unknown review kind {kind!r}; choose one of {', '.join(REVIEW_KINDS)}")
-    text = canonical.dumps(dict(payload or {}))
+    text = canonical.dumps_stored(dict(payload or {}))
     with db.write() as conn:
         known = conn.scalar(select(t.GoldCaseRow.id).where(t.GoldCaseRow.id == ref)) or conn.scalar(
             select(t.GoldVersionCaseRow.case_id).where(t.GoldVersionCaseRow.case_id == ref).limit(1))
@@ -497,7 +497,7 @@ def escalate_review(db: Database, item_id: int, *, actor: str, comment: str) -> 
         if row.status == "escalated":
             raise StoreError(f"review item {item_id} is already escalated")
         escalation = {"by": actor, "at": now_iso(), "comment": comment}
-        payload = canonical.dumps({**json.loads(row.payload), "escalation": escalation})
+        payload = canonical.dumps_stored({**json.loads(row.payload), "escalation": escalation})
         conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id)
                      .values(status="escalated", payload=payload))
         audit(conn, actor=actor, action="review.escalate", entity="review_item", entity_id=row.ref,

@@ -92,7 +92,7 @@ def close_item(conn: Connection, item_id: int, *, actor: str, decision: str, com
     values: dict[str, Any] = {"status": "resolved", "decided_at": stamped, "decided_by": actor,
                               "decision": decision, "comment": comment}
     if extra:
-        values["payload"] = canonical.dumps({**json.loads(row.payload), **extra})
+        values["payload"] = canonical.dumps_stored({**json.loads(row.payload), **extra})
     conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == item_id).values(**values))
     audit(conn, actor=actor, action=f"review.{decision}", entity="review_item", entity_id=row.ref,
           before={"item": item_id, "kind": row.kind, "status": row.status},
@@ -245,7 +245,7 @@ def _reconcile(conn: Connection, ref: str, wanted: Mapping[str, Mapping[str, Any
     for kind in LABEL_KINDS:
         open_row = _open_item(conn, kind, ref)
         if kind in wanted:
-            payload = canonical.dumps(wanted[kind])
+            payload = canonical.dumps_stored(wanted[kind])
             if open_row is None:
                 enqueue(conn, kind, ref, payload, "review")
             elif open_row.payload != payload:
@@ -274,7 +274,7 @@ def note_label_against(conn: Connection, case: GoldCase, annotator: str, standin
     if row is None:
         if wanted:
             enqueue(conn, kind, standing.id,
-                    canonical.dumps({"annotators": wanted, "status": standing.provenance.status,
+                    canonical.dumps_stored({"annotators": wanted, "status": standing.provenance.status,
                                      "source": standing.provenance.source,
                                      "reviewer": standing.provenance.reviewer}), annotator)
         return
@@ -283,7 +283,7 @@ def note_label_against(conn: Connection, case: GoldCase, annotator: str, standin
             close_item(conn, row.id, actor="review", decision="withdrawn",
                        comment="the label says what the standing gold says again")
         return
-    payload = canonical.dumps({**json.loads(row.payload), "annotators": wanted})
+    payload = canonical.dumps_stored({**json.loads(row.payload), "annotators": wanted})
     if payload != row.payload:
         conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == row.id).values(payload=payload))
 
@@ -298,7 +298,7 @@ def withdraw_label_from(conn: Connection, kind: str, ref: str, annotator: str) -
         close_item(conn, row.id, actor="review", decision="withdrawn", comment=f"{annotator} reopened the label")
     elif annotators:
         conn.execute(update(t.ReviewItemRow).where(t.ReviewItemRow.id == row.id).values(
-            payload=canonical.dumps({**json.loads(row.payload), "annotators": annotators})))
+            payload=canonical.dumps_stored({**json.loads(row.payload), "annotators": annotators})))
 
 
 def standing_import(conn: Connection, transcript_id: str, message_index: int) -> GoldCase | None:

@@ -200,7 +200,7 @@ def _write_version(conn: Connection, split: str, blobs: Mapping[str, tuple[str, 
     content_hash = digest.hexdigest()
     row = {"id": vid, "split": split, "number": number, "parent_id": parent, "content_hash": content_hash,
            "n_cases": len(order), "created_at": stamped_at, "created_by": actor, "note": note,
-           "provenance": canonical.dumps(dict(provenance))}
+           "provenance": canonical.dumps_stored(dict(provenance))}
     conn.execute(insert(t.GoldVersionRow).values(**row))
     links = [{"version_id": vid, "case_id": c, "position": n, "blob_hash": blobs[c][0]}
              for n, c in enumerate(order)]

@@ -4,6 +4,7 @@ conflict shown field by field, never overwritten."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from labeler.app.editing import BUSY_KEY
@@ -64,3 +65,68 @@ def test_an_unreadable_entry_is_one_line_on_the_panel(people: Store, app: AppTes
     [line] = [t for t in texts(app) if "unreadable unsaved edit" in t]
     assert "\n" not in line and "Traceback" not in line
     assert people.get_label(TAU, 6, "ann") is None and journal.entries() == []
+
+
+REFUSED_REASON = "there is no saved label (version 3 was expected)"
+
+
+def refused_entry(store: Store) -> None:
+    """A journaled edit the store refuses for good (not busy, not a conflict): it was based on version 3 of a
+    label that is not stored (the database was restored from an older backup, say)."""
+    journaled(store, base_version=3)
+
+
+def still_journaled(store: Store) -> bool:
+    kept = store.pending_journal().get(TAU, 6, "ann")
+    return kept is not None and (kept.body, kept.base_version) == (TYPED, 3)
+
+
+def test_an_edit_the_store_refuses_shows_what_was_typed_and_the_reason_once(people: Store,  # noqa: F811
+                                                                            app: AppTest) -> None:
+    refused_entry(people)
+    open_turn(app, turn=6)
+    retry_now(app)
+    box = app.get_by_key("refused-edit")
+    said = [t.value for t in box.text]
+    assert any(REFUSED_REASON in t for t in said), said
+    assert any("typed before the reload" in c.value for c in box.code)  # to copy
+    assert [b.label for b in box.button] == ["Discard this unsaved edit"]
+    # Until the annotator chooses, the entry stays: a new session (a reload) offers the same choice.
+    assert still_journaled(people)
+    again = AppTest.from_file(app._script_path, default_timeout=30)
+    open_turn(again, turn=6)
+    retry_now(again)
+    assert [b.label for b in again.get_by_key("refused-edit").button] == ["Discard this unsaved edit"]
+
+
+def test_discarding_a_refused_edit_sets_it_aside_and_starts_from_the_stored_label(people: Store,  # noqa: F811
+                                                                                  app: AppTest) -> None:
+    refused_entry(people)
+    journal = people.pending_journal()
+    entry = journal.path_for(TAU, 6, "ann")
+    open_turn(app, turn=6)
+    retry_now(app)
+    assert still_journaled(people)
+    raw = entry.read_bytes()
+    [discard] = [b for b in app.button if b.label == "Discard this unsaved edit"]
+    discard.click().run()
+    assert not app.exception, app.exception
+    assert journal.entries() == []
+    kept = entry.with_name(entry.name + ".discarded")
+    assert kept.read_bytes() == raw  # moved aside, never deleted
+    with pytest.raises(KeyError):
+        app.get_by_key("refused-edit")
+    assert "Not saved yet: your first change creates the draft." in texts(app)
+    [why] = [a for a in app.text_area if a.label == "Rationale"]
+    assert why.value == ""
+    assert people.get_label(TAU, 6, "ann") is None
+    # A second refused edit of the same turn, discarded too, does not replace the first one set aside.
+    refused_entry(people)
+    again = AppTest.from_file(app._script_path, default_timeout=30)
+    open_turn(again, turn=6)
+    retry_now(again)
+    second = entry.read_bytes()
+    [discard] = [b for b in again.button if b.label == "Discard this unsaved edit"]
+    discard.click().run()
+    assert kept.read_bytes() == raw and entry.with_name(entry.name + ".discarded-2").read_bytes() == second
+    assert journal.entries() == []

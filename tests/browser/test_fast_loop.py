@@ -38,7 +38,7 @@ def loop_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     store = Store(db)
     seed(store)
     store.add_user("root", "admin")
-    for name in ("opti", "subby", "lockie", "quick", "lossy", "comer", "keeper", "plain", "reloady", "hasty"):
+    for name in ("opti", "subby", "lockie", "quick", "lossy", "comer", "keeper", "plain", "reloady", "hasty", "trajy"):
         store.add_user(name, "annotator", actor="root")
     store.close()
     with serve(db, home) as server:
@@ -251,6 +251,32 @@ def test_a_save_the_database_is_too_busy_for_is_retried_and_survives_a_reload(
     sign_in(page, "lockie")
     expect(page.get_by_label("Rationale")).to_have_value(typed)
     expect_decision(page, "clarify")
+
+
+def test_a_trajectory_save_the_database_is_too_busy_for_is_retried_by_itself(
+        page: Page, loop_server: Server, artifacts: Path) -> None:
+    """The trajectory panel has no decision bar: before, a busy save was retried only on the panel's next run
+    (the annotator's next change), so "database busy, retrying" stayed on screen after the lock was gone."""
+    goto_as(page, f"{loop_server.url}/label?t={OTHER}&view=Trajectory", "trajy")
+    expect(page.locator(".st-key-trajectory-panel")).to_be_visible()
+    typed = "The agent should look the booking up before cancelling."
+    store = loop_server.store()
+    wait_idle(page)
+    with write_lock(loop_server.db):
+        area = page.get_by_label("Rationale")
+        area.click()
+        area.type(typed)
+        area.press("Tab")  # leaving the field saves it: the lock is held past busy_timeout
+        expect(page.locator(".st-key-save-state")).to_contain_text("database busy, retrying", timeout=40_000)
+        expect(page.get_by_label("Rationale")).to_have_value(typed)
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=artifacts / "trajectory-database-busy.png")
+        assert store.get_trajectory_label(OTHER, "trajy") is None
+    # The lock is gone: the retry lands by itself, nothing pressed, nothing typed.
+    expect(page.locator(".st-key-save-state")).to_contain_text("Draft saved", timeout=20_000)
+    label = loop_server.store().get_trajectory_label(OTHER, "trajy")
+    assert label is not None and label.body.rationale == typed
+    assert page.get_by_test_id("stException").count() == 0
 
 
 # Decision-bar behaviours the AppTests claim through the hidden fallback buttons, here through the real

@@ -353,3 +353,22 @@ def test_an_incomplete_trajectory_is_not_submitted(labeled_store: Store) -> None
         labeled_store.save_trajectory_label(TAU, "ann", TrajectoryBody(), version=0, submit=True)
     assert info.value.problems == ["add the expected calls, or mark that no action is expected"]
     assert labeled_store.get_trajectory_label(TAU, "ann") is None
+
+
+def test_a_label_holding_nan_or_infinity_is_refused_and_nothing_is_stored(labeled_store: Store) -> None:
+    """Before: the body's ``model_dump`` turned NaN into ``None`` and the label was stored with a null."""
+    from labeler.labels import TrajectoryBody
+    from scorer.canonical import NonFiniteNumber
+
+    s = labeled_store
+    bad = LabelBody(decision="different", calls=(Call(name="get_reservation_details",
+                                                      arguments={"reservation_id": float("nan")}),))
+    with pytest.raises(NonFiniteNumber, match=r"^calls\[0\]\.arguments\.reservation_id: NaN is not a JSON number$"):
+        s.save_label(TAU, 4, "ann", bad, version=0)
+    with pytest.raises(NonFiniteNumber):
+        s.submit_label(TAU, 4, "ann", bad, version=0)
+    assert s.get_label(TAU, 4, "ann") is None and label_events(s, f"{TAU}#t4@ann") == []
+    steps = TrajectoryBody(calls=(Call(name="get_reservation_details", arguments={"n": [1, float("-inf")]}),))
+    with pytest.raises(NonFiniteNumber, match=r"^calls\[0\]\.arguments\.n\[1\]: -Infinity"):
+        s.save_trajectory_label(TAU, "ann", steps, version=0)
+    assert s.get_trajectory_label(TAU, "ann") is None

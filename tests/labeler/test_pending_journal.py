@@ -106,3 +106,17 @@ def test_a_failed_write_leaves_the_previous_entry_and_no_temporary(tmp_path: Pat
     got = journal.get("tau-1", 2, "ann")
     assert got is not None and got.body.rationale == "the earlier edit"
     assert [p.name for p in journal.directory.iterdir()] == [journal.path_for("tau-1", 2, "ann").name]
+
+
+def test_an_edit_holding_nan_is_refused_not_journaled_as_null(tmp_path: Path) -> None:
+    from scorer.canonical import NonFiniteNumber
+    from scorer.model import Call
+
+    journal = PendingJournal(tmp_path / "db.pending")
+    journal.put(edit("kept"))
+    body = LabelBody(decision="different", calls=(Call(name="refund", arguments={"amount": float("nan")}),))
+    with pytest.raises(NonFiniteNumber, match=r"^calls\[0\]\.arguments\.amount: NaN is not a JSON number$"):
+        journal.put(PendingEdit("tau-1", 2, "ann", body, base_version=3))
+    got = journal.get("tau-1", 2, "ann")
+    assert got is not None and got.body.rationale == "kept"  # the entry before is untouched
+    assert not [p for p in journal.directory.iterdir() if p.name.startswith(".tmp-")]

@@ -143,7 +143,7 @@ def test_a_trajectory_item_shows_what_the_agent_did_and_the_conversation(dispute
     open_page(app, "rita", "pages_/review.py", item=str(item.id))
     observed = app.get_by_key("cand-observed")
     assert next(t.value for t in observed.text) == "Observed agent calls"
-    assert [c.value for c in observed.code] == ['search_orders({\n  "customer": "C-1042"\n})']  # the agent's own
+    assert [c.value for c in observed.code] == ['step 0: search_orders({\n  "customer": "C-1042"\n})']  # the agent's own
     # the agent's answer has no tags of its own: the gold's are named as such, not shown as the agent's
     assert not [t for t in observed.text if t.value.startswith("Tags:")]
     assert any("happy_path" in c.value for c in observed.caption)
@@ -205,3 +205,26 @@ def test_the_advanced_json_edits_what_the_step_editor_cannot_an_alternative_traj
     gold = disputed.get_gold(CASE)
     assert [a.calls for a in gold.alternatives] == [(LOOKUP,)]
     assert gold.expected.calls == (LOOKUP, REFUND) and gold.provenance.reviewer == "rita"
+
+
+def test_trajectory_cards_show_their_steps_not_a_turn_decision(disputed: Store, app: AppTest) -> None:
+    """A trajectory label has no decision (call / no call / ask): its card says how many steps it expects and
+    lists them by number, or that no action is expected."""
+    put(disputed, transcript("t-quiet"))
+    submit_quiet = TrajectoryBody(no_action=True, forbidden=(ForbiddenCall(name="refund_order"),))
+    disputed.save_trajectory_label("t-quiet", "ann", submit_quiet, version=0, submit=True)
+    disputed.save_trajectory_label("t-quiet", "bob", TrajectoryBody(calls=(LOOKUP,)), version=0, submit=True)
+    [item] = [i for i in disputed.review_queue(actor="rita") if i.ref == CASE]
+    open_page(app, "rita", "pages_/review.py", item=str(item.id))
+    for key in ("cand-label-ann", "cand-label-bob", "cand-observed"):
+        card = [t.value for t in app.get_by_key(key).text]
+        assert not [t for t in card if t.startswith("Decision:")], (key, card)
+    ann = app.get_by_key("cand-label-ann")
+    assert "Expected: 2 steps" in [t.value for t in ann.text]
+    assert [c.value for c in ann.code] == ['step 0: search_orders({\n  "customer": "C-1042"\n})',
+                                           'step 1: refund_order({\n  "order_id": "O-7"\n})']
+    assert "Expected: 1 step" in [t.value for t in app.get_by_key("cand-label-bob").text]
+    [quiet] = [i for i in disputed.review_queue(actor="rita") if i.ref == "t-quiet#trajectory"]
+    open_page(app, "rita", "pages_/review.py", item=str(quiet.id))
+    card = [t.value for t in app.get_by_key("cand-label-ann").text]
+    assert "Expected: no action (no call at all)" in card and "Forbidden: refund_order" in card, card
