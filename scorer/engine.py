@@ -302,7 +302,7 @@ def _gold_id(raw: bytes, source: str, line: int) -> Any:
     return case_id if isinstance(case_id, str) and case_id else None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _RunLine:
     offset: int
     line: int
