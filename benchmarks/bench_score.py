@@ -17,7 +17,10 @@
 - Core: parses a sample of cases and runs into objects first (not timed), then times `score_trials` +
   `ReportBuilder.add` on one core, best of 5 passes.
 
-Run: ``.venv/bin/python -m benchmarks.bench_score [--cases N] [--data DIR] [--json] [--core-sample M]``.
+- With ``--shuffled``: the same at 100,000 and N with the runs shuffled, so they are joined to the gold on
+  disk instead of streamed beside it (the fallback's time and memory; flat too).
+
+Run: ``.venv/bin/python -m benchmarks.bench_score [--cases N] [--data DIR] [--json] [--shuffled] [--core-sample M]``.
 """
 
 from __future__ import annotations
@@ -323,6 +326,16 @@ def _prefix(src: Path, dst: Path, n: int) -> Path:
     return dst
 
 
+def _shuffled(src: Path, dst: Path, seed: int = 5) -> Path:
+    """The runs in another order than the gold: what the engine joins on disk instead of streaming."""
+    with src.open("rb") as fh:
+        lines = fh.readlines()
+    random.Random(seed).shuffle(lines)
+    with dst.open("wb") as out:
+        out.writelines(lines)
+    return dst
+
+
 def _data(directory: Path, n: int, given: Path | None) -> tuple[Path, Path]:
     if given is not None and (given / "gold.jsonl").exists():
         with (given / "gold.jsonl").open("rb") as fh:
@@ -344,6 +357,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--data", type=Path, default=None,
                         help="keep the generated files here (and reuse them when they have --cases lines)")
     parser.add_argument("--json", action="store_true", help="also time --format json (every case) at --cases")
+    parser.add_argument("--shuffled", action="store_true",
+                        help="also score the runs shuffled (joined on disk, not streamed) at 100,000 and --cases")
     parser.add_argument("--core-sample", type=int, default=100_000,
                         help="cases parsed into memory for the core measurement")
     args = parser.parse_args(argv)
@@ -375,6 +390,23 @@ def main(argv: list[str]) -> None:
         rows.append((f"memory growth {small_n:,} → {args.cases:,} cases",
                      f"{growth:.1f} B/case largest process, {tree_growth:.1f} B/case tree PSS", "", "flat",
                      "yes" if growth * added < 5 * 2**20 else "NO"))
+        if args.shuffled:
+            shuffled = {}
+            for n, (g, r) in ((small_n, small), (args.cases, (gold, runs))):
+                mixed = _shuffled(r, directory / f"runs-shuffled-{n}.jsonl")
+                shuffled[n] = end_to_end(g, mixed, "table", 0, directory / "report.txt")[:3]
+                mixed.unlink()
+                print(f"toolgold score, {n:,} cases, runs shuffled: {shuffled[n][0]:.1f} s, peak RSS "
+                      f"{shuffled[n][1]:.0f} MB largest process, {shuffled[n][2]:.0f} MB tree PSS", flush=True)
+            (x_sec, x_rss, x_pss), (y_sec, y_rss, y_pss) = shuffled[small_n], shuffled[args.cases]
+            x_growth, x_tree = (y_rss - x_rss) * 2**20 / added, (y_pss - x_pss) * 2**20 / added
+            print(f"runs shuffled, memory growth: {x_growth:.1f} B/case largest process, {x_tree:.1f} B/case "
+                  f"tree PSS", flush=True)
+            rows.append((f"`toolgold score`, runs shuffled (joined on disk), {args.cases:,} / {small_n:,} cases",
+                         f"{y_sec:.1f} s / {x_sec:.1f} s; peak RSS {y_rss:.0f} / {x_rss:.0f} MB largest process; "
+                         f"growth {x_growth:.1f} B/case ({x_tree:.1f} tree PSS)",
+                         f"runs in gold order: {b_sec:.1f} s / {s_sec:.1f} s", "flat",
+                         "yes" if x_growth * added < 5 * 2**20 else "NO"))
         if args.json:
             seconds, largest, tree, code = end_to_end(gold, runs, "json", 0, directory / "report.json")
             (directory / "report.json").unlink(missing_ok=True)

@@ -1,14 +1,19 @@
 """The file-scoring engine: score a runs file against a gold file in flat memory, on one or more cores.
 
 Reading files happens here and only here in the scorer (the scoring functions stay pure: records in,
-results out). The cases themselves never accumulate: the runs file is indexed first (20 bytes per run: a
-hash of its case id and where its line is), then the gold file streams, each case fetching its runs by
-offset, so runs may come in any order; the aggregates are bounded by the vocabulary (``ReportBuilder``,
-whose shards fold their counts before they are sent back to be merged). What still grows with the input is
-that index (16 bytes per run, about 32 at its peak while it is sorted) and one byte of "claimed" per run per
-worker; a gold id twice is caught by a run claimed twice, so only cases without a run keep a hash. Large
-gold files are split into line-aligned shards scored by worker processes; the per-case results go to a
-temporary spool only when the caller wants every case (a JSON or JUnit report, a saved run).
+results out). Nothing held grows with the number of cases. A first pass reads only the ids of both files
+(each run's from its line without parsing the rest, when that is unambiguous), in lockstep: the runs of each
+gold case are expected next in the runs file, as they are when the runs were produced by iterating the gold.
+When every run was taken that way (cases without a run are fine), each worker then streams its slice of the
+gold and the matching slice of the runs side by side, and there is no index at all. Otherwise (runs in
+another order, runs for cases the gold lacks) the ids are joined on disk: (id hash, line) of the gold and
+(id hash, where the line is) of the runs are spilled to temporary files partitioned by hash, joined one
+partition at a time, and the (gold line, run) pairs spilled again by gold line, so each worker reads its
+cases' runs from one sorted file. A gold id twice shows as a hash twice in the same partition. The
+aggregates are bounded by the vocabulary (``ReportBuilder``, whose shards fold their counts before they are
+sent back to be merged). Large gold files are split into line-aligned shards scored by worker processes;
+the per-case results go to a temporary spool only when the caller wants every case (a JSON or JUnit report,
+a saved run).
 
 ``toolgold score`` is a thin client of ``score_files``.
 """
@@ -16,20 +21,18 @@ temporary spool only when the caller wants every case (a JSON or JUnit report, a
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 import json
 import marshal
-import multiprocessing
 import os
 import re
+import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import islice
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scorer.api import UNSCORED_EXAMPLES, score_trials
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
@@ -40,13 +43,13 @@ from scorer.judging import Judge
 from scorer.model import MARSHAL_VALUE_VERSION, GoldCase, RunRecord, ToolSpec
 from scorer.report import Report, ReportBuilder, Unscored
 
-Outcomes = tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where it is used: a small file scored in lockstep never needs it (a fifth of start-up).
+Outcomes = tuple["np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]
 """A baseline's pass/fail per (case, trial): sorted key hashes and whether each passed."""
 
-LOOKUP_BATCH = 4
-"""Gold cases whose runs are looked up together (one vectorized search per batch). Kept small on purpose:
-parsed cases held across a long batch outlive the young GC generations, and the full collections they then
-trigger cost more than the batching saves (1,024 made scoring twice as slow)."""
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 """Below this gold size one process is faster than starting workers: forking, copying the pages each worker
 writes and merging cost about 0.4 CPU seconds for two workers, so a worker pays only past a few seconds of
@@ -101,22 +104,27 @@ def _parse_line(raw: bytes, source: str, line: int) -> Any:
 _CASE_ID = re.compile(rb'"case_id"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
 
 
-def _quick_case_id(raw: bytes) -> str | None:
-    """The case id of a run line without parsing all of it, when that is unambiguous (the key occurs once).
-
-    Anything odd returns None and the line is parsed in full; every line is fully validated later anyway,
-    when its case is scored or, if no case claims it, when unknown runs are counted."""
-    if raw.count(b'"case_id"') != 1:
-        return None
-    match = _CASE_ID.search(raw)
-    if match is None:
-        return None
-    body = match.group(1)
+def _json_string(body: bytes) -> str | None:
+    """The value of a JSON string's body (between its quotes), or None when it is not valid."""
     try:
         value = json.loads(b'"' + body + b'"') if b"\\" in body else body.decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return None
-    return value if isinstance(value, str) and value else None
+    return value if isinstance(value, str) else None
+
+
+def _quick_case_id(raw: bytes) -> str | None:
+    """The case id of a run line without parsing all of it, when that is unambiguous: the key occurs once
+    and no key can be spelled with a ``\\u`` escape (a ``"case_id"`` inside a string has its quotes escaped).
+
+    Anything odd returns None and the line is parsed in full; every line is fully validated later anyway,
+    when its case is scored or, if no case claims it, when unknown runs are counted."""
+    if raw.count(b'"case_id"') != 1 or b"\\u" in raw:
+        return None
+    match = _CASE_ID.search(raw)
+    if match is None:
+        return None
+    return _json_string(match.group(1)) or None
 
 
 _LENGTH_BITS = 25
@@ -126,13 +134,17 @@ MAX_RUNS_BYTES = 1 << (64 - _LENGTH_BITS)
 
 
 class RunIndex:
-    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice.
+    """Where each run's line is, sorted by case-id hash: the runs of a case are a contiguous slice. Used by
+    the judge step of ``toolgold score --judge`` (``labeler.cli.judge.case_runs``); scoring itself keeps no
+    index (``score_files``).
 
     16 bytes per run (the hash, and the line's offset and length packed into one 64-bit span); line numbers
     are counted from the file only when an error needs one. Sorted one array at a time so the peak stays
     near 32 bytes per run."""
 
     def __init__(self, path: Path) -> None:
+        import numpy as np
+
         self.path = path
         if path.stat().st_size >= MAX_RUNS_BYTES:
             raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(path))
@@ -165,6 +177,8 @@ class RunIndex:
     def slices(self, case_ids: list[str]) -> tuple[list[int], list[int], list[int]]:
         """The hash of each case id and the [start, stop) positions of its runs (empty when it has none),
         looked up for a whole batch at once."""
+        import numpy as np
+
         hashes = [key_hash(c) for c in case_ids]
         wanted = np.array(hashes, dtype=np.uint64)
         starts = np.searchsorted(self.hashes, wanted, side="left")
@@ -199,20 +213,244 @@ class RunIndex:
         return record
 
 
+_SPILL_BLOCK = 512
+"""Pairs a partition buffers before they are written out (8 KiB)."""
+_SPILL_MAX_PARTS = 256
+"""At most this many partitions: 2 MiB of buffers, and a partition read back holds 1/256 of the pairs."""
+
+
+class _Spill:
+    """(key, value) pairs of 64-bit integers spilled to a temporary file, partitioned by key range, so each
+    partition can be read back and sorted alone: an external sort whose memory is the partitions' buffers
+    and one partition, not every pair. ``width`` is the key range of one partition."""
+
+    def __init__(self, path: Path, parts: int, width: int) -> None:
+        self.path, self.parts, self.width = path, parts, max(width, 1)
+        self._fh = path.open("w+b")
+        self._buffers = [array("Q") for _ in range(parts)]
+        self._blocks: list[array[int]] = [array("Q") for _ in range(parts)]
+        """Each partition's blocks in the file: offset and number of integers, in pairs."""
+
+    @staticmethod
+    def partitions_for(size: int) -> int:
+        """A power of two for about ``size`` bytes of input: more partitions for more lines (a line is at
+        least 16 bytes), so a partition stays near 32,768 pairs up to 256 partitions."""
+        parts = 1
+        while parts < _SPILL_MAX_PARTS and parts * 32768 * 16 < size:
+            parts *= 2
+        return parts
+
+    def add(self, key: int, value: int) -> None:
+        part = min(key // self.width, self.parts - 1)
+        buffer = self._buffers[part]
+        buffer.append(key)
+        buffer.append(value)
+        if len(buffer) >= 2 * _SPILL_BLOCK:
+            self._flush(part)
+
+    def add_many(self, keys: np.ndarray[Any, Any], values: np.ndarray[Any, Any]) -> None:
+        for key, value in zip(keys.tolist(), values.tolist(), strict=True):
+            self.add(key, value)
+
+    def _flush(self, part: int) -> None:
+        buffer = self._buffers[part]
+        self._fh.seek(0, os.SEEK_END)
+        self._blocks[part].extend((self._fh.tell(), len(buffer)))
+        buffer.tofile(self._fh)
+        self._buffers[part] = array("Q")
+
+    def read_flat(self, part: int) -> array[int]:
+        """The pairs of one partition, key and value interleaved, in the order they were added."""
+        self._fh.flush()
+        pairs = array("Q")
+        blocks = self._blocks[part]
+        for k in range(0, len(blocks), 2):
+            pairs.frombytes(os.pread(self._fh.fileno(), blocks[k + 1] * 8, blocks[k]))
+        pairs.extend(self._buffers[part])
+        return pairs
+
+    def read(self, part: int) -> np.ndarray[Any, Any]:
+        """The pairs of one partition as an (n, 2) array, in the order they were added."""
+        import numpy as np
+
+        return np.frombuffer(self.read_flat(part), dtype=np.uint64).reshape(-1, 2)
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+_GOLD_ID = re.compile(rb'"id"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+
+
+def _gold_id(raw: bytes, source: str, line: int) -> Any:
+    """The id of a gold line, ``_BLANK`` for a blank line, or None when the line has no readable id (it is
+    bad input, which scoring reports in gold order). Taken from the bytes when the key occurs once and no
+    key can be spelled with a ``\\u`` escape: for a valid record that is its id."""
+    if raw.count(b'"id"') == 1 and b"\\u" not in raw:
+        match = _GOLD_ID.search(raw)
+        if match is not None:
+            value = _json_string(match.group(1))
+            if value:
+                return value
+    try:
+        parsed = _parse_line(raw, source, line)
+    except InvalidRecord:
+        return None
+    if parsed is _BLANK:
+        return _BLANK
+    case_id = parsed.get("id") if isinstance(parsed, dict) else None
+    return case_id if isinstance(case_id, str) and case_id else None
+
+
+@dataclass(slots=True)
+class _RunLine:
+    offset: int
+    line: int
+    length: int
+    case_id: str
+
+
+def _run_ids(path: Path) -> Iterator[_RunLine]:
+    """Every non-blank run line with its case id. A line too long, or whose case id cannot be read, is bad
+    input here (every line is fully validated later, when its case is scored or unknown runs are counted)."""
+    source = str(path)
+    for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
+        case_id = _quick_case_id(raw) if number > 1 else None
+        if case_id is None:
+            value = _parse_line(raw, source, number)
+            if value is _BLANK:
+                continue
+            case_id = value.get("case_id") if isinstance(value, dict) else None
+            if not isinstance(case_id, str) or not case_id:
+                # Let the full validator say what is wrong with the record.
+                parse_record(value, expect=RunRecord, source=source, line=number)
+                raise InvalidRecord("a run record needs a case_id", source=source, line=number)
+        if len(raw) > MAX_LINE_BYTES:
+            raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
+                                f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
+        yield _RunLine(offset, number, len(raw), case_id)
+
+
+@dataclass
+class _Pairing:
+    """What the id pass found: whether the runs follow the gold, and where each shard's runs begin."""
+
+    lockstep: bool
+    run_starts: list[tuple[int, int]]
+    """For each shard, the offset and line number of the first run the lockstep gave its cases."""
+    contested: frozenset[int]
+    """Id hashes that more than one gold line has: a gold id twice (or, once in 2^64, two ids one hash)."""
+    gold_lines: int
+    """The last gold line with an id."""
+    gold: _Spill
+    runs: _Spill
+
+
+def _read_pairing(gold: Path, runs: Path, jobs: list[Job], directory: Path) -> _Pairing:
+    """Read the ids of both files once, in lockstep, spilling (hash, line) of gold and (hash, span) of runs."""
+    source = str(gold)
+    gold_size, runs_size = gold.stat().st_size, runs.stat().st_size
+    parts = _Spill.partitions_for(max(gold_size, runs_size))
+    width = -(-(1 << 64) // parts)
+    gold_spill = _Spill(directory / "gold-ids", parts, width)
+    run_spill = _Spill(directory / "run-ids", parts, width)
+    starts = [job.start for job in jobs]
+    run_starts: list[tuple[int, int]] = []
+    run_iter = _run_ids(runs)
+    last_line = gold_lines = 0
+
+    def advance() -> _RunLine | None:
+        nonlocal last_line
+        run = next(run_iter, None)
+        if run is not None:
+            run_spill.add(key_hash(run.case_id), run.offset << _LENGTH_BITS | run.length)
+            last_line = run.line
+        return run
+
+    pending = advance()
+    for number, (offset, raw) in enumerate(_lines_with_offsets(gold), start=1):
+        while len(run_starts) < len(starts) and offset >= starts[len(run_starts)]:
+            run_starts.append((pending.offset, pending.line) if pending else (runs_size, last_line + 1))
+        case_id = _gold_id(raw, source, number)
+        if case_id is _BLANK or case_id is None:
+            continue
+        gold_spill.add(key_hash(case_id), number)
+        gold_lines = number
+        while pending is not None and pending.case_id == case_id:
+            pending = advance()
+    while len(run_starts) < len(starts):
+        run_starts.append((pending.offset, pending.line) if pending else (runs_size, last_line + 1))
+    lockstep = pending is None
+    while pending is not None:
+        pending = advance()
+    contested: set[int] = set()
+    for part in range(parts):
+        hashes = gold_spill.read_flat(part)[0::2]
+        if len(set(hashes)) < len(hashes):
+            seen: set[int] = set()
+            for h in hashes:
+                if h in seen:
+                    contested.add(h)
+                seen.add(h)
+    return _Pairing(lockstep, run_starts, frozenset(contested), gold_lines, gold_spill, run_spill)
+
+
+@dataclass
+class _Joined:
+    """The runs of each gold line, sorted by gold line then file order (``pairs``: line, span), where each
+    shard's pairs begin, and the runs no gold id has (spans by offset)."""
+
+    pairs: Path
+    pair_starts: list[int]
+    unknown: _Spill
+
+
+def _join(pairing: _Pairing, jobs: list[Job], gold_lines: int, runs_size: int, directory: Path) -> _Joined:
+    """Join the spilled ids partition by partition and spill the pairs again, by gold line."""
+    import numpy as np
+
+    parts = pairing.gold.parts
+    by_line = _Spill(directory / "pairs-by-line", parts, -(-(gold_lines + 1) // parts))
+    unknown = _Spill(directory / "unknown-runs", parts, -(-(runs_size + 1) // parts))
+    for part in range(parts):
+        gold = pairing.gold.read(part)
+        gold = gold[np.argsort(gold[:, 0], kind="stable")]
+        runs = pairing.runs.read(part)
+        runs = runs[np.argsort(runs[:, 0], kind="stable")]  # stable: a case's runs stay in file order
+        lo = np.searchsorted(gold[:, 0], runs[:, 0], side="left")
+        hi = np.searchsorted(gold[:, 0], runs[:, 0], side="right")
+        count = hi - lo
+        none = count == 0
+        unknown.add_many(runs[none, 1] >> np.uint64(_LENGTH_BITS), runs[none, 1])
+        one = count == 1
+        by_line.add_many(gold[lo[one], 1], runs[one, 1])
+        for k in np.flatnonzero(count > 1).tolist():  # a contested hash: every gold line with it gets the run
+            for g in range(int(lo[k]), int(hi[k])):
+                by_line.add(int(gold[g, 1]), int(runs[k, 1]))
+    path = directory / "pairs"
+    boundaries = np.array([job.first_line for job in jobs], dtype=np.uint64)
+    before = np.zeros(len(jobs), dtype=np.int64)
+    with path.open("wb") as fh:
+        for part in range(parts):
+            pairs = by_line.read(part)
+            pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+            before += np.searchsorted(pairs[:, 0], boundaries, side="left")
+            pairs.tofile(fh)
+    by_line.close()
+    return _Joined(path, before.tolist(), unknown)
+
+
 @dataclass
 class Shard:
     """What one worker did with one line-aligned slice of the gold file."""
 
     builder: ReportBuilder
-    used: np.ndarray[Any, Any]
-    """Which runs a gold case claimed. A run claimed twice means a gold id twice (runs are claimed only by
-    the exact id they name), so duplicates among cases with runs need no per-case memory."""
-    reclaimed: bool = False
-    """A case here claimed a run an earlier case of this shard had claimed: some gold id appears twice."""
-    unrun_hashes: array[int] = field(default_factory=lambda: array("Q"))
-    """The id hash of each case without a run: the only gold cases whose duplicates ``used`` cannot show."""
     without_run: int = 0
     without_run_examples: list[str] = field(default_factory=list)
+    rejected: list[int] = field(default_factory=list)
+    """Offsets of runs joined to a case by hash whose case id is another (two ids, one 64-bit hash)."""
+    claimed_contested: list[int] = field(default_factory=list)
+    """Offsets of runs claimed by a case whose id hash is contested (what ``rejected`` is checked against)."""
     outcome_keys: array[int] = field(default_factory=lambda: array("Q"))
     outcome_passed: array[int] = field(default_factory=lambda: array("b"))
 
@@ -225,10 +463,19 @@ class Job:
     first_line: int
     spool: Path | None
     pair_outcomes: bool
+    runs: Path | None = None
+    run_start: int = 0
+    """Lockstep: the byte range of the runs file this shard's cases take, and its first line number."""
+    run_end: int = 0
+    run_first_line: int = 1
+    pairs: Path | None = None
+    """Joined: the sorted (gold line, span) pairs, and this shard's range of them."""
+    pair_start: int = 0
+    pair_end: int = 0
 
 
-_INDEX: RunIndex | None = None
-"""Set before workers fork, so each shares the index instead of pickling it."""
+_CONTESTED: frozenset[int] = frozenset()
+"""Set before workers fork: the gold id hashes more than one gold line has."""
 _JUDGE: Judge | None = None
 """The judge semantic arguments go to (``--judge``: verdicts already in the store), shared the same way."""
 
@@ -277,57 +524,164 @@ def _gold_records(job: Job) -> Iterator[tuple[int, GoldCase]]:
             yield number, tools.parse(value, source=source, line=number)
 
 
-def _runs_of(case: GoldCase, positions: range, index: RunIndex, fd: int, shard: Shard) -> list[RunRecord]:
-    runs = []
-    used = shard.used
+def _line_at(path: Path, offset: int) -> int:
+    """The line number at ``offset`` (errors only: it counts the line ends before it)."""
+    end, count = offset, 0
+    with path.open("rb") as fh:
+        while end > 0:
+            chunk = fh.read(min(end, 1 << 20))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            end -= len(chunk)
+    return count + 1
+
+
+def _parse_run(raw: bytes, source: str, line: int) -> RunRecord:
+    value = _parse_line(raw, source, line)
+    record: RunRecord = parse_record(value, expect=RunRecord, source=source, line=line)
+    return record
+
+
+def _read_run(path: Path, fd: int, span: int) -> RunRecord:
+    """The run whose line is at ``span`` (offset and length), its errors placed at its line."""
+    offset = span >> _LENGTH_BITS
+    raw = os.pread(fd, span & ((1 << _LENGTH_BITS) - 1), offset)
+    source = str(path)
+    try:
+        return _parse_run(raw, source, 1 if offset == 0 else 2)
+    except InvalidRecord as exc:
+        raise type(exc)(exc.message, source=source, line=_line_at(path, offset)) from None
+
+
+def _check_trials(case: GoldCase, runs: list[tuple[int, RunRecord]], source: str) -> None:
+    """Two runs for one trial of a case are bad input, at the second's line (``runs``: line, run)."""
     trial_at: dict[int, int] = {}
-    for position in positions:
-        run = index.read(fd, position)
-        if run.case_id != case.id:
-            continue  # a different id with the same 64-bit hash
+    for line, run in runs:
         if run.trial in trial_at:
-            first, second = sorted((index.line(trial_at[run.trial]), index.line(position)))
+            first, second = sorted((trial_at[run.trial], line))
             raise InvalidRecord(f"a second run for case {case.id!r} trial {run.trial} (the first is at "
-                                f"line {first})", source=str(index.path), line=second)
-        trial_at[run.trial] = position
-        if used[position]:
-            shard.reclaimed = True
-        used[position] = True
-        runs.append(run)
-    return runs
+                                f"line {first})", source=source, line=second)
+        trial_at[run.trial] = line
+
+
+class _LockstepRuns:
+    """The runs of a shard's cases when they come in gold order: each case takes the runs next in the file
+    that name it. Nothing is indexed; at the end every run of the slice must have been taken."""
+
+    def __init__(self, job: Job) -> None:
+        if job.runs is None:
+            raise RuntimeError("a lockstep job names its runs file")
+        self.source = str(job.runs)
+        self._lines = enumerate(_lines_with_offsets(job.runs, job.run_start, job.run_end), start=job.run_first_line)
+        self._pending = self._next()
+
+    def _next(self) -> tuple[int, RunRecord] | None:
+        for number, (_, raw) in self._lines:
+            value = _parse_line(raw, self.source, number)
+            if value is not _BLANK:
+                return number, parse_record(value, expect=RunRecord, source=self.source, line=number)
+        return None
+
+    def take(self, case: GoldCase, number: int, shard: Shard) -> list[RunRecord]:
+        taken = []
+        while self._pending is not None and self._pending[1].case_id == case.id:
+            taken.append(self._pending)
+            self._pending = self._next()
+        _check_trials(case, taken, self.source)
+        return [run for _, run in taken]
+
+    def finish(self) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"{self.source}:{self._pending[0]}: the id pass and the scoring pass disagree "
+                               "on which case this run is for")
+
+    def close(self) -> None:
+        pass
+
+
+class _JoinedRuns:
+    """The runs of a shard's cases from the joined pairs (gold line, span), read in order in chunks."""
+
+    CHUNK = 4096
+
+    def __init__(self, job: Job) -> None:
+        if job.pairs is None or job.runs is None:
+            raise RuntimeError("a joined job names its pairs file")
+        self.path, self.source = job.runs, str(job.runs)
+        self._fd = os.open(job.runs, os.O_RDONLY)
+        self._pairs = job.pairs.open("rb")
+        self._pairs.seek(job.pair_start * 16)
+        self._left = job.pair_end - job.pair_start
+        self._chunk: list[int] = []
+        self._at = 0
+
+    def _peek(self) -> tuple[int, int] | None:
+        if self._at >= len(self._chunk):
+            if self._left <= 0:
+                return None
+            count = min(self.CHUNK, self._left)
+            chunk = array("Q")
+            chunk.fromfile(self._pairs, 2 * count)
+            self._chunk = chunk.tolist()
+            self._left -= count
+            self._at = 0
+        return self._chunk[self._at], self._chunk[self._at + 1]
+
+    def take(self, case: GoldCase, number: int, shard: Shard) -> list[RunRecord]:
+        spans = []
+        while (pair := self._peek()) is not None and pair[0] <= number:
+            if pair[0] == number:
+                spans.append(pair[1])
+            self._at += 2
+        contested = key_hash(case.id) in _CONTESTED if spans else False
+        taken = []
+        for span in spans:
+            run = _read_run(self.path, self._fd, span)
+            if run.case_id != case.id:
+                shard.rejected.append(span >> _LENGTH_BITS)  # a different id with the same 64-bit hash
+                continue
+            if contested:
+                shard.claimed_contested.append(span >> _LENGTH_BITS)
+            taken.append((span, run))
+        if len({run.trial for _, run in taken}) < len(taken):
+            _check_trials(case, [(_line_at(self.path, span >> _LENGTH_BITS), run) for span, run in taken],
+                          self.source)
+        return [run for _, run in taken]
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        os.close(self._fd)
+        self._pairs.close()
 
 
 def _score_shard(job: Job) -> Shard:
-    index = _INDEX
-    if index is None:
-        raise RuntimeError("score_files sets the run index before scoring shards")
-    shard = Shard(builder=ReportBuilder(), used=np.zeros(len(index), dtype=bool))
+    shard = Shard(builder=ReportBuilder())
     spool = job.spool.open("w", encoding="utf-8") if job.spool else None
-    fd = os.open(index.path, os.O_RDONLY)
-    records = _gold_records(job)
+    source: _LockstepRuns | _JoinedRuns = _LockstepRuns(job) if job.pairs is None else _JoinedRuns(job)
     try:
-        while batch := list(islice(records, LOOKUP_BATCH)):
-            hashes, starts, stops = index.slices([case.id for _, case in batch])
-            for (_, case), hashed, start, stop in zip(batch, hashes, starts, stops, strict=True):
-                runs = _runs_of(case, range(start, stop), index, fd, shard)
-                if not runs:
-                    shard.unrun_hashes.append(hashed)
-                    shard.without_run += 1
-                    if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
-                        shard.without_run_examples.append(case.id)
-                    continue
-                results = score_trials(case, runs, judge=_JUDGE)
-                shard.builder.add(results)
-                if spool is not None:
-                    for result in results:
-                        spool.write(result.model_dump_json())
-                        spool.write("\n")
-                if job.pair_outcomes:
-                    for result in results:
-                        shard.outcome_keys.append(key_hash(f"{result.case_id}\0{result.trial}"))
-                        shard.outcome_passed.append(result.status == "pass")
+        for number, case in _gold_records(job):
+            runs = source.take(case, number, shard)
+            if not runs:
+                shard.without_run += 1
+                if len(shard.without_run_examples) < UNSCORED_EXAMPLES:
+                    shard.without_run_examples.append(case.id)
+                continue
+            results = score_trials(case, runs, judge=_JUDGE)
+            shard.builder.add(results)
+            if spool is not None:
+                for result in results:
+                    spool.write(result.model_dump_json())
+                    spool.write("\n")
+            if job.pair_outcomes:
+                for result in results:
+                    shard.outcome_keys.append(key_hash(f"{result.case_id}\0{result.trial}"))
+                    shard.outcome_passed.append(result.status == "pass")
+        source.finish()
     finally:
-        os.close(fd)
+        source.close()
         if spool is not None:
             spool.close()
     shard.builder.compact()
@@ -360,51 +714,61 @@ def _shard_jobs(gold: Path, workers: int, spool_dir: Path | None, pair: bool) ->
     return jobs
 
 
-def _merge_used(shards: list[Shard]) -> tuple[np.ndarray[Any, Any], bool]:
-    """The runs any shard claimed, and whether two cases claimed the same run (a gold id twice)."""
-    used = shards[0].used
-    reclaimed = shards[0].reclaimed
-    for shard in shards[1:]:
-        reclaimed = reclaimed or shard.reclaimed or bool(np.any(used & shard.used))
-        used |= shard.used
-    return used, reclaimed
-
-
-def _check_duplicates(gold: Path, shards: list[Shard], reclaimed: bool) -> None:
-    """Raise at the second line of a gold id that appears twice. Cases with runs show it by a run claimed
-    twice (``reclaimed``); cases without, by their id hashes (kept only for them)."""
-    hashes = np.concatenate([np.frombuffer(s.unrun_hashes, dtype=np.uint64) for s in shards])
-    if not reclaimed and len(np.unique(hashes)) == len(hashes):
+def _check_duplicates(gold: Path, contested: frozenset[int]) -> None:
+    """Raise at the second line of a gold id that appears twice. The id pass found the hashes more than
+    one gold line has; only ids with those hashes are remembered while the gold is read again."""
+    if not contested:
         return
-    # Rare: find the pair by reading the ids again (the hashes alone do not say where they were).
     first_line: dict[str, int] = {}
     with gold.open("rb") as fh:
         for number, value in iter_json_lines(fh, str(gold)):
             if not isinstance(value, dict):
                 continue
             case_id = str(value.get("id"))
+            if key_hash(case_id) not in contested:
+                continue
             if case_id in first_line:
                 raise InvalidRecord(f"gold case id {case_id!r} appears twice (first at line {first_line[case_id]})",
                                     source=str(gold), line=number)
             first_line[case_id] = number
 
 
-def _unknown_runs(index: RunIndex, used: np.ndarray[Any, Any]) -> tuple[int, list[str]]:
-    """Runs no gold case claimed: each is validated (bad input is still bad input) and counted."""
-    unused = np.flatnonzero(~used)
-    examples: list[str] = []
-    fd = os.open(index.path, os.O_RDONLY)
+def _unknown_runs(runs: Path, joined: _Joined | None, shards: list[Shard]) -> tuple[int, list[str]]:
+    """Runs no gold case claimed, in file order: each is validated (bad input is still bad input) and
+    counted. In lockstep every run was claimed."""
+    if joined is None:
+        return 0, []
+    import numpy as np
+
+    unknown = joined.unknown
+    claimed = {o for s in shards for o in s.claimed_contested}
+    # A run joined by hash to a case with another id (two ids, one 64-bit hash; once in 2^64) is unknown too.
+    rejected = [_span_at(runs, o) for o in sorted({o for s in shards for o in s.rejected} - claimed)]
+    spans = heapq.merge((span for part in range(unknown.parts) for span in np.sort(unknown.read(part)[:, 1]).tolist()),
+                        rejected)
+    count, examples = 0, list[str]()
+    fd = os.open(runs, os.O_RDONLY)
     try:
-        for position in sorted(unused.tolist(), key=index.offset):
-            run = index.read(fd, position)
+        for span in spans:
+            run = _read_run(runs, fd, span)
+            count += 1
             if len(examples) < UNSCORED_EXAMPLES and run.case_id not in examples:
                 examples.append(run.case_id)
     finally:
         os.close(fd)
-    return len(unused), examples
+        unknown.close()
+    return count, examples
+
+
+def _span_at(path: Path, offset: int) -> int:
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        return offset << _LENGTH_BITS | len(fh.readline())
 
 
 def baseline_outcomes(cases: Iterator[dict[str, Any]]) -> Outcomes:
+    import numpy as np
+
     keys, passed = [], []
     for case in cases:
         keys.append(key_hash(f"{case.get('case_id')}\0{case.get('trial') or 0}"))
@@ -414,6 +778,8 @@ def baseline_outcomes(cases: Iterator[dict[str, Any]]) -> Outcomes:
 
 
 def _pair(baseline: Outcomes, shards: list[Shard]) -> Paired:
+    import numpy as np
+
     base_keys, base_passed = baseline
     keys = np.concatenate([np.frombuffer(s.outcome_keys, dtype=np.uint64) for s in shards])
     now = np.concatenate([np.frombuffer(s.outcome_passed, dtype=np.int8) for s in shards]).astype(bool)
@@ -460,40 +826,56 @@ def score_files(gold: Path, runs: Path, *, workers: int = 0, spool_dir: Path | N
 def _score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None,
                  baseline: tuple[Report, Outcomes] | None, thresholds: Sequence[tuple[str, float]],
                  max_tool_drop: float, min_tool_support: int, judge: Judge | None) -> Scored:
-    global _INDEX, _JUDGE
-    _INDEX = index = RunIndex(runs)
-    _JUDGE = judge
-    try:
-        size = gold.stat().st_size
+    global _CONTESTED, _JUDGE
+    runs_size = runs.stat().st_size
+    if runs_size >= MAX_RUNS_BYTES:
+        raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(runs))
+    size = gold.stat().st_size
+    if workers <= 0:
+        workers = min(os.cpu_count() or 1, 4) if size >= PARALLEL_MIN_BYTES else 1
+    jobs = _shard_jobs(gold, workers, spool_dir, baseline is not None)
+    with tempfile.TemporaryDirectory(prefix="toolgold-pairing-") as tmp:
+        pairing = _read_pairing(gold, runs, jobs, Path(tmp))
         if size == 0 or (size <= 65536 and not gold.read_bytes().strip(b" \t\r\n\xef\xbb\xbf")):
             raise InvalidRecord("no gold cases in this file (it is empty)", source=str(gold))
-        if workers <= 0:
-            big = gold.stat().st_size >= PARALLEL_MIN_BYTES
-            workers = min(os.cpu_count() or 1, 4) if big else 1
-        jobs = _shard_jobs(gold, workers, spool_dir, baseline is not None)
-        if len(jobs) == 1:
-            shards = [_score_shard(jobs[0])]
+        joined = None
+        if pairing.lockstep and not pairing.contested:
+            run_ends = [start for start, _ in pairing.run_starts[1:]] + [runs_size]
+            jobs = [replace(job, runs=runs, run_start=start, run_first_line=line, run_end=end)
+                    for job, (start, line), end in zip(jobs, pairing.run_starts, run_ends, strict=True)]
         else:
-            with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
-                shards = pool.map(_score_shard, jobs, chunksize=1)
-        used, reclaimed = _merge_used(shards)
-        _check_duplicates(gold, shards, reclaimed)
+            joined = _join(pairing, jobs, pairing.gold_lines, runs_size, Path(tmp))
+            pair_ends = [*joined.pair_starts[1:], joined.pairs.stat().st_size // 16]
+            jobs = [replace(job, runs=runs, pairs=joined.pairs, pair_start=start, pair_end=end)
+                    for job, start, end in zip(jobs, joined.pair_starts, pair_ends, strict=True)]
+        pairing.gold.close()
+        pairing.runs.close()
+        _CONTESTED, _JUDGE = pairing.contested, judge
+        try:
+            if len(jobs) == 1:
+                shards = [_score_shard(jobs[0])]
+            else:
+                import multiprocessing
+
+                with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+                    shards = pool.map(_score_shard, jobs, chunksize=1)
+        finally:
+            _CONTESTED, _JUDGE = frozenset(), None
+        _check_duplicates(gold, pairing.contested)
         builder = shards[0].builder
         for shard in shards[1:]:
             builder.merge(shard.builder)
-        unknown, unknown_examples = _unknown_runs(index, used)
-        without_examples = [c for s in shards for c in s.without_run_examples][:UNSCORED_EXAMPLES]
-        report = builder.finish(Unscored(
-            cases_without_run=sum(s.without_run for s in shards), examples_without_run=tuple(without_examples),
-            runs_for_unknown_cases=unknown, examples_unknown=tuple(unknown_examples)))
-        update: dict[str, Any] = {"gates": check_gates(report, thresholds)}
-        if baseline is not None:
-            update["comparison"] = compare(report, baseline[0], _pair(baseline[1], shards),
-                                           max_tool_drop=max_tool_drop, min_tool_support=min_tool_support)
-        spools = [j.spool for j in jobs if j.spool is not None]
-        return Scored(report.model_copy(update=update), spools)
-    finally:
-        _INDEX = _JUDGE = None
+        unknown, unknown_examples = _unknown_runs(runs, joined, shards)
+    without_examples = [c for s in shards for c in s.without_run_examples][:UNSCORED_EXAMPLES]
+    report = builder.finish(Unscored(
+        cases_without_run=sum(s.without_run for s in shards), examples_without_run=tuple(without_examples),
+        runs_for_unknown_cases=unknown, examples_unknown=tuple(unknown_examples)))
+    update: dict[str, Any] = {"gates": check_gates(report, thresholds)}
+    if baseline is not None:
+        update["comparison"] = compare(report, baseline[0], _pair(baseline[1], shards),
+                                       max_tool_drop=max_tool_drop, min_tool_support=min_tool_support)
+    spools = [j.spool for j in jobs if j.spool is not None]
+    return Scored(report.model_copy(update=update), spools)
 
 
 def spooled_lines(spools: list[Path]) -> Iterator[str]:

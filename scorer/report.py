@@ -17,7 +17,7 @@ from scorer.judging import JudgeUsage
 from scorer.model import Frozen
 from scorer.results import CaseError, CaseResult
 from scorer.stats import pass_hat_k, wilson
-from scorer.synthesize.model import ALL_TRANSFORMS, SYNTHETIC
+from scorer.transforms import ALL_TRANSFORMS, SYNTHETIC
 
 REPORT_FORMAT: Final = "toolgold.report/1"
 MAX_FAILURE_EXAMPLES = 100

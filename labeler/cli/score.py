@@ -31,19 +31,19 @@ EXIT_GATE_FAILED = 1
 
 
 def _render(fmt: str, scored: Scored, out: TextIO) -> None:
-    from scorer.render import render_html, render_markdown, render_table, write_json, write_junit
+    import scorer.render as render  # each renderer loads on first use: only the one asked for
 
     report = scored.report
     if fmt == "json":
-        write_json(report, out, spooled_lines(scored.spools))
+        render.write_json(report, out, spooled_lines(scored.spools))
     elif fmt == "junit":
-        write_junit(report, out, (json.loads(line) for line in spooled_lines(scored.spools)))
+        render.write_junit(report, out, (json.loads(line) for line in spooled_lines(scored.spools)))
     elif fmt == "markdown":
-        out.write(render_markdown(report))
+        out.write(render.render_markdown(report))
     elif fmt == "html":
-        out.write(render_html(report))
+        out.write(render.render_html(report))
     else:
-        out.write(render_table(report))
+        out.write(render.render_table(report))
 
 
 def _load_baseline(path: Path) -> tuple[Report, Outcomes]:

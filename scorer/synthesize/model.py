@@ -14,14 +14,9 @@ from pydantic import Field, model_validator
 
 from scorer.errors import ToolgoldError
 from scorer.model import Frozen, GoldCase
+from scorer.transforms import ALL_TRANSFORMS, SYNTHETIC, Transform
 
 CANDIDATE_FORMAT: Final = "toolgold.candidate/1"
-SYNTHETIC: Final = "synthetic"
-"""``provenance.source`` of every candidate, and the tag that tells real cases from synthetic ones."""
-
-Transform = Literal["near_duplicate_tool", "missing_information", "toolkit_growth", "negative_branch",
-                    "stale_context", "paraphrase", "tool_shaped_no_intent"]
-ALL_TRANSFORMS: Final[tuple[Transform, ...]] = Transform.__args__  # type: ignore[attr-defined]
 JUDGE_TRANSFORMS: Final[tuple[Transform, ...]] = ("paraphrase", "tool_shaped_no_intent")
 """Written by the model behind the judge's gateway (only with a key, only when asked for)."""
 TRANSFORMS: Final[tuple[Transform, ...]] = tuple(t for t in ALL_TRANSFORMS if t not in JUDGE_TRANSFORMS)
