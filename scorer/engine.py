@@ -149,23 +149,9 @@ class RunIndex:
         if path.stat().st_size >= MAX_RUNS_BYTES:
             raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(path))
         hashes, spans = array("Q"), array("Q")
-        source = str(path)
-        for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
-            case_id = _quick_case_id(raw) if number > 1 else None
-            if case_id is None:
-                value = _parse_line(raw, source, number)
-                if value is _BLANK:
-                    continue
-                case_id = value.get("case_id") if isinstance(value, dict) else None
-                if not isinstance(case_id, str) or not case_id:
-                    # Let the full validator say what is wrong with the record.
-                    parse_record(value, expect=RunRecord, source=source, line=number)
-                    raise InvalidRecord("a run record needs a case_id", source=source, line=number)
-            if len(raw) > MAX_LINE_BYTES:
-                raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
-                                    f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
-            hashes.append(key_hash(case_id))
-            spans.append(offset << _LENGTH_BITS | len(raw))
+        for run in _run_ids(path):
+            hashes.append(key_hash(run.case_id))
+            spans.append(run.offset << _LENGTH_BITS | run.length)
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
         self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
         del hashes
