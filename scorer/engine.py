@@ -176,15 +176,7 @@ class RunIndex:
 
     def line(self, position: int) -> int:
         """The line number of a run (errors only: it counts the line ends before it)."""
-        end, count = self.offset(position), 0
-        with self.path.open("rb") as fh:
-            while end > 0:
-                chunk = fh.read(min(end, 1 << 20))
-                if not chunk:
-                    break
-                count += chunk.count(b"\n")
-                end -= len(chunk)
-        return count + 1
+        return _line_at(self.path, self.offset(position))
 
     def read(self, fd: int, position: int) -> RunRecord:
         span = int(self.spans[position])
