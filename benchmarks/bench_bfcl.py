@@ -101,17 +101,18 @@ def perturbed(calls: Calls, n: int, required: list[str]) -> Calls:
     return [(name, args), *calls[1:]]
 
 
-def load_items() -> list[dict[str, Any]]:
-    """Each item: its gold case, BFCL's function list and ground truth, and the two outputs."""
+def load_items(data: Path = BFCL) -> list[dict[str, Any]]:
+    """Each item: its gold case, BFCL's function list and ground truth, and the two outputs (the BFCL data
+    in ``data``)."""
     from scorer import importers
     from scorer.importers import Converted
     from scorer.model import GoldCase
 
     items = []
     for category in CATEGORIES:
-        questions = _lines(BFCL / f"BFCL_v4_{category}.json")
-        answers = _lines(BFCL / "possible_answer" / f"BFCL_v4_{category}.json")
-        for converted in importers.convert(BFCL / f"BFCL_v4_{category}.json", "bfcl"):
+        questions = _lines(data / f"BFCL_v4_{category}.json")
+        answers = _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")
+        for converted in importers.convert(data / f"BFCL_v4_{category}.json", "bfcl"):
             if not isinstance(converted, Converted) or not isinstance(converted.record, GoldCase):
                 continue
             case = converted.record
