@@ -210,6 +210,75 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
     return Diagnosis(missing, unknown, problems, sequence, swapped)
 
 
+def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> int:
+    """``diagnose(facts, plan, args).cost`` counted key by key, without building the diagnosis (parallel
+    calls cost every pair of calls to the same tool; only the pairs chosen are diagnosed). Each key adds
+    at most one error: a required key left out, an unknown parameter, a schema problem, a gold key left
+    out, a key the gold does not set, a value failing its rule; a swapped pair of wrong values counts
+    once. A schema that checks the arguments together is left to ``diagnose``."""
+    schema = plan.schema
+    if schema is not None and not schema.per_argument:
+        return diagnose(facts, plan, args).cost
+    gold, rules = plan.gold, plan.rules
+    known = plan.known
+    cost = 0
+    same = len(args) == len(gold)
+    shared = 0
+    wrong: list[str] | None = None
+    for key, value in args.items():
+        if key in gold:
+            shared += 1
+            wanted = gold[key]
+            rule = rules.get(key)
+            if equal(value, wanted):
+                if rule is None or rule.match in _EQUAL_MATCHES:
+                    continue
+                decided = facts.match(rule, wanted, value)
+            else:
+                same = False
+                decided = False if rule is None else _unequal_verdict(facts, plan, key, rule, wanted, value)
+            if decided is True:
+                continue
+            if schema is not None and ((key not in known) if known is not None else not schema.is_known(key)):
+                cost += 1  # unknown
+            elif schema is not None and schema.problem(key, value) is not None:
+                cost += 1  # a schema problem
+            elif decided is False:
+                cost += 1
+                if wrong is None:
+                    wrong = [key]
+                else:
+                    wrong.append(key)
+            # None: a review, no error
+            continue
+        same = False
+        if schema is not None and ((key not in known) if known is not None else not schema.is_known(key)):
+            cost += 1
+        elif schema is not None and schema.problem(key, value) is not None:
+            cost += 1
+        else:
+            rule = rules.get(key, DEFAULT_RULE)
+            if not rule.accept:
+                if rule.match != "any" and not _is_default(facts, plan.tool, key, value):
+                    cost += 1
+            elif facts.match(rule, ABSENT, value) is False:
+                cost += 1
+    if same:
+        return 0  # as valid as the gold itself
+    must = plan.must
+    for key in must:
+        if key not in args:
+            cost += 1  # missing, whether the gold sets it or only requires it
+    if shared < len(gold):
+        for key in gold:
+            if key not in args and key not in must and not rules.get(key, DEFAULT_RULE).optional:
+                cost += 1
+    if wrong is not None and len(wrong) > 1:
+        wrong.sort()
+        cost -= len(_swapped_pairs(facts, rules, wrong, args, gold))
+    return cost
+
+
 def render(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], found: Diagnosis, step: int | None,
            context: Callable[[], Context] | None) -> PairCheck:
     """The errors and reviews of a diagnosis, notes and all, in ``check_pair``'s order."""

@@ -16,13 +16,13 @@ from scorer import canonical
 from scorer.arguments import (
     ARGUMENT_CODES,
     CallPlan,
-    Diagnosis,
     PairCheck,
     check_pair,
     checked_by_plan,
     diagnose,
     from_call_errors,
     pair_cost,
+    plan_cost,
     render,
 )
 from scorer.assignment import optimal_pairs
@@ -134,23 +134,44 @@ def _assign_planned(expected: Sequence[Call], actual: Sequence[RunCall], check: 
         plans.append(plan)
     if any(isinstance(got.arguments, str) for got in actual):
         return None
-    found: dict[tuple[int, int], Diagnosis] = {}
     cost = [[WRONG_TOOL_COST] * len(actual) for _ in expected]
     for i, plan in enumerate(plans):
         name = plan.tool
         row = cost[i]
         for j, got in enumerate(actual):
             if got.name == name:
-                diagnosis = found[i, j] = diagnose(facts, plan, got.arguments)  # type: ignore[arg-type]
-                row[j] = diagnosis.cost
-    pairs = optimal_pairs(cost) if len(expected) > 1 or len(actual) > 1 else [(0, 0)]
+                row[j] = plan_cost(facts, plan, got.arguments)  # type: ignore[arg-type]
+    pairs = _optimal(cost) if len(expected) > 1 or len(actual) > 1 else [(0, 0)]
     context = facts_context(facts)
     for i, j in pairs:
-        chosen = found.get((i, j))
-        if chosen is not None:
+        plan = plans[i]
+        got = actual[j]
+        if got.name == plan.tool:
             step = None if len(expected) == 1 and len(actual) == 1 else i
-            check[i, j] = render(facts, plans[i], actual[j].arguments, chosen, step, context)  # type: ignore[arg-type]
+            args = got.arguments
+            check[i, j] = render(facts, plan, args, diagnose(facts, plan, args), step, context)  # type: ignore[arg-type]
     return pairs
+
+
+def _optimal(cost: list[list[int]]) -> list[tuple[int, int]]:
+    """``optimal_pairs(cost)``, without the solver where the optimum is unique and plain to see: each row
+    (or, with more rows than columns, each column) has a single cheapest entry, in a different column (row)
+    for each. That assignment costs the sum of the minima, a bound every other assignment exceeds (it takes
+    some row off its single minimum), so it is the one the solver returns too."""
+    rows, cols = len(cost), len(cost[0]) if cost else 0
+    if rows == 0 or cols == 0:
+        return optimal_pairs(cost)
+    lines = cost if rows <= cols else [list(column) for column in zip(*cost, strict=True)]
+    chosen: list[int] = []
+    for line in lines:
+        low = min(line)
+        at = line.index(low)
+        if low in line[at + 1:] or at in chosen:
+            return optimal_pairs(cost)
+        chosen.append(at)
+    if rows <= cols:
+        return list(enumerate(chosen))
+    return sorted((r, c) for c, r in enumerate(chosen))
 
 
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,

@@ -4,10 +4,13 @@ the errors ``check_pair`` writes, or the pairing, and so every note, could chang
 from __future__ import annotations
 
 import itertools
+import random
 
-from scorer.arguments import check_pair, pair_cost
+from scorer import turn
+from scorer.arguments import CallPlan, check_pair, diagnose, pair_cost, plan_cost
+from scorer.assignment import optimal_pairs
 from scorer.facts import CaseFacts
-from scorer.model import RunCall
+from scorer.model import GoldCase, RunCall
 from tests.scorer.kit import call, calls, case
 from tests.scorer.test_diagnoses import ACCOUNTS
 from tests.scorer.test_trusted_results import _cases, _outputs
@@ -36,3 +39,44 @@ def test_a_swapped_pair_costs_one_error() -> None:
     full = check_pair(facts, gold.expected.calls[0], got)
     assert [e.code.value for e in full.errors] == ["wrong_arg_value", "swapped_args"]
     assert pair_cost(facts, gold.expected.calls[0], got) == 2
+
+
+def _plan_pairs(gold: GoldCase, outputs: list[tuple[RunCall, ...]]) -> int:
+    facts = CaseFacts(gold)
+    compared = 0
+    for actual in outputs:
+        for want, got in itertools.product(gold.expected.calls, actual):
+            plan = facts.plan(want, CallPlan)
+            if want.name != got.name or plan is None or isinstance(got.arguments, str):
+                continue
+            assert plan_cost(facts, plan, got.arguments) == diagnose(facts, plan, got.arguments).cost, \
+                (gold.id, want, got)
+            compared += 1
+    return compared
+
+
+def test_the_plan_cost_counts_what_the_diagnosis_finds() -> None:
+    """``plan_cost`` (the pairing of parallel calls) against ``diagnose`` (what is written for the chosen
+    pairs), on the real items, every rule kind and schema shape, each against every output."""
+    from tests.scorer.test_compiled_checks import _more_outputs, _rule_cases, _rule_outputs
+
+    compared = sum(_plan_pairs(gold, _more_outputs(gold)) for gold in _cases())
+    compared += sum(_plan_pairs(gold, _rule_outputs(gold)) for gold in _rule_cases())
+    assert compared > 2000
+
+
+def test_pairs_found_without_the_solver_are_the_solvers() -> None:
+    """``turn._optimal`` skips the solver only where the optimum is unique; everywhere it must answer what
+    ``optimal_pairs`` answers, ties and rectangular matrices included."""
+    rng = random.Random(15)
+    shortcuts = 0
+    for _ in range(4000):
+        rows, cols = rng.randint(1, 5), rng.randint(1, 5)
+        top = rng.choice((1, 2, 3, 10, 1000))
+        cost = [[rng.randint(0, top) for _ in range(cols)] for _ in range(rows)]
+        if rng.random() < 0.3:  # the shape of parallel calls: one cheap entry per row, the rest dear
+            for r in range(min(rows, cols)):
+                cost[r][r] = 0
+        assert turn._optimal(cost) == optimal_pairs(cost), cost
+        shortcuts += turn._optimal(cost) == list(enumerate(min(range(cols), key=row.__getitem__) for row in cost))
+    assert shortcuts > 100
