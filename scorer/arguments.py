@@ -22,7 +22,7 @@ from scorer.grounding import Context, scalar_texts, superseding
 from scorer.matchers import ABSENT, Verdict, describe, expected_values, normalized_text, read_as, show
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review, trusted
-from scorer.schemas import SchemaProblem
+from scorer.schemas import ArgumentSchema, SchemaProblem
 
 DEFAULT_RULE = ArgRule()
 ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINATED_PARAM,
@@ -44,6 +44,8 @@ class PairCheck:
 
 
 _CLEAN = PairCheck()
+CLEAN = _CLEAN
+"""The check with nothing found: shared, never written to."""
 
 
 def same_arguments(actual: dict[str, Any], gold: dict[str, Any]) -> bool:
@@ -210,21 +212,30 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
     return Diagnosis(missing, unknown, problems, sequence, swapped)
 
 
-def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> int:
+def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
+            typed: dict[str, bool] | None = None) -> tuple[int, list[str] | None, bool]:
     """``diagnose(facts, plan, args).cost`` counted key by key, without building the diagnosis (parallel
     calls cost every pair of calls to the same tool; only the pairs chosen are diagnosed). Each key adds
     at most one error: a required key left out, an unknown parameter, a schema problem, a gold key left
     out, a key the gold does not set, a value failing its rule; a swapped pair of wrong values counts
-    once. A schema that checks the arguments together is left to ``diagnose``."""
+    once. A schema that checks the arguments together is left to ``diagnose``. ``typed`` remembers, for
+    these ``args`` and the plan's tool, whether the schema refuses each key (unknown, or a type problem):
+    the same for every expected call to the tool, so one dict serves a whole column of the pairing.
+
+    Returns the count before swapped pairs are taken off, and the wrong values' keys when two or more could
+    pair (None otherwise): ``swaps`` then says how many pairs they make, at most half of them; and whether
+    the diagnosis has any review (no error and no review: ``render`` writes nothing)."""
     schema = plan.schema
     if schema is not None and not schema.per_argument:
-        return diagnose(facts, plan, args).cost
+        found = diagnose(facts, plan, args)
+        return found.cost, None, bool(found.sequence)
     gold, rules = plan.gold, plan.rules
     known = plan.known
     cost = 0
     same = len(args) == len(gold)
     shared = 0
     wrong: list[str] | None = None
+    review = False
     for key, value in args.items():
         if key in gold:
             shared += 1
@@ -239,32 +250,33 @@ def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> int:
                 decided = False if rule is None else _unequal_verdict(facts, plan, key, rule, wanted, value)
             if decided is True:
                 continue
-            if schema is not None and ((key not in known) if known is not None else not schema.is_known(key)):
-                cost += 1  # unknown
-            elif schema is not None and schema.problem(key, value) is not None:
-                cost += 1  # a schema problem
+            if schema is not None and _refused(schema, known, key, value, typed):
+                cost += 1  # unknown, or a schema problem
             elif decided is False:
                 cost += 1
                 if wrong is None:
                     wrong = [key]
                 else:
                     wrong.append(key)
-            # None: a review, no error
+            else:
+                review = True  # a review, no error
             continue
         same = False
-        if schema is not None and ((key not in known) if known is not None else not schema.is_known(key)):
-            cost += 1
-        elif schema is not None and schema.problem(key, value) is not None:
+        if schema is not None and _refused(schema, known, key, value, typed):
             cost += 1
         else:
             rule = rules.get(key, DEFAULT_RULE)
             if not rule.accept:
                 if rule.match != "any" and not _is_default(facts, plan.tool, key, value):
                     cost += 1
-            elif facts.match(rule, ABSENT, value) is False:
-                cost += 1
+            else:
+                decided = facts.match(rule, ABSENT, value)
+                if decided is False:
+                    cost += 1
+                elif decided is None:
+                    review = True
     if same:
-        return 0  # as valid as the gold itself
+        return 0, None, False  # as valid as the gold itself
     must = plan.must
     for key in must:
         if key not in args:
@@ -275,8 +287,34 @@ def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> int:
                 cost += 1
     if wrong is not None and len(wrong) > 1:
         wrong.sort()
-        cost -= len(_swapped_pairs(facts, rules, wrong, args, gold))
-    return cost
+        return cost, wrong, review
+    return cost, None, review
+
+
+def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[str, bool] | None = None) -> int:
+    """``diagnose(facts, plan, args).cost`` counted key by key, without building the diagnosis (see
+    ``counted``)."""
+    cost, wrong, _ = counted(facts, plan, args, typed)
+    return cost - swaps(facts, plan, args, wrong) if wrong else cost
+
+
+def swaps(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], wrong: list[str]) -> int:
+    """How many swapped pairs the wrong values (by key, sorted) of ``counted`` make: each is one error less."""
+    return len(_swapped_pairs(facts, plan.rules, wrong, args, plan.gold))
+
+
+def _refused(schema: ArgumentSchema, known: frozenset[str] | None, key: str, value: Any,
+             typed: dict[str, bool] | None) -> bool:
+    """Whether the schema refuses ``key`` of the arguments: an unknown parameter or a type problem."""
+    if typed is not None:
+        found = typed.get(key)
+        if found is not None:
+            return found
+    found = ((key not in known) if known is not None else not schema.is_known(key)) \
+        or schema.problem(key, value) is not None
+    if typed is not None:
+        typed[key] = found
+    return found
 
 
 def render(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], found: Diagnosis, step: int | None,
@@ -584,4 +622,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "diagnose", "from_call_errors", "pair_cost", "render", "same_arguments"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "diagnose", "from_call_errors", "counted", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from scorer import canonical
 from scorer.arguments import (
+    CLEAN,
     ARGUMENT_CODES,
     CallPlan,
     PairCheck,
@@ -21,9 +22,10 @@ from scorer.arguments import (
     checked_by_plan,
     diagnose,
     from_call_errors,
+    counted,
     pair_cost,
-    plan_cost,
     render,
+    swaps,
 )
 from scorer.assignment import optimal_pairs
 from scorer.codes import NO_CALL, ErrorCode
@@ -135,41 +137,74 @@ def _assign_planned(expected: Sequence[Call], actual: Sequence[RunCall], check: 
     if any(isinstance(got.arguments, str) for got in actual):
         return None
     cost = [[WRONG_TOOL_COST] * len(actual) for _ in expected]
+    typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
+    pending: dict[tuple[int, int], list[str]] = {}  # costs still to take swapped pairs off: a lower bound
+    clean: set[tuple[int, int]] = set()  # pairs with neither an error nor a review: nothing to write
     for i, plan in enumerate(plans):
         name = plan.tool
         row = cost[i]
         for j, got in enumerate(actual):
             if got.name == name:
-                row[j] = plan_cost(facts, plan, got.arguments)  # type: ignore[arg-type]
-    pairs = _optimal(cost) if len(expected) > 1 or len(actual) > 1 else [(0, 0)]
+                found, wrong, review = counted(facts, plan, got.arguments, typed[j])  # type: ignore[arg-type]
+                if not found and not review:
+                    clean.add((i, j))
+                if wrong is None:
+                    row[j] = found
+                else:
+                    row[j] = found - len(wrong) // 2
+                    pending[i, j] = wrong
+    if len(expected) == 1 and len(actual) == 1:
+        pairs = [(0, 0)]
+    else:
+        pairs = _optimal(cost, pending, plans, actual, facts)
     context = facts_context(facts)
     for i, j in pairs:
         plan = plans[i]
         got = actual[j]
-        if got.name == plan.tool:
+        if (i, j) in clean:
+            check[i, j] = CLEAN
+        elif got.name == plan.tool:
             step = None if len(expected) == 1 and len(actual) == 1 else i
             args = got.arguments
             check[i, j] = render(facts, plan, args, diagnose(facts, plan, args), step, context)  # type: ignore[arg-type]
     return pairs
 
 
-def _optimal(cost: list[list[int]]) -> list[tuple[int, int]]:
-    """``optimal_pairs(cost)``, without the solver where the optimum is unique and plain to see: each row
-    (or, with more rows than columns, each column) has a single cheapest entry, in a different column (row)
-    for each. That assignment costs the sum of the minima, a bound every other assignment exceeds (it takes
-    some row off its single minimum), so it is the one the solver returns too."""
-    rows, cols = len(cost), len(cost[0]) if cost else 0
-    if rows == 0 or cols == 0:
-        return optimal_pairs(cost)
-    lines = cost if rows <= cols else [list(column) for column in zip(*cost, strict=True)]
+def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str]], plans: Sequence[CallPlan],
+             actual: Sequence[RunCall], facts: CaseFacts) -> list[tuple[int, int]]:
+    """``optimal_pairs`` of the exact costs, without the solver where the optimum is unique and plain to
+    see: each row (or, with more rows than columns, each column) has a single cheapest entry, in a
+    different column (row) for each. That assignment costs the sum of the minima, a bound every other
+    assignment exceeds (it takes some row off its single minimum), so it is the one the solver returns too.
+
+    The entries in ``pending`` are lower bounds (swapped pairs not yet looked for); one is made exact only
+    where it could be a line's minimum, and all are before the solver sees the matrix."""
+
+    def exact(i: int, j: int) -> None:
+        wrong = pending.pop((i, j))
+        plan = plans[i]
+        before = cost[i][j] + len(wrong) // 2
+        cost[i][j] = before - swaps(facts, plan, actual[j].arguments, wrong)  # type: ignore[arg-type]
+
+    rows, cols = len(cost), len(cost[0])
+    by_rows = rows <= cols
     chosen: list[int] = []
-    for line in lines:
-        low = min(line)
-        at = line.index(low)
-        if low in line[at + 1:] or at in chosen:
+    for a in range(rows if by_rows else cols):
+        cells = [(a, b) for b in range(cols)] if by_rows else [(b, a) for b in range(rows)]
+        while True:
+            low = min(cost[i][j] for i, j in cells)
+            open_cells = [c for c in cells if c in pending and cost[c[0]][c[1]] == low]
+            if not open_cells:
+                break
+            for i, j in open_cells:
+                exact(i, j)
+        at = [k for k, (i, j) in enumerate(cells) if cost[i][j] == low]
+        if len(at) != 1 or at[0] in chosen:
+            for i, j in list(pending):
+                exact(i, j)
             return optimal_pairs(cost)
-        chosen.append(at)
-    if rows <= cols:
+        chosen.append(at[0])
+    if by_rows:
         return list(enumerate(chosen))
     return sorted((r, c) for c, r in enumerate(chosen))
 
