@@ -76,7 +76,8 @@ class CallPlan:
         gold = self.gold = call.arguments
         self.rules = facts.call_rules(call)
         by_gold = facts.required_by_gold(tool)
-        self.must = tuple(k for k in facts.required(tool) if k in gold or k in by_gold)
+        self.must = [k for k in facts.required(tool) if k in gold or k in by_gold] if by_gold else \
+            [k for k in facts.required(tool) if k in gold]
         schema = self.schema = facts.schema(tool)
         self.known = schema.known if schema is not None and schema.closed else None
         self.normalized: dict[str, list[Any]] = {}
@@ -92,13 +93,19 @@ def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, 
     common rules compared here (what ``match_value`` answers for them)."""
     kind = rule.match
     if kind == "exact" or kind == "one_of":
-        return any(equal(value, v) for v in rule.accept)
+        for v in rule.accept:
+            if equal(value, v):
+                return True
+        return False
     if kind == "normalized":
         wanted = plan.normalized.get(key)
         if wanted is None:
             wanted = plan.normalized[key] = [normalized_text(v) for v in (gold, *rule.accept)]
         got = normalized_text(value)
-        return any(equal(got, v) for v in wanted)
+        for v in wanted:
+            if equal(got, v):
+                return True
+        return False
     if kind == "any":
         return True
     return facts.match(rule, gold, value)
@@ -121,7 +128,10 @@ class Diagnosis:
         """``(kind, key)`` in key order: _WITHOUT (a gold key left out), _UNSET (a key the gold does not
         set), _REVIEW (a value no rule can settle), _WRONG (a value that fails its rule)."""
         self.swapped = swapped
-        reviews = sum(kind == _REVIEW for kind, _ in sequence) if sequence else 0
+        reviews = 0
+        for kind, _ in sequence:
+            if kind == _REVIEW:
+                reviews += 1
         self.cost = len(missing) + len(unknown) + len(problems) + len(sequence) - reviews - len(swapped)
         """The error count: one per key, one per swapped pair, none for a review."""
 
@@ -162,7 +172,7 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
         return _NOTHING  # as valid as the gold itself (a plan is never made for a from_call rule)
     if shared < len(gold):
         odd += [k for k in gold if k not in args]
-    missing = [k for k in plan.must if k not in args]
+    missing = [k for k in plan.must if k not in args] if plan.must else []
     if not odd:
         return Diagnosis(missing, [], [], [], []) if missing else _NOTHING
     schema = plan.schema
@@ -172,16 +182,23 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
         # Unvouched keys: those present in ``args`` among ``odd`` (a vouched key matches its gold value).
         known = plan.known
         unvouched = [k for k in odd if k in args]
-        unknown = sorted(k for k in unvouched if k not in known) if known is not None else \
-            sorted(k for k in unvouched if not schema.is_known(k))
+        unknown = [k for k in unvouched if k not in known] if known is not None else \
+            [k for k in unvouched if not schema.is_known(k)]
+        if len(unknown) > 1:
+            unknown.sort()
         if schema.per_argument:
-            problems = [p for p in (schema.problem(k, args[k]) for k in sorted(unvouched) if k not in unknown)
-                        if p is not None]
+            if len(unvouched) > 1:
+                unvouched.sort()
+            for k in unvouched:
+                if k not in unknown:
+                    problem = schema.problem(k, args[k])
+                    if problem is not None:
+                        problems.append(problem)
         else:
             known_args = {k: v for k, v in args.items() if k not in unknown} if unknown else args
             problems = [p for p in schema.problems(known_args)
                         if p.arg is None or p.arg not in gold or p.arg in verdicts]
-    skip = {*missing, *unknown, *(p.arg for p in problems)} if missing or unknown or problems else ()
+    skip = {*missing, *unknown, *[p.arg for p in problems]} if missing or unknown or problems else ()
     sequence: list[tuple[int, str]] = []
     wrong: list[str] = []
     tool = plan.tool

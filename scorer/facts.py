@@ -177,7 +177,15 @@ class CaseFacts:
         found = self._required.get(tool)
         if found is None:
             spec = self.spec(tool)
-            keys = spec.required if spec is not None else ()
+            keys: tuple[str, ...] = ()
+            if spec is not None:  # ``ToolSpec.required``, read straight from the schema
+                listed = spec.parameters.get("required")
+                if isinstance(listed, list):
+                    keys = tuple(listed)
+                    for key in keys:
+                        if not isinstance(key, str):
+                            keys = spec.required
+                            break
             required_args = self.case.required_args
             if required_args is not None:
                 keys += tuple(k for k in required_args.get(tool, ()) if k not in keys)

@@ -110,8 +110,8 @@ class Context:
     __slots__ = ("_digits", "_folded", "_messages", "text")
 
     def __init__(self, messages: Iterable[Message]) -> None:
-        self._messages = tuple(m for m in messages if m.role != "assistant" and m.content)
-        self.text = "\n".join(m.content or "" for m in self._messages).casefold()
+        self._messages = tuple([m for m in messages if m.role != "assistant" and m.content])
+        self.text = "\n".join([m.content or "" for m in self._messages]).casefold()
         self._digits: str | None = None
         self._folded: list[tuple[str, str]] | None = None
 
@@ -151,9 +151,13 @@ def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Callabl
     """``(key, value)`` of every checked value found neither in the context nor in the gold (both built
     only when a value needs checking)."""
     missing = []
-    for key in checked_keys(args, rules):
+    for key, value in args.items():  # ``checked_keys``, inline: this runs for every call scored
+        rule = rules.get(key) if rules else None
+        forced = rule.grounded if rule is not None else None
+        if forced is not True and (forced is not None or not is_identifier_key(key)):
+            continue
         phone = is_phone_key(key)
-        for text in scalar_texts(args[key]):
+        for text in scalar_texts(value):
             if not context().contains(text, phone=phone) and text.casefold() not in gold():
                 missing.append((key, text))
     return missing

@@ -289,7 +289,14 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
     """What the rule expects, for a note: ``C-1042 (exact)``, ``10 ± 0.5 (number)``, …"""
     values = expected_values(rule, gold)
     if len(values) > 1:  # the gold value is often listed among the accepted ones too
-        values = [v for k, v in enumerate(values) if not any(canonical.equal(v, w) for w in values[:k])]
+        kept: list[Any] = []
+        for v in values:  # against the values kept only: canonical equality is an equivalence
+            for w in kept:
+                if canonical.equal(v, w):
+                    break
+            else:
+                kept.append(v)
+        values = kept
     shown = ", ".join(show(v) for v in values) if values else "nothing"
     if len(values) > 1:
         shown = "one of " + shown
