@@ -229,8 +229,8 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
     return Diagnosis(missing, unknown, problems, sequence, swapped)
 
 
-def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
-            typed: dict[str, bool] | None = None) -> tuple[int, list[str] | None, bool]:
+def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[str, bool] | None = None,
+            limit: int | None = None) -> tuple[int, list[str] | None, bool, bool]:
     """``diagnose(facts, plan, args).cost`` counted key by key, without building the diagnosis (parallel
     calls cost every pair of calls to the same tool; only the pairs chosen are diagnosed). Each key adds
     at most one error: a required key left out, an unknown parameter, a schema problem, a gold key left
@@ -240,12 +240,15 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
     the same for every expected call to the tool, so one dict serves a whole column of the pairing.
 
     Returns the count before swapped pairs are taken off, and the wrong values' keys when two or more could
-    pair (None otherwise): ``swaps`` then says how many pairs they make, at most half of them; and whether
-    the diagnosis has any review (no error and no review: ``render`` writes nothing)."""
+    pair (None otherwise): ``swaps`` then says how many pairs they make, at most half of them; whether
+    the diagnosis has any review (no error and no review: ``render`` writes nothing); and whether the count
+    is complete. With a ``limit``, counting stops once the count, less every swap the wrong values could
+    still make, exceeds it (the count never falls as keys are added): then the first value is only a lower
+    bound above ``limit``, and the rest is not to be read."""
     schema = plan.schema
     if schema is not None and not schema.per_argument:
         found = diagnose(facts, plan, args)
-        return found.cost, None, bool(found.sequence)
+        return found.cost, None, bool(found.sequence), True
     gold, rules = plan.gold, plan.rules
     known = plan.known
     cost = 0
@@ -254,6 +257,8 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
     wrong: list[str] | None = None
     review = False
     for key, value in args.items():
+        if limit is not None and not same and cost - (len(wrong) >> 1 if wrong else 0) > limit:
+            return cost - (len(wrong) >> 1 if wrong else 0), None, review, False
         if key in gold:
             shared += 1
             wanted = gold[key]
@@ -293,7 +298,7 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
                 elif decided is None:
                     review = True
     if same:
-        return 0, None, False  # as valid as the gold itself
+        return 0, None, False, True  # as valid as the gold itself
     must = plan.must
     for key in must:
         if key not in args:
@@ -304,14 +309,14 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
                 cost += 1
     if wrong is not None and len(wrong) > 1:
         wrong.sort()
-        return cost, wrong, review
-    return cost, None, review
+        return cost, wrong, review, True
+    return cost, None, review, True
 
 
 def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[str, bool] | None = None) -> int:
     """``diagnose(facts, plan, args).cost`` counted key by key, without building the diagnosis (see
     ``counted``)."""
-    cost, wrong, _ = counted(facts, plan, args, typed)
+    cost, wrong, _, _ = counted(facts, plan, args, typed)
     return cost - swaps(facts, plan, args, wrong) if wrong else cost
 
 

@@ -138,18 +138,24 @@ def _assign_planned(expected: Sequence[Call], actual: Sequence[RunCall], check: 
         return None
     cost = [[WRONG_TOOL_COST] * len(actual) for _ in expected]
     typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
-    pending: dict[tuple[int, int], list[str]] = {}  # costs still to take swapped pairs off: a lower bound
+    pending: dict[tuple[int, int], list[str] | None] = {}
+    """Lower bounds: costs still to take swapped pairs off (their wrong keys), or counted only until they
+    exceeded 0 (None): no pair but an exactly right one costs 0, so most are never needed in full."""
     clean: set[tuple[int, int]] = set()  # pairs with neither an error nor a review: nothing to write
     for i, plan in enumerate(plans):
         name = plan.tool
         row = cost[i]
         for j, got in enumerate(actual):
             if got.name == name:
-                found, wrong, review = counted(facts, plan, got.arguments, typed[j])  # type: ignore[arg-type]
-                if not found and not review:
-                    clean.add((i, j))
-                if wrong is None:
+                found, wrong, review, complete = counted(facts, plan, got.arguments,  # type: ignore[arg-type]
+                                                         typed[j], 0)
+                if not complete:
                     row[j] = found
+                    pending[i, j] = None
+                elif wrong is None:
+                    row[j] = found
+                    if not found and not review:
+                        clean.add((i, j))
                 else:
                     row[j] = found - len(wrong) // 2
                     pending[i, j] = wrong
@@ -170,7 +176,7 @@ def _assign_planned(expected: Sequence[Call], actual: Sequence[RunCall], check: 
     return pairs
 
 
-def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str]], plans: Sequence[CallPlan],
+def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str] | None], plans: Sequence[CallPlan],
              actual: Sequence[RunCall], facts: CaseFacts) -> list[tuple[int, int]]:
     """``optimal_pairs`` of the exact costs, without the solver where the optimum is unique and plain to
     see: each row (or, with more rows than columns, each column) has a single cheapest entry, in a
@@ -183,8 +189,12 @@ def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str]], p
     def exact(i: int, j: int) -> None:
         wrong = pending.pop((i, j))
         plan = plans[i]
-        before = cost[i][j] + len(wrong) // 2
-        cost[i][j] = before - swaps(facts, plan, actual[j].arguments, wrong)  # type: ignore[arg-type]
+        args = actual[j].arguments
+        if wrong is None:  # counted only in part: count it all
+            before, wrong, _, _ = counted(facts, plan, args)  # type: ignore[arg-type]
+        else:
+            before = cost[i][j] + len(wrong) // 2
+        cost[i][j] = before - swaps(facts, plan, args, wrong) if wrong else before  # type: ignore[arg-type]
 
     rows, cols = len(cost), len(cost[0])
     by_rows = rows <= cols

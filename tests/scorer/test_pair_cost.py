@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scorer import turn
-from scorer.arguments import CallPlan, check_pair, diagnose, pair_cost, plan_cost
+from scorer.arguments import CallPlan, check_pair, counted, diagnose, pair_cost, plan_cost
 from scorer.assignment import optimal_pairs
 from scorer.facts import CaseFacts
 from scorer.model import GoldCase, RunCall
@@ -51,8 +51,11 @@ def _plan_pairs(gold: GoldCase, outputs: list[tuple[RunCall, ...]]) -> int:
             plan = facts.plan(want, CallPlan)
             if want.name != got.name or plan is None or isinstance(got.arguments, str):
                 continue
-            assert plan_cost(facts, plan, got.arguments) == diagnose(facts, plan, got.arguments).cost, \
-                (gold.id, want, got)
+            cost = diagnose(facts, plan, got.arguments).cost
+            assert plan_cost(facts, plan, got.arguments) == cost, (gold.id, want, got)
+            for limit in (0, 1):  # stopped early: a lower bound above the limit, never above the cost
+                lower, _, _, complete = counted(facts, plan, got.arguments, None, limit)
+                assert (lower <= cost and lower > limit) if not complete else lower >= cost, (gold.id, got)
             compared += 1
     return compared
 
