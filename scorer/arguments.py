@@ -93,7 +93,7 @@ def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, 
     common rules compared here (what ``match_value`` answers for them)."""
     kind = rule.match
     if kind == "exact" or kind == "one_of":
-        for v in rule.accept:
+        for v in rule.accept:  # noqa: SIM110 (a loop, not any() of a generator: this runs per pair of calls)
             if equal(value, v):
                 return True
         return False
@@ -102,7 +102,7 @@ def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, 
         if wanted is None:
             wanted = plan.normalized[key] = [normalized_text(v) for v in (gold, *rule.accept)]
         got = normalized_text(value)
-        for v in wanted:
+        for v in wanted:  # noqa: SIM110
             if equal(got, v):
                 return True
         return False
@@ -644,4 +644,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "diagnose", "from_call_errors", "counted", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "counted", "diagnose", "from_call_errors", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]

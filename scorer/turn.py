@@ -14,15 +14,15 @@ from functools import lru_cache
 
 from scorer import canonical
 from scorer.arguments import (
-    CLEAN,
     ARGUMENT_CODES,
+    CLEAN,
     CallPlan,
     PairCheck,
     check_pair,
     checked_by_plan,
+    counted,
     diagnose,
     from_call_errors,
-    counted,
     pair_cost,
     render,
     swaps,
