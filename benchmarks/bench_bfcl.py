@@ -18,7 +18,10 @@
 
 Target: toolgold ≥ 1.0× BFCL on both output sets.
 
-Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N] [--rounds R]``.
+``--by-category`` adds, after the comparison, toolgold's µs of CPU per item in each category (best of
+``--repeats`` passes over that category alone, in the same conditions): where the time goes.
+
+Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N] [--rounds R] [--by-category]``.
 """
 
 from __future__ import annotations
@@ -149,6 +152,31 @@ def toolgold_side(items: list[dict[str, Any]], repeats: int) -> dict[str, dict[s
     return out
 
 
+def by_category(items: list[dict[str, Any]], repeats: int) -> None:
+    """toolgold's µs of CPU per item, each category timed alone (as ``toolgold_side`` times them all)."""
+    import gc
+
+    from scorer.api import score_case
+    from scorer.model import RunCall, RunRecord
+
+    print("\n| category (items) | correct µs/item | perturbed µs/item |\n|---|---|---|")
+    for category in CATEGORIES:
+        chosen = [item for item in items if item["category"] == category]
+        cells = []
+        for key in ("correct", "perturbed"):
+            pairs = [(item["case"], RunRecord(case_id=item["case"].id, calls=tuple(
+                RunCall(name=n, arguments=a) for n, a in item[key]))) for item in chosen]
+            gc.collect()
+            best = float("inf")
+            for _ in range(repeats + 1):  # the first pass warms what the whole run warmed
+                started = time.process_time()
+                for case, run in pairs:
+                    score_case(case, run)
+                best = min(best, time.process_time() - started)
+            cells.append(f"{best / len(pairs) * 1e6:.1f}")
+        print(f"| {category} ({len(chosen)}) | {cells[0]} | {cells[1]} |", flush=True)
+
+
 def bfcl_side(items: list[dict[str, Any]], repeats: int, directory: Path) -> dict[str, dict[str, float]]:
     path = directory / "items.json"
     path.write_text(json.dumps([{"function": i["function"], "ground_truth": i["ground_truth"],
@@ -166,6 +194,7 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_bfcl", description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="passes per side per round (best kept)")
     parser.add_argument("--rounds", type=int, default=2, help="times the two sides take turns")
+    parser.add_argument("--by-category", action="store_true", help="also toolgold's µs per item by category")
     args = parser.parse_args(argv)
     if not BFCL.is_dir():
         print(f"skipped: the BFCL data is not at {BFCL} (set TOOLGOLD_BFCL_DATA)")
@@ -195,6 +224,8 @@ def main(argv: list[str]) -> None:
     print("\n| measurement | result | floor or anchor, same run | target | met |\n|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    if args.by_category:
+        by_category(items, args.repeats)
 
 
 if __name__ == "__main__":
