@@ -297,7 +297,7 @@ def describe(rule: ArgRule, gold: Any, reference: datetime | None) -> str:
             else:
                 kept.append(v)
         values = kept
-    shown = ", ".join(show(v) for v in values) if values else "nothing"
+    shown = ", ".join([show(v) for v in values]) if values else "nothing"
     if len(values) > 1:
         shown = "one of " + shown
     kind = rule.match
