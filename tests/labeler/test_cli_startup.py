@@ -88,3 +88,39 @@ def test_the_short_help_listed_without_importing_matches_the_command(name: str) 
     for width in (40, 70, 120, 400):
         assert listed.get_short_help_str(width) == command.get_short_help_str(width), (
             f"SHORT_HELP[{name!r}] in labeler/cli/__init__.py differs from the command's docstring")
+
+
+# Store commands: the engine and the aggregates they use; Alembic only when the schema is behind (a database
+# already at the newest revision is opened with one query), numpy/SciPy/the review aggregates never.
+NOT_FOR_STORE_COMMANDS = ("alembic", "numpy", "scipy", "pandas", "anthropic", "streamlit", "labeler.store.review",
+                          "labeler.store.turn_review", "labeler.store.labels", "labeler.store.runs",
+                          "labeler.store.judge", "labeler.store.adjudication", "sqlalchemy.dialects.postgresql")
+
+
+def _gold_file(path: Path, n: int = 20) -> Path:
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+    path.write_text("".join(json.dumps({
+        "format": "toolgold.gold/1", "id": f"c{i:02d}", "kind": "turn", "split": "rolling", "tools": [tool],
+        "messages": [{"role": "user", "content": f"x is {i}"}],
+        "expected": {"behavior": "call", "calls": [{"name": "f", "arguments": {"x": i}}]}}) + "\n"
+        for i in range(n)), encoding="utf-8")
+    return path
+
+
+def test_store_commands_on_a_current_database_load_no_alembic_numpy_or_aggregate_they_do_not_use(
+        tmp_path: Path) -> None:
+    db = tmp_path / "current.db"
+    gold = _gold_file(tmp_path / "gold.jsonl")
+    assert "alembic" in loaded_by("import", str(gold), "--db", str(db))  # a new file: migrated on start
+    out = tmp_path / "out.jsonl"
+    exported = loaded_by("export", "-o", str(out), "--db", str(db))
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == \
+        [f"c{i:02d}" for i in range(20)]
+    assert heavy_in(exported, (*NOT_FOR_STORE_COMMANDS, "labeler.cli.import_pool", "scorer.importers",
+                               "multiprocessing", "tqdm")) == []
+    again = _gold_file(tmp_path / "more.jsonl", 25)
+    imported = loaded_by("import", str(again), "--db", str(db))
+    assert heavy_in(imported, NOT_FOR_STORE_COMMANDS) == []
+    assert heavy_in(loaded_by("users", "list", "--db", str(db)), NOT_FOR_STORE_COMMANDS) == []
+    lines = loaded_by("export", "--db", str(db))  # to stdout, the same way
+    assert heavy_in(lines, NOT_FOR_STORE_COMMANDS) == []
