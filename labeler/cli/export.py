@@ -31,14 +31,21 @@ def _progress(total: int) -> Iterator[Any]:
         yield bar
 
 
-def _binary(fh: IO[str]) -> IO[bytes] | None:
-    """The byte stream under the text stream ``fh`` (flushed first, so nothing written as text is left
-    behind it), or None when there is none (a test's captured output)."""
-    raw = getattr(fh, "buffer", None)
-    if raw is None:
-        return None
-    fh.flush()
-    return raw  # type: ignore[no-any-return]
+def _write_blocks(fh: IO[str], blocks: Iterator[tuple[int, bytes]], bar: Any) -> None:
+    """Write the store's blocks of UTF-8 lines to ``fh``: to the bytes under it when it has them (flushed
+    first, so nothing written to it as text is left behind), else decoded (a test's captured output)."""
+    raw: IO[bytes] | None = getattr(fh, "buffer", None)
+    if raw is not None:
+        fh.flush()
+    for n, block in blocks:
+        if raw is not None:
+            raw.write(block)
+        else:
+            fh.write(block.decode("utf-8"))
+        if bar is not None:
+            bar.update(n)
+    if raw is not None:
+        raw.flush()
 
 
 @click.command("export")
@@ -74,16 +81,12 @@ def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str
                                         target=str(out) if out else "stdout", record=out is None)
     if store.read_only:
         click.echo("note: the database is read-only: this export is not in its audit log", err=True)
-    lines = store.iter_gold_lines(split=split, status=status, tag=tag)
+    blocks = store.iter_gold_blocks(split=split, status=status, tag=tag)
     if out is None:
-        for line in lines:
-            sys.stdout.write(line + "\n")
+        _write_blocks(sys.stdout, blocks, None)
         return
     with output_file(out) as fh, _progress(total) as bar:
-        for line in lines:
-            fh.write(line + "\n")
-            if bar is not None:
-                bar.update()
+        _write_blocks(fh, blocks, bar)
         durable(fh)
         store.authorize_gold_export(split=split, status=status, tag=tag, actor=user, target=str(out))
     click.echo(f"{total} gold cases written to {out}", err=True)

@@ -33,6 +33,7 @@ from labeler.store.engine import (
 if TYPE_CHECKING:
     from labeler.store import adjudication as _adjudication
     from labeler.store import drift as _drift
+    from labeler.store import gold as _gold
     from labeler.store import judge as _judge
     from labeler.store import labels as _labels
     from labeler.store import review as _review
@@ -141,6 +142,7 @@ else:
 
     _adjudication = _Aggregate("adjudication")
     _drift = _Aggregate("drift")
+    _gold = _Aggregate("gold")
     _judge = _Aggregate("judge")
     _labels = _Aggregate("labels")
     _review = _Aggregate("review")
@@ -205,11 +207,12 @@ class Store(Database):
     sources = _transcripts.sources
     count_transcripts = _transcripts.count_transcripts
     get_transcript = _transcripts.get_transcript
-    count_gold = _transcripts.count_gold
-    iter_gold_lines = _transcripts.iter_gold_lines
-    authorize_gold_export = _transcripts.authorize_gold_export
-    get_gold = _transcripts.get_gold
-    gold_cases = _transcripts.gold_cases
+    count_gold = _gold.count_gold
+    iter_gold_lines = _gold.iter_gold_lines
+    iter_gold_blocks = _gold.iter_gold_blocks
+    authorize_gold_export = _gold.authorize_gold_export
+    get_gold = _gold.get_gold
+    gold_cases = _gold.gold_cases
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
 
