@@ -72,7 +72,7 @@ def test_the_held_out_set_is_counted_inside_any_selection(store: Store, tmp_path
     assert store.authorize_gold_export(split="rolling", actor=None, target="x") == 14  # no held-out case
     with pytest.raises(PermissionDenied, match="holds 26 approved regression cases"):
         store.authorize_gold_export(actor=None, target="x")
-    with pytest.raises(PermissionDenied, match="holds 10 approved regression cases"):
+    with pytest.raises(PermissionDenied, match="holds 6 approved regression cases"):
         store.authorize_gold_export(tag="near_duplicate_tools", actor=None, target="x")
     with pytest.raises(PermissionDenied):
         store.authorize_gold_export(actor="ann", target="x")
