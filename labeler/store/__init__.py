@@ -10,7 +10,11 @@ above them (``adjudication``). What goes in and comes out are domain types from 
 frozen read models of those modules, re-exported here; table rows never leave the package.
 
 Adding a store action: write it as a function ``def action(db: Database, ...)`` in its aggregate's module
-and add one line ``action = _module.action`` to ``Store``.
+and add one line ``action = _module.action`` to ``Store``. Nothing is imported until used (a command pays only
+for the aggregates it touches): ``_module`` stands in for the module at run time, and the function replaces
+its stand-in on the class when first looked up; mypy reads the ``TYPE_CHECKING`` imports. A new aggregate
+module gets both lines (its ``TYPE_CHECKING`` import and its ``_Aggregate``); a new re-exported name goes
+into the ``TYPE_CHECKING`` imports and ``_LAZY`` (tests/labeler/test_cli_startup.py checks they agree).
 """
 
 from __future__ import annotations

@@ -128,3 +128,26 @@ def test_store_commands_on_a_current_database_load_no_alembic_numpy_or_aggregate
     assert heavy_in(loaded_by("users", "list", "--db", str(db)), (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []
     lines = loaded_by("export", "--db", str(db))  # to stdout, the same way
     assert heavy_in(lines, (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []
+
+
+def test_every_name_and_action_of_the_lazy_store_facade_is_the_one_its_module_defines() -> None:
+    code = (
+        "import importlib, inspect, json, sys\n"
+        "import labeler.store as s\n"
+        "before = sorted(m for m in sys.modules if m.startswith('labeler.store.'))\n"
+        "bad = [n for n in s.__all__ if n != 'Store' and getattr(s, n) is not getattr(importlib.import_module(\n"
+        "    'labeler.store.' + (s._MODULE_OF.get(n) or 'engine')), n)]\n"
+        "actions = {k: v for k, v in vars(s.Store).items() if not k.startswith('_') and k != 'pending_journal'}\n"
+        "for name, stand_in in actions.items():\n"
+        "    function = getattr(s.Store, name)\n"
+        "    if not (inspect.isfunction(function) and vars(s.Store)[name] is function\n"
+        "            and function.__module__ == stand_in.module):\n"
+        "        bad.append(name)\n"
+        "print(json.dumps({'before': before, 'bad': bad, 'actions': len(actions)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          check=True)
+    found = json.loads(done.stdout)
+    assert found["bad"] == [] and found["actions"] > 90
+    # importing the facade loads the engine and the tables, no aggregate
+    assert found["before"] == ["labeler.store.engine", "labeler.store.tables"]
