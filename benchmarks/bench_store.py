@@ -8,8 +8,16 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   copied under new ids with a varied message so every one is new content), `toolgold import` into an
   empty SQLite file. Target: ≥ 500 transcripts/s.
 - import M gold cases (the demo's tau-bench turn cases under new ids), peak RSS at two sizes: flat.
-- export: M gold cases (tau-bench-sized context each), `toolgold export -o`. Target: ≥ 20,000 cases/s,
-  memory flat in M (peak RSS reported for two sizes).
+- export: M gold cases (tau-bench-sized context each), `toolgold export -o`, end to end (a fresh process,
+  Python's start included). Target: ≥ 20,000 cases/s, memory flat in M (peak RSS reported for two sizes),
+  and ≤ 1.6× the export floor.
+- export floor: a fresh ``python -c`` process that does with plain sqlite3 what the export must do and nothing
+  else (``EXPORT_FLOOR``): in one read transaction, the bodies of the same cases in id order (``SELECT body
+  FROM gold_cases ORDER BY id``, as bytes: no text decoded), written with a newline each to a temporary file in
+  the output's folder, fsynced, renamed over the target, the folder fsynced (the export's atomic, durable
+  file). Its output must be byte-identical to the export's (checked). Not counted against the export: the
+  permission check and audit event, and the start-up of toolgold's store (SQLAlchemy, the tables), which the
+  ratio includes. Each side runs ``--repeats`` times, taking turns; the best wall time of each is kept.
 - floor: the rows that import wrote, streamed by plain sqlite3 ``executemany`` (500 rows at a time, one
   transaction, the same schema, indexes and pragmas) from that database into an empty one, in the same run.
   Target: import ≤ 1.5× the floor's wall time; peak RSS ≤ 200 MB for 10,000 transcripts.
@@ -118,6 +126,51 @@ print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru
 """Streams every row of one SQLite database into an empty one: the least any import of those rows costs."""
 
 
+EXPORT_FLOOR = """
+import os, resource, sqlite3, sys, tempfile
+db, out = sys.argv[1], sys.argv[2]
+folder = os.path.dirname(os.path.abspath(out))
+con = sqlite3.connect(db, isolation_level=None)
+con.text_factory = bytes
+fd, tmp = tempfile.mkstemp(prefix=".floor.", suffix=".tmp", dir=folder)
+with os.fdopen(fd, "wb") as fh:
+    con.execute("BEGIN")
+    cursor = con.execute("SELECT body FROM gold_cases ORDER BY id")
+    while rows := cursor.fetchmany(500):
+        fh.write(b"\\n".join([body for (body,) in rows]) + b"\\n")
+    con.execute("COMMIT")
+    fh.flush()
+    os.fsync(fh.fileno())
+os.replace(tmp, out)
+dir_fd = os.open(folder, os.O_RDONLY)
+os.fsync(dir_fd)
+os.close(dir_fd)
+own = resource.getrusage(resource.RUSAGE_SELF)
+print(own.ru_maxrss, own.ru_utime + own.ru_stime)
+"""
+"""What ``toolgold export -o`` must do, with plain sqlite3 and nothing else: the floor its time is compared with."""
+
+
+def export_floor(db: Path, out: Path) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS MB and CPU seconds of ``EXPORT_FLOOR`` run in a fresh process."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", EXPORT_FLOOR, str(db), str(out)], capture_output=True, text=True,
+                          check=True)
+    elapsed = time.perf_counter() - started
+    peak_kb, cpu = done.stdout.split()
+    return elapsed, int(peak_kb) / 1024, float(cpu)
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    with a.open("rb") as fa, b.open("rb") as fb:
+        while True:
+            chunk_a, chunk_b = fa.read(1 << 20), fb.read(1 << 20)
+            if chunk_a != chunk_b:
+                return False
+            if not chunk_a:
+                return True
+
+
 def sqlite_floor(source: Path, target: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS MB of copying ``source``'s rows into ``target`` with plain sqlite3."""
     done = subprocess.run([sys.executable, "-c", FLOOR, str(source), str(target)], capture_output=True,
@@ -153,6 +206,8 @@ def main(argv: list[str]) -> None:
                         help="the larger gold size (a tenth of it is measured too) [default: 1,000,000]")
     parser.add_argument("--quick", action="store_true", help="2,000 transcripts and 20,000 gold cases")
     parser.add_argument("--skip-export", action="store_true", help="measure the imports only")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of the export and of its floor, taking turns "
+                                                               "(the best of each is kept) [default: 3]")
     args = parser.parse_args(argv)
     if args.quick:
         args.transcripts, args.gold = 2_000, 20_000
@@ -184,9 +239,22 @@ def main(argv: list[str]) -> None:
                          f"({CPU[-1]:.1f} CPU s) "
                          f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
             if not args.skip_export:
-                secs, rss = run_measured(["export", "-o", str(tmpdir / "out.jsonl")], env_g)
-                rows.append((f"export gold cases ({n:,})", n, secs, n / secs, f"{rss:.0f}", "≥ 20,000/s, flat memory"))
-                (tmpdir / "out.jsonl").unlink()
+                out, floor_out = tmpdir / "out.jsonl", tmpdir / "floor.jsonl"
+                best = best_floor = (float("inf"), 0.0, 0.0)
+                for _ in range(args.repeats):  # taking turns: both see the same page cache and the same load
+                    secs, rss = run_measured(["export", "-o", str(out)], env_g)
+                    best = min(best, (secs, rss, CPU[-1]))
+                    best_floor = min(best_floor, export_floor(tmpdir / f"gold-{n}.db", floor_out))
+                    if not same_bytes(out, floor_out):
+                        raise SystemExit(f"the export floor wrote other bytes than toolgold export ({n:,} cases)")
+                    out.unlink()
+                    floor_out.unlink()
+                (secs, rss, cpu), (floor_secs, floor_rss, floor_cpu) = best, best_floor
+                rows.append((f"export gold cases ({n:,})", n, secs, n / secs, f"{rss:.0f}",
+                             f"≥ 20,000/s, flat memory, ≤ 1.6× floor: **{secs / floor_secs:.2f}×** wall, "
+                             f"{cpu / floor_cpu:.2f}× CPU ({cpu:.2f} CPU s) "
+                             f"(floor: sqlite3 read + write + fsync + rename of the same bytes {floor_secs:.2f} s, "
+                             f"{floor_cpu:.2f} CPU s, {floor_rss:.0f} MB)"))
             for done in [*tmpdir.glob(f"gold-*{n}.db*"), gold_src]:  # 1,000,000 cases are ~10 GB each
                 done.unlink()
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")

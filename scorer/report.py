@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Literal, NamedTuple
 
+from pydantic import ConfigDict
+
 from scorer.arguments import ARGUMENT_CODES
 from scorer.codes import DIMENSION_OF, NO_CALL, ErrorCode
 from scorer.judging import JudgeUsage
@@ -20,10 +22,21 @@ from scorer.stats import pass_hat_k, wilson
 from scorer.transforms import ALL_TRANSFORMS, SYNTHETIC
 
 REPORT_FORMAT: Final = "toolgold.report/1"
+
+
+class Part(Frozen):
+    """A part of the report. Its numbers are finite: a NaN or ±Infinity is refused when the part is built
+    (a ValidationError, a bug to fix), never written out as ``null`` the way pydantic would. A metric that is
+    undefined because nothing of its kind was scored is ``None`` by construction, and the count beside it
+    says so (docs/scoring.md, "Undefined metrics"): a ``Rate`` with ``total`` 0, a ``Mean`` with ``results``
+    0, ``Sequencing.mean_edit_distance`` when ``exact_sequence.total`` is 0, a tool's ``f1`` when its
+    precision or recall is undefined."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 MAX_FAILURE_EXAMPLES = 100
 
 
-class Rate(Frozen):
+class Rate(Part):
     count: int
     total: int
     value: float | None
@@ -34,7 +47,7 @@ def rate(count: int, total: int) -> Rate:
     return Rate(count=count, total=total, value=count / total if total else None, ci95=wilson(count, total))
 
 
-class ClassScores(Frozen):
+class ClassScores(Part):
     """Precision, recall and F1 of one selection class (a tool, or ``NO_CALL``)."""
 
     support: int
@@ -44,34 +57,34 @@ class ClassScores(Frozen):
     f1: float | None
 
 
-class Averages(Frozen):
+class Averages(Part):
     precision: float | None
     recall: float | None
     f1: float | None
 
 
-class Selection(Frozen):
+class Selection(Part):
     accuracy: Rate
     per_tool: dict[str, ClassScores]
     macro: Averages
     micro: Averages
 
 
-class Arguments(Frozen):
+class Arguments(Part):
     accuracy: Rate
     errors_by_tool: dict[str, dict[str, int]]
     errors_by_argument: dict[str, dict[str, int]]
     """Keyed ``tool.arg``."""
 
 
-class Sequencing(Frozen):
+class Sequencing(Part):
     accuracy: Rate
     exact_sequence: Rate
     mean_edit_distance: float | None
     errors: dict[str, int]
 
 
-class Mean(Frozen):
+class Mean(Part):
     """A mean over the results where the measure is defined."""
 
     value: float | None = None
@@ -82,7 +95,7 @@ _PARTS: Final = 10**9
 PARTIAL_METRICS: Final = ("argument_accuracy", "call_precision", "call_recall", "call_f1", "sequence_alignment")
 
 
-class PartialSummary(Frozen):
+class PartialSummary(Part):
     """Partial credit, averaged over the results where each is defined (beside, never inside, pass/fail)."""
 
     argument_accuracy: Mean = Mean()
@@ -92,7 +105,7 @@ class PartialSummary(Frozen):
     sequence_alignment: Mean = Mean()
 
 
-class Abstention(Frozen):
+class Abstention(Part):
     no_call_precision: Rate
     no_call_recall: Rate
     over_call: Rate
@@ -105,7 +118,7 @@ class Abstention(Frozen):
     """Gold says ask: the agent called with invented values."""
 
 
-class Group(Frozen):
+class Group(Part):
     """One row of a breakdown."""
 
     results: int
@@ -115,13 +128,13 @@ class Group(Frozen):
     sequencing: Rate
 
 
-class ConfusionCell(Frozen):
+class ConfusionCell(Part):
     gold: str
     actual: str
     count: int
 
 
-class Pattern(Frozen):
+class Pattern(Part):
     """A recurring failure: how many failing results share it, and a sentence that says it."""
 
     code: ErrorCode
@@ -132,7 +145,7 @@ class Pattern(Frozen):
     examples: tuple[str, ...]
 
 
-class Unscored(Frozen):
+class Unscored(Part):
     """What could not be scored: never silently dropped."""
 
     cases_without_run: int = 0
@@ -145,7 +158,7 @@ class Unscored(Frozen):
         return bool(self.cases_without_run or self.runs_for_unknown_cases)
 
 
-class Totals(Frozen):
+class Totals(Part):
     cases: int
     results: int
     """Scored runs (a case with several trials has several results)."""
@@ -157,20 +170,20 @@ class Totals(Frozen):
     trajectory_results: int
 
 
-class PassHatK(Frozen):
+class PassHatK(Part):
     k: int
     value: float
     cases: int
 
 
-class Delta(Frozen):
+class Delta(Part):
     metric: str
     baseline: float | None
     current: float | None
     delta: float | None
 
 
-class McNemar(Frozen):
+class McNemar(Part):
     """Paired per-result outcomes against the baseline and the exact two-sided test on the discordant ones."""
 
     pairs: int
@@ -181,14 +194,14 @@ class McNemar(Frozen):
     p_value: float
 
 
-class ToolRegression(Frozen):
+class ToolRegression(Part):
     tool: str
     baseline: Rate
     current: Rate
     drop: float
 
 
-class Comparison(Frozen):
+class Comparison(Part):
     dimensions: tuple[Delta, ...]
     tools: tuple[Delta, ...]
     mcnemar: McNemar | None
@@ -197,14 +210,14 @@ class Comparison(Frozen):
     min_tool_support: int
 
 
-class GateResult(Frozen):
+class GateResult(Part):
     metric: str
     threshold: float
     value: float | None
     passed: bool
 
 
-class Report(Frozen):
+class Report(Part):
     format: Literal["toolgold.report/1"] = REPORT_FORMAT
     totals: Totals
     unscored: Unscored

@@ -20,7 +20,7 @@ EXIT_BAD_INPUT = 2
 COMMANDS: dict[str, str] = {
     "init": "labeler.cli.data:init_cmd",
     "import": "labeler.cli.data:import_cmd",
-    "export": "labeler.cli.data:export_cmd",
+    "export": "labeler.cli.export:export_cmd",
     "schema": "labeler.cli.data:schema_cmd",
     "app": "labeler.cli.app:app_cmd",
     "score": "labeler.cli.score:score_cmd",

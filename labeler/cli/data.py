@@ -26,7 +26,7 @@ from labeler.cli.import_pool import (
 )
 from labeler.cli.options import db_option
 from labeler.demo import demo_dir
-from labeler.files import OutputError, check_writable, describe_os_error, durable, output_file, write_text
+from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
 from labeler.store import ImportItem, PreparedItem, Store, StoreError
 
 if TYPE_CHECKING:
@@ -247,53 +247,6 @@ def _unused_name(path: Path) -> Path:
     return candidate
 
 
-@click.command("export")
-@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Output file [default: standard output].")
-@click.option("--split", type=click.Choice(["regression", "rolling"]), default=None)
-@click.option("--status", type=click.Choice(["draft", "submitted", "approved", "rejected"]), default=None)
-@click.option("--tag", default=None, help="Only cases carrying this tag.")
-@click.option("--version", "version", default=None,
-              help="A frozen gold version (e.g. regression-v3, or 'latest' with --split), exactly as frozen.")
-@click.option("--hf", "hf_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write a Hugging Face datasets layout (JSONL per split and a dataset card) of the latest "
-                   "frozen versions (or --version) into this directory.")
-@click.option("--user", envvar="TOOLGOLD_USER", show_envvar=True, default=None,
-              help="Who exports (a reviewer or admin): needed for a frozen version and for approved regression "
-                   "cases, the held-out set; audited.")
-@db_option
-def export_cmd(out: Path | None, split: str | None, status: str | None, tag: str | None, version: str | None,
-               hf_dir: Path | None, user: str | None, db: str | None) -> None:
-    """Export gold cases as toolgold.gold/1 JSON Lines, ordered by id (the same store gives the same bytes).
-    With --version or --hf: a frozen version, byte for byte as frozen."""
-    if out is not None:
-        check_writable(out)
-    store = Store(db)
-    if version is not None or hf_dir is not None:
-        from labeler.cli.gold import export_frozen
-
-        export_frozen(store, version=version, split=split, out=out, hf_dir=hf_dir, user=user)
-        return
-    # To a file, the export is recorded once every line is on disk, before the file takes its name: a full
-    # disk or a lock held past the timeout leaves neither a file nor an audit event of an export not made.
-    total = store.authorize_gold_export(split=split, status=status, tag=tag, actor=user,
-                                        target=str(out) if out else "stdout", record=out is None)
-    if store.read_only:
-        click.echo("note: the database is read-only: this export is not in its audit log", err=True)
-    lines = store.iter_gold_lines(split=split, status=status, tag=tag)
-    if out is None:
-        for line in lines:
-            sys.stdout.write(line + "\n")
-        return
-    with output_file(out) as fh, _progress(total=total, desc="export", unit=" cases") as bar:
-        for line in lines:
-            fh.write(line + "\n")
-            bar.update()
-        durable(fh)
-        store.authorize_gold_export(split=split, status=status, tag=tag, actor=user, target=str(out))
-    click.echo(f"{total} gold cases written to {out}", err=True)
-
-
 @click.command("schema")
 @click.option("--write", "write_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write one <format>.schema.json per format into this directory.")
@@ -336,4 +289,4 @@ def init_cmd(demo_if_empty: bool, db: str | None) -> None:
         click.echo("demo: " + store.import_items(items, actor="demo").summary)
 
 
-COMMANDS = [init_cmd, import_cmd, export_cmd, schema_cmd]
+COMMANDS = [init_cmd, import_cmd, schema_cmd]

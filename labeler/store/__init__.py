@@ -10,23 +10,18 @@ above them (``adjudication``). What goes in and comes out are domain types from 
 frozen read models of those modules, re-exported here; table rows never leave the package.
 
 Adding a store action: write it as a function ``def action(db: Database, ...)`` in its aggregate's module
-and add one line ``action = _module.action`` to ``Store``.
+and add one line ``action = _module.action`` to ``Store``. Nothing is imported until used (a command pays only
+for the aggregates it touches): ``_module`` stands in for the module at run time, and the function replaces
+its stand-in on the class when first looked up; mypy reads the ``TYPE_CHECKING`` imports. A new aggregate
+module gets both lines (its ``TYPE_CHECKING`` import and its ``_Aggregate``); a new re-exported name goes
+into the ``TYPE_CHECKING`` imports and ``_LAZY`` (tests/labeler/test_cli_startup.py checks they agree).
 """
 
 from __future__ import annotations
 
-from labeler.store import adjudication as _adjudication
-from labeler.store import drift as _drift
-from labeler.store import judge as _judge
-from labeler.store import labels as _labels
-from labeler.store import review as _review
-from labeler.store import runs as _runs
-from labeler.store import synthetic as _synthetic
-from labeler.store import transcripts as _transcripts
-from labeler.store import users as _users
-from labeler.store import versions as _versions
-from labeler.store.common import REVIEWER_ROLES, ROLES, Overlap, PermissionDenied, UnreadableRecord, label_key
-from labeler.store.drift import RelabelItem
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from labeler.store.engine import (
     DEFAULT_DB,
     Database,
@@ -38,68 +33,167 @@ from labeler.store.engine import (
     head_revision,
     now_iso,
 )
-from labeler.store.judge import (
-    NOT_ASKED,
-    REVIEW_KIND,
-    Adjudication,
-    AdjudicationItem,
-    JudgeOutcome,
-    JudgeStatus,
-    JudgeUse,
-    NewQuestion,
-    PendingQuestion,
-    StoredVerdict,
-    agent_answer,
-)
-from labeler.store.labels import (
-    LEASE_SECONDS,
-    AnnotatorTotals,
-    ConflictError,
-    LabelRecord,
-    Lease,
-    QueueFilter,
-    QueueItem,
-    TrajectoryRecord,
-    TurnState,
-    TurnWindow,
-)
-from labeler.store.pending import PendingEdit, PendingJournal, UnreadablePending, journal_dir
-from labeler.store.review import REVIEW_KINDS, ReviewCandidate, ReviewDetail, ReviewItem
-from labeler.store.runs import (
-    CaseDetail,
-    CaseSummary,
-    DiffCase,
-    GoldVersionConflict,
-    GoldVersionMismatch,
-    GoldVersionRuns,
-    GroupPoint,
-    History,
-    MetricPoint,
-    PatternInfo,
-    RunDiff,
-    RunExists,
-    RunHistoryError,
-    RunInfo,
-    RunNotFound,
-    gold_file_fingerprint,
-    save_scored,
-    score_and_save,
-    score_files_and_save,
-)
-from labeler.store.synthetic import Proposed, SyntheticCandidates
-from labeler.store.transcripts import (
-    Coverage,
-    ImportItem,
-    ImportResult,
-    PreparedItem,
-    TranscriptDetail,
-    TranscriptSummary,
-    TurnSummary,
-    observed_calls,
-    prepare_item,
-)
-from labeler.store.users import Tag, User
-from labeler.store.versions import SPLITS, GoldVersion, VersionDiff, stamp, version_id
+
+if TYPE_CHECKING:
+    from labeler.store import adjudication as _adjudication
+    from labeler.store import drift as _drift
+    from labeler.store import gold as _gold
+    from labeler.store import judge as _judge
+    from labeler.store import labels as _labels
+    from labeler.store import review as _review
+    from labeler.store import runs as _runs
+    from labeler.store import synthetic as _synthetic
+    from labeler.store import transcripts as _transcripts
+    from labeler.store import users as _users
+    from labeler.store import versions as _versions
+    from labeler.store.common import (
+        REVIEWER_ROLES,
+        ROLES,
+        Overlap,
+        PermissionDenied,
+        UnreadableRecord,
+        label_key,
+    )
+    from labeler.store.drift import RelabelItem
+    from labeler.store.judge import (
+        NOT_ASKED,
+        REVIEW_KIND,
+        Adjudication,
+        AdjudicationItem,
+        JudgeOutcome,
+        JudgeStatus,
+        JudgeUse,
+        NewQuestion,
+        PendingQuestion,
+        StoredVerdict,
+        agent_answer,
+    )
+    from labeler.store.labels import (
+        LEASE_SECONDS,
+        AnnotatorTotals,
+        ConflictError,
+        LabelRecord,
+        Lease,
+        QueueFilter,
+        QueueItem,
+        TrajectoryRecord,
+        TurnState,
+        TurnWindow,
+    )
+    from labeler.store.pending import PendingEdit, PendingJournal, UnreadablePending
+    from labeler.store.review import REVIEW_KINDS, ReviewCandidate, ReviewDetail, ReviewItem
+    from labeler.store.runs import (
+        CaseDetail,
+        CaseSummary,
+        DiffCase,
+        GoldVersionConflict,
+        GoldVersionMismatch,
+        GoldVersionRuns,
+        GroupPoint,
+        History,
+        MetricPoint,
+        PatternInfo,
+        RunDiff,
+        RunExists,
+        RunHistoryError,
+        RunInfo,
+        RunNotFound,
+        gold_file_fingerprint,
+        save_scored,
+        score_and_save,
+        score_files_and_save,
+    )
+    from labeler.store.synthetic import Proposed, SyntheticCandidates
+    from labeler.store.transcripts import (
+        Coverage,
+        ImportItem,
+        ImportResult,
+        PreparedItem,
+        TranscriptDetail,
+        TranscriptSummary,
+        TurnSummary,
+        observed_calls,
+        prepare_item,
+    )
+    from labeler.store.users import Tag, User
+    from labeler.store.versions import SPLITS, GoldVersion, VersionDiff, stamp, version_id
+else:
+
+    class _Action:
+        """``Store.NAME``, standing in for ``MODULE.NAME`` until first used: then the module is imported and
+        the function takes this one's place on the class, so every later call is a plain method call."""
+
+        def __init__(self, module: str, name: str) -> None:
+            self.module, self.name = module, name
+
+        def __set_name__(self, owner: type, attr: str) -> None:
+            self.owner, self.attr = owner, attr
+
+        def __get__(self, obj: object, objtype: type | None = None) -> Any:
+            function = getattr(importlib.import_module(self.module), self.name)
+            setattr(self.owner, self.attr, function)
+            return function if obj is None else function.__get__(obj, objtype)
+
+    class _Aggregate:
+        """An aggregate module not imported yet: ``_transcripts.import_items`` in ``Store``'s body is an
+        ``_Action``, so building the class imports nothing."""
+
+        def __init__(self, name: str) -> None:
+            self.module = f"labeler.store.{name}"
+
+        def __getattr__(self, name: str) -> _Action:
+            return _Action(self.module, name)
+
+    _adjudication = _Aggregate("adjudication")
+    _drift = _Aggregate("drift")
+    _gold = _Aggregate("gold")
+    _judge = _Aggregate("judge")
+    _labels = _Aggregate("labels")
+    _review = _Aggregate("review")
+    _runs = _Aggregate("runs")
+    _synthetic = _Aggregate("synthetic")
+    _transcripts = _Aggregate("transcripts")
+    _users = _Aggregate("users")
+    _versions = _Aggregate("versions")
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "common": ("REVIEWER_ROLES", "ROLES", "Overlap", "PermissionDenied", "UnreadableRecord", "label_key"),
+    "drift": ("RelabelItem",),
+    "judge": (
+        "NOT_ASKED", "REVIEW_KIND", "Adjudication", "AdjudicationItem", "JudgeOutcome", "JudgeStatus", "JudgeUse",
+        "NewQuestion", "PendingQuestion", "StoredVerdict", "agent_answer",
+    ),
+    "labels": (
+        "LEASE_SECONDS", "AnnotatorTotals", "ConflictError", "LabelRecord", "Lease", "QueueFilter", "QueueItem",
+        "TrajectoryRecord", "TurnState", "TurnWindow",
+    ),
+    "pending": ("PendingEdit", "PendingJournal", "UnreadablePending"),
+    "review": ("REVIEW_KINDS", "ReviewCandidate", "ReviewDetail", "ReviewItem"),
+    "runs": (
+        "CaseDetail", "CaseSummary", "DiffCase", "GoldVersionConflict", "GoldVersionMismatch", "GoldVersionRuns",
+        "GroupPoint", "History", "MetricPoint", "PatternInfo", "RunDiff", "RunExists", "RunHistoryError", "RunInfo",
+        "RunNotFound", "gold_file_fingerprint", "save_scored", "score_and_save", "score_files_and_save",
+    ),
+    "synthetic": ("Proposed", "SyntheticCandidates"),
+    "transcripts": (
+        "Coverage", "ImportItem", "ImportResult", "PreparedItem", "TranscriptDetail", "TranscriptSummary",
+        "TurnSummary", "observed_calls", "prepare_item",
+    ),
+    "users": ("Tag", "User"),
+    "versions": ("SPLITS", "GoldVersion", "VersionDiff", "stamp", "version_id"),
+}
+"""The names re-exported from each aggregate module, imported on first use (PEP 562): a command pays only
+for the aggregates it touches (``toolgold export`` never loads review, numpy or jsonschema)."""
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"labeler.store.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 class Store(Database):
@@ -107,6 +201,8 @@ class Store(Database):
 
     # -- edits the database was too busy for, kept on disk beside it until a save lands (labeler.store.pending)
     def pending_journal(self) -> PendingJournal:
+        from labeler.store.pending import PendingJournal, journal_dir
+
         return PendingJournal(journal_dir(self.url))
 
     # -- transcripts, turns and import; the live gold set as read
@@ -115,11 +211,12 @@ class Store(Database):
     sources = _transcripts.sources
     count_transcripts = _transcripts.count_transcripts
     get_transcript = _transcripts.get_transcript
-    count_gold = _transcripts.count_gold
-    iter_gold_lines = _transcripts.iter_gold_lines
-    authorize_gold_export = _transcripts.authorize_gold_export
-    get_gold = _transcripts.get_gold
-    gold_cases = _transcripts.gold_cases
+    count_gold = _gold.count_gold
+    iter_gold_lines = _gold.iter_gold_lines
+    iter_gold_blocks = _gold.iter_gold_blocks
+    authorize_gold_export = _gold.authorize_gold_export
+    get_gold = _gold.get_gold
+    gold_cases = _gold.gold_cases
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
 

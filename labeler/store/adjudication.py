@@ -13,6 +13,7 @@ from sqlalchemy import Connection, insert, select
 from labeler.store import tables as t
 from labeler.store.common import REVIEWER_ROLES, require_role
 from labeler.store.engine import Database, StoreError, now_iso
+from labeler.store.gold import get_gold
 from labeler.store.judge import (
     DECISIONS,
     REVIEW_KIND,
@@ -26,7 +27,6 @@ from labeler.store.judge import (
     version_with,
 )
 from labeler.store.review import close_item, deciding, review_queue
-from labeler.store.transcripts import get_gold
 from labeler.store.versions import derive_version_in, version_case
 from scorer.model import Answer, GoldCase
 

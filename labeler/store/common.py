@@ -10,16 +10,16 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import ValidationError
 from sqlalchemy import ColumnElement, Connection, and_, delete, exists, false, func, insert, select, update
 
 from labeler.store import tables as t
 from labeler.store.engine import StoreError, now_iso, upsert
 from scorer import canonical
-from scorer.formats import describe_validation_error, dumps_record
-from scorer.model import GoldCase, Transcript
+
+if TYPE_CHECKING:  # pydantic's domain types load when a record is read or written: `users`, `export` never do
+    from scorer.model import GoldCase, Transcript
 
 ROLES: Final = ("annotator", "reviewer", "admin")
 REVIEWER_ROLES: Final = ("reviewer", "admin")
@@ -105,6 +105,11 @@ def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str
 def stored_transcript(external_id: str, body: str, tool_bodies: Sequence[str]) -> Transcript:
     """A transcript from its stored body and tool schemas; ``UnreadableRecord`` (one line) when this
     toolgold cannot load what is stored (an older toolgold kept a NaN bound as null, say)."""
+    from pydantic import ValidationError
+
+    from scorer.formats import describe_validation_error
+    from scorer.model import Transcript
+
     try:
         return Transcript.model_validate({**json.loads(body), "tools": [json.loads(b) for b in tool_bodies]})
     except ValidationError as exc:
@@ -119,6 +124,8 @@ def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, befor
              note: str | None = None) -> None:
     """Insert or replace one live gold case (with its tags, each once) and audit it: the one writer of
     live gold for labels, reviews, versions and drift. Writing what is stored already changes nothing."""
+    from scorer.formats import dumps_record
+
     body = dumps_record(case)
     if conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == case.id)) == body:
         return

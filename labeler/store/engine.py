@@ -13,25 +13,27 @@ an advisory lock so several servers starting on one fresh database apply them on
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from alembic.config import Config
-from alembic.runtime.environment import EnvironmentContext
-from alembic.runtime.migration import MigrationContext, MigrationInfo
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, select, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
 from labeler.store.tables import Base, iso, parse_iso
 from scorer.errors import ToolgoldError
+
+if TYPE_CHECKING:  # Alembic is imported only when a database is not at the newest revision (a tenth of a second)
+    from alembic.runtime.migration import MigrationContext, MigrationInfo
+    from alembic.script import ScriptDirectory
+    from sqlalchemy.dialects import postgresql, sqlite
 
 DEFAULT_DB = "data/toolgold.db"
 BUSY_TIMEOUT_MS = 10_000
@@ -164,18 +166,53 @@ def now_iso() -> str:
 
 
 def migration_script() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory(str(MIGRATIONS_DIR))
 
 
 def head_revision() -> str:
+    """The newest revision, as Alembic reads it from ``migrations/versions``."""
     head = migration_script().get_current_head()
     assert head is not None, "labeler/store/migrations/versions has no revision"
     return head
 
 
+_REVISION_LINE = re.compile(r"^(down_revision|revision)\s*(?::[^=\n]*)?=\s*(.*?)\s*(?:#.*)?$", re.MULTILINE)
+_QUOTED = re.compile(r"""^(['"])([^'"]+)\1$""")
+
+
+@functools.cache
+def known_head(directory: Path = MIGRATIONS_DIR) -> str | None:
+    """The newest revision without importing Alembic: each revision file's ``revision = "ID"`` and
+    ``down_revision = "ID" | None`` lines, when they form one chain with a single head (the head is the
+    revision no other one revises). None when they do not (a merge, a tuple, a computed value): then
+    Alembic decides (``Database`` runs it whenever this gives no answer)."""
+    revisions: dict[str, str | None] = {}
+    for path in sorted(directory.glob("versions/*.py")):
+        lines = [(m[1], m[2]) for m in _REVISION_LINE.finditer(path.read_text(encoding="utf-8"))]
+        found: dict[str, str] = dict(lines)
+        if len(lines) != 2 or set(found) != {"revision", "down_revision"}:
+            return None
+        quoted = _QUOTED.match(found["revision"])
+        down = found["down_revision"]
+        down_quoted = _QUOTED.match(down)
+        if quoted is None or (down != "None" and down_quoted is None) or quoted[2] in revisions:
+            return None
+        revisions[quoted[2]] = down_quoted[2] if down_quoted else None
+    heads = set(revisions) - set(revisions.values())
+    roots = [rev for rev, down in revisions.items() if down is None]
+    if len(heads) != 1 or len(roots) != 1 or not set(revisions.values()) - {None} <= set(revisions):
+        return None
+    return heads.pop()
+
+
 def upgrade(conn: Connection, destination: str = "head") -> list[str]:
     """Apply the Alembic revisions up to ``destination`` inside the caller's transaction; return the
     revisions applied now, oldest first."""
+    from alembic.config import Config
+    from alembic.runtime.environment import EnvironmentContext
+
     script = migration_script()
     applied: list[str] = []
 
@@ -193,6 +230,8 @@ def upgrade(conn: Connection, destination: str = "head") -> list[str]:
 
 
 def current_revision(conn: Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     return MigrationContext.configure(conn).get_current_revision()
 
 
@@ -200,15 +239,21 @@ def current_revision(conn: Connection) -> str | None:
 
 
 def dialect_insert(conn: Connection, table: type[Base]) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT with the backend's ON CONFLICT clauses (both SQLite and PostgreSQL have them)."""
-    return sqlite.insert(table) if conn.dialect.name == "sqlite" else postgresql.insert(table)
+    """An INSERT with the backend's ON CONFLICT clauses (both SQLite and PostgreSQL have them). Each
+    dialect's module is imported by the first statement for it: a SQLite command never loads PostgreSQL's."""
+    if conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects import sqlite
+
+        return sqlite.insert(table)
+    from sqlalchemy.dialects import postgresql
+
+    return postgresql.insert(table)
 
 
 def insert_missing(conn: Connection, table: type[Base], rows: Sequence[dict[str, Any]]) -> None:
     """Insert rows whose primary key is not there yet (a concurrent writer's row wins, quietly)."""
     if rows:
-        dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
-        conn.execute(dialect_insert(table).on_conflict_do_nothing(), list(rows))
+        conn.execute(dialect_insert(conn, table).on_conflict_do_nothing(), list(rows))
 
 
 def one_at_a_time(conn: Connection, key: int) -> None:
@@ -221,8 +266,7 @@ def one_at_a_time(conn: Connection, key: int) -> None:
 
 def upsert(conn: Connection, table: type[Base], row: dict[str, Any], *, key: Sequence[str]) -> None:
     """Insert the row, or update the one with the same ``key`` columns (atomic on both backends)."""
-    dialect_insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
-    stmt = dialect_insert(table).values(**row)
+    stmt = dialect_insert(conn, table).values(**row)
     conn.execute(stmt.on_conflict_do_update(index_elements=list(key),
                                             set_={k: v for k, v in row.items() if k not in key}))
 
@@ -242,7 +286,7 @@ class Database:
             self._in_transaction = threading.local()
             if self.read_only:  # nothing can be migrated there: read it if it is current
                 self._require_current()
-            else:
+            elif not self.at_head():
                 self.migrate()
         except Exception as exc:
             problem = describe_database_error(exc, self.url, opening=True)
@@ -250,8 +294,23 @@ class Database:
                 raise
             raise DatabaseUnavailable(problem) from None
 
+    def at_head(self) -> bool:
+        """Whether the schema is at the newest revision, from one query of ``alembic_version`` against
+        ``known_head()``: a database already current opens without importing Alembic. False whenever it
+        cannot tell (no such table: an empty or pre-Alembic database; no known head; any error): then
+        ``migrate()`` decides with Alembic, as it did for every start before."""
+        head = known_head()
+        if head is None:
+            return False
+        try:
+            with self.read() as conn:
+                stored = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalars().all()
+        except DBAPIError:
+            return False
+        return list(stored) == [head]
+
     def _require_current(self) -> None:
-        if self.schema_version() != head_revision():
+        if not self.at_head() and self.schema_version() != head_revision():
             raise DatabaseUnavailable(f"the database {shown_url(self.url)} is read-only and needs migrating: "
                                       "open it once where it can be written (toolgold init)")
 
@@ -397,5 +456,5 @@ class Database:
 
 __all__ = ["BUSY_TIMEOUT_MS", "CHUNK", "DEFAULT_DB", "Database", "DatabaseBusy", "DatabaseUnavailable", "StoreError",
            "current_revision", "database_url", "describe_database_error", "dialect_insert", "head_revision",
-           "insert_missing", "iso", "now_iso", "one_at_a_time", "parse_iso", "read_only_message", "shown_url",
+           "insert_missing", "iso", "known_head", "now_iso", "one_at_a_time", "parse_iso", "read_only_message", "shown_url",
            "transient_write_error", "upgrade", "upsert"]

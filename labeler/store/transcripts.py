@@ -1,4 +1,5 @@
-"""Transcripts and turns, and the live gold set as read: importing, listing, loading, exporting, coverage.
+"""Transcripts and turns, and gold cases coming in: importing, listing, loading, coverage (the live gold set as
+read and exported: ``labeler.store.gold``).
 
 An import adds transcripts (their tools stored once per schema hash, their decision points as turns) and
 gold cases in one transaction; content already present is left alone, and an id that exists with other
@@ -28,7 +29,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
-from labeler.store.common import REVIEWER_ROLES, PermissionDenied, audit, require_role, stored_transcript
+from labeler.store.common import audit, stored_transcript
 from labeler.store.engine import (
     CHUNK,
     IMPORT_LOCK,
@@ -824,78 +825,6 @@ def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
         turns=tuple(TurnSummary(o, mi, b, n, tuple(by_turn.get(mi, ()))) for o, mi, b, n in turns),
     )
 
-# -- gold cases -------------------------------------------------------------------------------
-
-def _gold_query(split: str | None, status: str | None, tag: str | None) -> Any:
-    q = select(t.GoldCaseRow.body).order_by(t.GoldCaseRow.id)
-    if split:
-        q = q.where(t.GoldCaseRow.split == split)
-    if status:
-        q = q.where(t.GoldCaseRow.status == status)
-    if tag:
-        q = q.where(t.GoldCaseRow.id.in_(
-            select(t.GoldCaseTagRow.case_id).where(t.GoldCaseTagRow.tag == tag)))
-    return q
-
-
-def count_gold(db: Database, *, split: str | None = None, status: str | None = None, tag: str | None = None) -> int:
-    q = _gold_query(split, status, tag)
-    with db.read() as conn:
-        return conn.scalar(select(func.count()).select_from(q.subquery())) or 0
-
-
-def authorize_gold_export(db: Database, *, split: str | None = None, status: str | None = None,
-                          tag: str | None = None, actor: str | None, target: str, record: bool = True) -> int:
-    """Check that ``actor`` may export this selection, record the export (unless ``record`` is false: the
-    caller records it once the file is written), and return its size.
-
-    Approved regression cases are the held-out set: only a reviewer or admin exports them, and each such
-    export is an audit event (as exporting a frozen version is). Other selections need no user."""
-    q = _gold_query(split, status, tag).subquery()
-    # A read-only database (a snapshot on a read-only volume) can still be exported by someone with the
-    # right role; it cannot take the audit event, and whoever has the file can read it anyway.
-    with (db.read() if db.read_only or not record else db.write()) as conn:
-        total = conn.scalar(select(func.count()).select_from(q)) or 0
-        held_out = conn.scalar(select(func.count()).select_from(t.GoldCaseRow).where(
-            t.GoldCaseRow.id.in_(select(_gold_query(split, status, tag).with_only_columns(
-                t.GoldCaseRow.id).subquery())),
-            t.GoldCaseRow.split == "regression", t.GoldCaseRow.status == "approved")) or 0
-        if held_out:
-            if not actor:
-                raise PermissionDenied(f"the selection holds {held_out} approved regression cases (the held-out "
-                                       "set): exporting them needs --user NAME (a reviewer or admin), or "
-                                       "TOOLGOLD_USER")
-            require_role(conn, actor, REVIEWER_ROLES, "export approved regression cases")
-            if record and not db.read_only:
-                audit(conn, actor=actor, action="gold.export", entity="gold", entity_id=split or "all",
-                      after={"split": split, "status": status, "tag": tag, "cases": total, "held_out": held_out,
-                             "target": target})
-    return total
-
-
-def iter_gold_lines(db: Database, *, split: str | None = None, status: str | None = None,
-                    tag: str | None = None, batch: int = 2000) -> Iterator[str]:
-    """Canonical JSON lines of the gold cases, ordered by id, streamed (memory stays flat)."""
-    q = _gold_query(split, status, tag)
-    with db.engine.connect() as conn:
-        result = conn.execution_options(stream_results=True, yield_per=batch).execute(q)
-        for (body,) in result:
-            yield body
-
-
-def get_gold(db: Database, case_id: str) -> GoldCase:
-    with db.read() as conn:
-        body = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == case_id))
-    if body is None:
-        raise StoreError(f"no gold case with id {case_id!r}")
-    return GoldCase.model_validate_json(body)
-
-
-def gold_cases(db: Database, *, split: str | None = None, status: str | None = None) -> list[GoldCase]:
-    """The live gold cases (for hygiene checks), ordered by id."""
-    return [GoldCase.model_validate_json(line) for line in iter_gold_lines(db, split=split, status=status)]
-
-
 # -- vocabulary and coverage ------------------------------------------------------------------------
 
 
@@ -1001,6 +930,6 @@ def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
 
 
 __all__ = ["Coverage", "ImportItem", "ImportResult", "PreparedItem", "TranscriptDetail", "TranscriptSummary", "TurnSummary",
-           "count_gold", "count_transcripts", "coverage", "get_gold", "get_transcript", "gold_cases",
-           "import_items", "iter_gold_lines", "list_transcripts", "observed_calls", "prepare_item", "sources", "stats",
+           "count_transcripts", "coverage", "get_transcript",
+           "import_items", "list_transcripts", "observed_calls", "prepare_item", "sources", "stats",
            "tool_names"]

@@ -10,6 +10,7 @@ from typing import Any, ParamSpec
 
 from pydantic import ValidationError
 
+from scorer import canonical
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, iter_json_lines_tolerant
 from scorer.importers.base import Converted, Item
@@ -85,11 +86,26 @@ def each_json_line(path: Path, convert_line: Callable[[int, Any], list[Item]]) -
                 yield from convert_line(line, value)
 
 
+def json_text(value: Any, what: str, *, separators: tuple[str, str] | None = None) -> str:
+    """``value`` as JSON text. A NaN or ±Infinity in it (a trace's JSON text written by Python's ``json``, which
+    writes them) is refused: ``InvalidRecord`` naming where it sits (``arguments: days: NaN is not a JSON
+    number``), which the importer places at its file and line. Written as Python would (``NaN``) it would be
+    text no JSON reader accepts; converted by pydantic or orjson it would silently become ``null``."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=separators, allow_nan=False)
+    except ValueError:
+        try:
+            canonical.refuse_non_finite(value)
+        except canonical.NonFiniteNumber as exc:
+            raise InvalidRecord(f"{what}: {exc.message} (JSON has no NaN or Infinity)") from None
+        raise
+
+
 def dumps_arguments(value: Any) -> str:
     """Tool-call arguments as the JSON string OpenAI messages carry (a string stays as it is)."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_text(value, "tool-call arguments", separators=(",", ":"))
 
 
 def text_of(content: Any, what: str = "content") -> str | None:
@@ -114,7 +130,7 @@ def text_of(content: Any, what: str = "content") -> str | None:
                 texts.append(f"[{kind}]")
         return "\n".join(texts)
     if isinstance(content, dict):
-        return json.dumps(content, ensure_ascii=False)
+        return json_text(content, what)
     raise InvalidRecord(f"{what} should be a string, null or a list of parts, got {json_type(content)}")
 
 
@@ -122,7 +138,7 @@ def result_text(content: Any) -> str:
     """A tool result as text: strings stay, anything else is JSON."""
     if isinstance(content, str):
         return content
-    return json.dumps(content, ensure_ascii=False)
+    return json_text(content, "tool result")
 
 
 # --------------------------------------------------------------------------------------------------

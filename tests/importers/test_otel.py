@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scorer import canonical
 from scorer.importers import detect
 from scorer.model import Transcript
@@ -268,3 +270,65 @@ def test_a_tool_result_for_a_call_nobody_made_is_refused(tmp_path: Path) -> None
 def test_transcripts_are_the_same_on_every_read() -> None:
     assert convert(GENAI_CHAT).transcripts == convert(GENAI_CHAT).transcripts
     assert all(isinstance(t, Transcript) for t in convert(OPENINFERENCE).transcripts)
+
+
+# -- NaN and Infinity inside a span's JSON-text attribute ----------------------------------------------
+
+
+def _trace_with_arguments(tmp_path: Path, arguments: dict[str, Any], result: Any = "18°C") -> Path:
+    """A real conventions example whose tool call carries ``arguments`` and whose tool returns ``result``: the
+    messages are JSON *text* inside string attributes (as instrumentations write them, with Python's
+    ``json.dumps``, which writes NaN), so the file itself is valid JSON."""
+    ex = tool_call_example()
+    output = json.loads(json.dumps(ex["output1"]))
+    output[0]["parts"][0]["arguments"] = arguments
+    second = json.loads(json.dumps(ex["input2"]))
+    for message in second:
+        for part in message.get("parts", []):
+            if part.get("type") == "tool_call_response":
+                part["response"] = result
+    spans = [otlp_span("t1", "s1", "chat gpt-4", 1, {
+        "gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(ex["input1"]),
+        "gen_ai.output.messages": json.dumps(output), "gen_ai.tool.definitions": json.dumps(ex["tools"])}),
+        otlp_span("t1", "s2", "chat gpt-4", 2, {
+            "gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(second),
+            "gen_ai.output.messages": json.dumps(ex["output2"])})]
+    path = tmp_path / "trace.json"
+    path.write_text(otlp_batch("weather-bot", spans) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("arguments", "result", "named"), [
+    ({"location": "Paris", "days": float("nan")}, "18°C", "days: NaN"),
+    ({"location": "Paris"}, {"temperature": float("inf")}, "temperature: Infinity"),
+])
+def test_a_nan_or_infinity_in_a_tool_call_or_result_is_refused_at_its_line_and_nothing_is_imported(
+        tmp_path: Path, arguments: dict[str, Any], result: Any, named: str) -> None:
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+    from labeler.store import Store
+
+    path = _trace_with_arguments(tmp_path, arguments, result)
+    assert "NaN" in path.read_text(encoding="utf-8") or "Infinity" in path.read_text(encoding="utf-8")
+    done = CliRunner().invoke(cli, ["import", str(path)], catch_exceptions=False)
+    assert done.exit_code == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: {path}:1: ") and named in line and "not a JSON number" in line
+    assert Store().count_transcripts() == 0
+
+
+def test_the_same_trace_with_finite_numbers_imports(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+    from labeler.store import Store
+
+    path = _trace_with_arguments(tmp_path, {"location": "Paris", "days": 3}, {"temperature": 18.5})
+    done = CliRunner().invoke(cli, ["import", str(path)], catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
+    [summary] = Store().list_transcripts()
+    detail = Store().get_transcript(summary.id)
+    calls = [c for m in detail.transcript.messages for c in m.tool_calls]
+    assert calls[0].parsed_arguments() == {"location": "Paris", "days": 3}
+    assert any(m.content == '{"temperature": 18.5}' for m in detail.transcript.messages if m.role == "tool")

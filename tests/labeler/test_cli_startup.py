@@ -88,3 +88,66 @@ def test_the_short_help_listed_without_importing_matches_the_command(name: str) 
     for width in (40, 70, 120, 400):
         assert listed.get_short_help_str(width) == command.get_short_help_str(width), (
             f"SHORT_HELP[{name!r}] in labeler/cli/__init__.py differs from the command's docstring")
+
+
+# Store commands: the engine and the aggregates they use; Alembic only when the schema is behind (a database
+# already at the newest revision is opened with one query), numpy/SciPy/the review aggregates never.
+NOT_FOR_STORE_COMMANDS = ("alembic", "numpy", "scipy", "pandas", "anthropic", "streamlit", "labeler.store.review",
+                          "labeler.store.turn_review", "labeler.store.labels", "labeler.store.runs",
+                          "labeler.store.judge", "labeler.store.adjudication", "sqlalchemy.dialects.postgresql")
+
+
+NOT_FOR_EXPORT = ("labeler.cli.import_pool", "scorer.importers", "multiprocessing", "tqdm", "pydantic", "jsonschema",
+                  "scorer.model", "labeler.store.transcripts", "labeler.candidates", "labeler.labels")
+
+
+def _gold_file(path: Path, n: int = 20) -> Path:
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+    path.write_text("".join(json.dumps({
+        "format": "toolgold.gold/1", "id": f"c{i:02d}", "kind": "turn", "split": "rolling", "tools": [tool],
+        "messages": [{"role": "user", "content": f"x is {i}"}],
+        "expected": {"behavior": "call", "calls": [{"name": "f", "arguments": {"x": i}}]}}) + "\n"
+        for i in range(n)), encoding="utf-8")
+    return path
+
+
+def test_store_commands_on_a_current_database_load_no_alembic_numpy_or_aggregate_they_do_not_use(
+        tmp_path: Path) -> None:
+    db = tmp_path / "current.db"
+    gold = _gold_file(tmp_path / "gold.jsonl")
+    assert "alembic" in loaded_by("import", str(gold), "--db", str(db))  # a new file: migrated on start
+    out = tmp_path / "out.jsonl"
+    exported = loaded_by("export", "-o", str(out), "--db", str(db))
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == \
+        [f"c{i:02d}" for i in range(20)]
+    # Exporting reads canonical JSON and writes it as it is: no importer, no domain types (pydantic).
+    assert heavy_in(exported, (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []
+    again = _gold_file(tmp_path / "more.jsonl", 25)
+    imported = loaded_by("import", str(again), "--db", str(db))
+    assert heavy_in(imported, NOT_FOR_STORE_COMMANDS) == []
+    assert heavy_in(loaded_by("users", "list", "--db", str(db)), (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []
+    lines = loaded_by("export", "--db", str(db))  # to stdout, the same way
+    assert heavy_in(lines, (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []
+
+
+def test_every_name_and_action_of_the_lazy_store_facade_is_the_one_its_module_defines() -> None:
+    code = (
+        "import importlib, inspect, json, sys\n"
+        "import labeler.store as s\n"
+        "before = sorted(m for m in sys.modules if m.startswith('labeler.store.'))\n"
+        "bad = [n for n in s.__all__ if n != 'Store' and getattr(s, n) is not getattr(importlib.import_module(\n"
+        "    'labeler.store.' + (s._MODULE_OF.get(n) or 'engine')), n)]\n"
+        "actions = {k: v for k, v in vars(s.Store).items() if not k.startswith('_') and k != 'pending_journal'}\n"
+        "for name, stand_in in actions.items():\n"
+        "    function = getattr(s.Store, name)\n"
+        "    if not (inspect.isfunction(function) and vars(s.Store)[name] is function\n"
+        "            and function.__module__ == stand_in.module):\n"
+        "        bad.append(name)\n"
+        "print(json.dumps({'before': before, 'bad': bad, 'actions': len(actions)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          check=True)
+    found = json.loads(done.stdout)
+    assert found["bad"] == [] and found["actions"] > 90
+    # importing the facade loads the engine and the tables, no aggregate
+    assert found["before"] == ["labeler.store.engine", "labeler.store.tables"]

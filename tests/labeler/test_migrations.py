@@ -11,6 +11,7 @@ PostgreSQL, table by table in migration order.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,10 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import DateTime, Engine, create_engine, insert, inspect, select, text
 from sqlalchemy.exc import StatementError
 
-from labeler.store import Store, head_revision
+from labeler.store import Database, Store, head_revision
 from labeler.store import tables as t
-from labeler.store.engine import METADATA, migration_script, upgrade
+from labeler.store.engine import METADATA, known_head, migration_script, upgrade
+from tests.labeler.test_cli_startup import loaded_by
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "store"
 OLD_MIGRATIONS = [
@@ -270,3 +272,79 @@ def test_real_timestamps_downgrade_to_utc_text(empty_url: str) -> None:
         stamps = conn.execute(text("SELECT name, created_at FROM users WHERE name != 'rev' ORDER BY name")).all()
         assert [tuple(r) for r in stamps] == list(UTC_STAMPS.items())
     engine.dispose()
+
+
+# -- migrations on start, with Alembic imported only when there is something to migrate ---------------
+
+
+def test_the_head_read_without_alembic_is_the_one_alembic_reads() -> None:
+    assert known_head() == head_revision()
+
+
+def _revision_file(directory: Path, name: str, revision: str, down: str) -> None:
+    (directory / "versions").mkdir(parents=True, exist_ok=True)
+    (directory / "versions" / f"{name}.py").write_text(
+        f'"""A revision.\n\nRevision ID: {revision}\nRevises: {down}\n"""\n\nfrom alembic import op\n\n'
+        f"revision = {revision!r}\ndown_revision = {down}\nbranch_labels = None\n", encoding="utf-8")
+
+
+def test_the_head_read_without_alembic_is_none_unless_the_revisions_are_one_chain(tmp_path: Path) -> None:
+    chain = tmp_path / "chain"
+    _revision_file(chain, "a", "0001_a", "None")
+    _revision_file(chain, "c", "0003_c", "'0002_b'")
+    _revision_file(chain, "b", "0002_b", "'0001_a'")
+    assert known_head(chain) == "0003_c"
+    two_heads = tmp_path / "two_heads"
+    _revision_file(two_heads, "a", "0001_a", "None")
+    _revision_file(two_heads, "b", "0002_b", "'0001_a'")
+    _revision_file(two_heads, "c", "0002_c", "'0001_a'")
+    assert known_head(two_heads) is None
+    merge = tmp_path / "merge"
+    _revision_file(merge, "a", "0001_a", "None")
+    _revision_file(merge, "b", "0002_b", "('0001_a', '0001_x')")
+    assert known_head(merge) is None
+    dangling = tmp_path / "dangling"
+    _revision_file(dangling, "b", "0002_b", "'0001_gone'")
+    assert known_head(dangling) is None
+
+
+def test_only_a_database_at_the_newest_revision_counts_as_current(empty_url: str, tmp_path: Path) -> None:
+    engine = create_engine(empty_url)
+    with engine.begin() as conn:
+        upgrade(conn, "0001_baseline")  # one revision behind
+    engine.dispose()
+    behind = Database.__new__(Database)  # the engine without its migration on construction
+    behind.url, behind.is_sqlite, behind.read_only = empty_url, empty_url.startswith("sqlite"), False
+    behind.engine, behind._in_transaction = create_engine(empty_url), threading.local()
+    try:
+        assert not behind.at_head()
+    finally:
+        behind.close()
+    store = Store(empty_url)  # migrates on start
+    try:
+        assert store.at_head() and store.schema_version() == head_revision()
+        assert schema(store.engine) == fresh_schema(tmp_path, empty_url)
+    finally:
+        store.close()
+
+
+def test_a_store_command_migrates_an_empty_file_and_one_a_revision_behind_and_opens_a_current_one_without_alembic(
+        tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    behind = tmp_path / "behind.db"
+    engine = create_engine(f"sqlite:///{behind}")
+    with engine.begin() as conn:
+        upgrade(conn, "0001_baseline")
+        conn.execute(text("INSERT INTO users (name, role, active, created_at) "
+                          "VALUES ('ana', 'admin', true, '2026-03-06T10:00:00-05:00')"))
+    engine.dispose()
+    for path in (empty, behind):
+        assert "alembic" in loaded_by("users", "list", "--db", str(path))
+        with sqlite3.connect(path) as con:
+            assert con.execute("SELECT version_num FROM alembic_version").fetchall() == [(head_revision(),)]
+        assert schema(create_engine(f"sqlite:///{path}")) == fresh_schema(tmp_path, f"sqlite:///{path}")
+    with sqlite3.connect(behind) as con:  # the row was migrated with it: its moment now stored in UTC
+        assert con.execute("SELECT name, created_at FROM users").fetchall() == [("ana", "2026-03-06 15:00:00.000000")]
+    current = loaded_by("users", "list", "--db", str(behind))
+    assert not [m for m in current if m == "alembic" or m.startswith("alembic.")]
