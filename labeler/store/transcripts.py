@@ -42,7 +42,7 @@ from labeler.store.engine import (
 )
 from scorer import canonical
 from scorer.errors import InvalidRecord
-from scorer.formats import dumps_record, to_json
+from scorer.formats import record_json_text
 from scorer.model import GoldCase, Message, Transcript
 
 try:
@@ -604,9 +604,9 @@ def _reject_or_raise(err: InvalidRecord, result: ImportResult, skip: bool) -> No
 
 
 def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
-    body = to_json(tr)
-    tools = [_tool_canonical(tool) for tool in body.pop("tools")]
-    text = canonical.dumps_json_values(body)
+    # the canonical text of to_json(tr) without its tools, and the tools as to_json writes them
+    text, tools_json = record_json_text(tr, with_tools=False)
+    tools = _tools_canonical(tools_json)
     # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
     digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
     turns = _turn_rows(tr)
@@ -698,6 +698,24 @@ def _tool_canonical(tool: dict[str, Any]) -> tuple[str, str, str]:
     return hit
 
 
+_TOOL_LISTS: dict[int, tuple[list[dict[str, Any]], list[tuple[str, str, str]]]] = {}
+"""``_tool_canonical`` of each tool of a list ``record_json_text`` returned, by the list's identity (the entry
+holds the list): records that share their tools get the one list back."""
+
+
+def _tools_canonical(tools: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    if not tools:
+        return []
+    hit = _TOOL_LISTS.get(id(tools))
+    if hit is not None and hit[0] is tools:
+        return hit[1]
+    found = [_tool_canonical(tool) for tool in tools]
+    if len(_TOOL_LISTS) >= 256:
+        _TOOL_LISTS.clear()
+    _TOOL_LISTS[id(tools)] = (tools, found)
+    return found
+
+
 def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) -> None:
     by_hash = {digest: (name, text) for digest, name, text in tools}
     if not by_hash:
@@ -715,7 +733,7 @@ def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
            "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
            "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source or item.source}
     # canonical.content_hash(to_json(case)) is the hash of this very text: serialize once, hash it
-    row["body"] = body = dumps_record(case)
+    row["body"] = body = record_json_text(case)[0]  # dumps_record(case)
     row["content_hash"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
     tags = [{"case_id": case.id, "tag": tag} for tag in dict.fromkeys(case.tags)]
     return _Staged(case.id, str(row["content_hash"]), item.source, item.line, row, children=tags)
@@ -991,8 +1009,8 @@ def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
         message = tr.messages[index] if index < len(tr.messages) else None
         calls = observed_calls(message)
         behavior = "open" if message is None else ("call" if calls else "text")
-        # JSON values with string keys (arguments parse strictly: no NaN), so the fast canonical form
-        rows.append({"ordinal": ordinal, "message_index": index, "observed": canonical.dumps_json_values(calls),
+        # JSON values with string keys, parsed strictly (no NaN): the fast canonical form, without a NaN walk
+        rows.append({"ordinal": ordinal, "message_index": index, "observed": canonical.dumps_finite_json_values(calls),
                      "observed_behavior": behavior, "n_calls": len(calls)})
     return rows
 

@@ -57,3 +57,10 @@ def test_to_json_keeps_integers_beyond_64_bits_and_every_float() -> None:
                                                      "tiny": 5e-324, "z": -0.0, "i": 2 ** 63 - 1}})
     assert to_json(record) == record.model_dump(mode="json")
     assert to_json(record)["metadata"]["big"] == 2 ** 70
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_the_finite_variant_gives_the_same_text(value: Any) -> None:
+    # hypothesis' floats above exclude NaN and infinities: the values ``dumps_finite_json_values`` is for
+    assert canonical.dumps_finite_json_values(value) == canonical.dumps_json_values(value)
