@@ -181,6 +181,20 @@ def dumps_finite_json_values(value: Any) -> str:
     return data.decode("utf-8")
 
 
+def dumps_finite_json_values_each(values: list[Any]) -> list[str]:
+    """``[dumps_finite_json_values(v) for v in values]``, faster for many small values (a transcript's turns):
+    orjson writes each, and whether any text may differ is asked once, of the texts joined by commas (every
+    pattern ``_orjson_may_differ`` looks for in one text is still there, a top-level ``5.0`` becoming
+    ``5.0,``); only when it may are they written one by one."""
+    try:
+        datas = [orjson.dumps(v, option=orjson.OPT_SORT_KEYS) for v in values]
+    except (TypeError, orjson.JSONEncodeError):  # keys that are not strings, integers beyond 64 bits
+        return [dumps_finite_json_values(v) for v in values]
+    if _orjson_may_differ(b",".join(datas)):
+        return [dumps_finite_json_values(v) for v in values]
+    return [d.decode("utf-8") for d in datas]
+
+
 def dumps_float_free(value: Any) -> str:
     """``dumps(value)`` for JSON values with string keys that hold no float at all (the caller knows it from
     their type: ``scorer.formats.numberless_fields``): orjson's text as it is. On strings, integers, booleans

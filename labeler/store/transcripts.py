@@ -607,8 +607,12 @@ def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
     # the canonical text of to_json(tr) without its tools, and the tools as to_json writes them
     text, tools_json = record_json_text(tr, with_tools=False)
     tools = _tools_canonical(tools_json)
-    # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
-    digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
+    # The content hash covers the body and the tools' hashes, so nothing is serialized twice:
+    # sha256 of "\n".join([text, *tool hashes]), fed in pieces (no copy of the body joined to them)
+    hasher = hashlib.sha256(text.encode("utf-8"))
+    for tool_hash, _, _ in tools:
+        hasher.update(b"\n" + tool_hash.encode("ascii"))
+    digest = hasher.hexdigest()
     turns = _turn_rows(tr)
     row = {"external_id": tr.id, "source": _source_of(tr, item.source), "content_hash": digest,
            "title": _title(tr), "body": text, "n_messages": len(tr.messages),
@@ -1004,15 +1008,14 @@ def labelable_points(tr: Transcript) -> tuple[int, ...]:
 
 
 def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
-    rows = []
-    for ordinal, index in enumerate(labelable_points(tr)):
-        message = tr.messages[index] if index < len(tr.messages) else None
-        calls = observed_calls(message)
-        behavior = "open" if message is None else ("call" if calls else "text")
-        # JSON values with string keys, parsed strictly (no NaN): the fast canonical form, without a NaN walk
-        rows.append({"ordinal": ordinal, "message_index": index, "observed": canonical.dumps_finite_json_values(calls),
-                     "observed_behavior": behavior, "n_calls": len(calls)})
-    return rows
+    points = labelable_points(tr)
+    messages = [tr.messages[index] if index < len(tr.messages) else None for index in points]
+    observed = [observed_calls(message) for message in messages]
+    # JSON values with string keys, parsed strictly (no NaN): the fast canonical form, without a NaN walk
+    texts = canonical.dumps_finite_json_values_each(observed)
+    return [{"ordinal": ordinal, "message_index": index, "observed": text,
+             "observed_behavior": "open" if message is None else ("call" if calls else "text"), "n_calls": len(calls)}
+            for ordinal, (index, message, calls, text) in enumerate(zip(points, messages, observed, texts, strict=True))]
 
 
 # -- labeling helpers
