@@ -7,8 +7,10 @@ Reading works on an iterable of lines (text or bytes) and a source name, so erro
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import orjson
 import pydantic_core
@@ -78,6 +80,62 @@ def json_line(number: int, raw: str | bytes, source: str) -> Any:
         return parse_json_text(text, source=source, line=number)
     except InvalidRecord as err:
         return err
+
+
+_SHARED_TOOLS: dict[bytes, tuple[Any, ...]] = {}
+"""The ``ToolSpec`` objects of records read by ``fast_record``, by the orjson bytes of the ``tools`` list they
+were validated from: an import's records offer the same tools again and again (every tau-bench transcript and
+gold case of a domain), and validating a tool list is half of validating a record."""
+SHARED_TOOLS_MAX = 256
+_FAST_MODELS: dict[str, type[BaseModel]] = {TRANSCRIPT_FORMAT: Transcript, GOLD_FORMAT: GoldCase}
+
+
+def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
+    """The transcript or gold case line ``number`` of a toolgold JSON Lines file holds, read straight from its
+    bytes: the record ``parse_record(json_line(number, raw, ...))`` makes of it, equal field for field, whenever
+    this returns one. None when it is not sure, and for anything wrong with the line: ``json_line`` and
+    ``parse_record`` then read it again and say what is wrong, with their messages.
+
+    Faster in three ways: the line is parsed by orjson as it is, without decoding it to text and encoding it
+    back (``strict_json._fast``'s rules, in the same order); a tool list seen before is not validated again: its
+    ``ToolSpec`` objects (frozen) are put in its place and pydantic takes them as they are, so records that
+    offer the same tools share them; and the depth walk then skips those tools (they nested few enough levels
+    in the record they were validated in, at the same place)."""
+    if type(raw) is not bytes or len(raw) > MAX_LINE_BYTES or (number == 1 and raw.startswith(b"\xef\xbb\xbf")):
+        return None
+    if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(value) is not dict:
+        return None
+    tag = value.get("format")
+    model = _FAST_MODELS.get(tag) if type(tag) is str else None
+    if model is None:
+        return None
+    tools = value.get("tools")
+    key = orjson.dumps(tools) if type(tools) is list and tools else None  # no integer beyond 64 bits (above)
+    shared = _SHARED_TOOLS.get(key) if key is not None else None
+    if shared is not None:
+        value["tools"] = shared
+    try:
+        record = model.model_validate(value)
+    except ValidationError:
+        return None
+    # Too deep (what strict_json refuses)? A field of a type that nests a fixed number of levels, now that it
+    # validated, nests no deeper than its type; shared tools nested few enough levels where they were first
+    # read, in the same place. So only the other fields are walked: as one list, one level below the record.
+    skip = numberless_fields(model)
+    rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
+    if strict_json.too_deep(rest):
+        return None
+    if key is not None and shared is None:
+        if len(_SHARED_TOOLS) >= SHARED_TOOLS_MAX:
+            _SHARED_TOOLS.clear()
+        _SHARED_TOOLS[key] = record.tools  # type: ignore[attr-defined]
+    return record  # type: ignore[return-value]
 
 
 def parse_json_text(text: str | bytes, *, source: str | None = None, line: int | None = None) -> Any:
@@ -157,21 +215,21 @@ _DIGITS_AS_NINE = bytes.maketrans(b"012345678", b"999999999")
 _LONG_NUMBER = b"9" * 19
 
 
-def to_json(record: BaseModel) -> dict[str, Any]:
+def to_json(record: BaseModel, *, exclude: set[str] | None = None) -> dict[str, Any]:
     """The record as plain JSON values (the shape written to files): ``model_dump(mode="json")``.
 
     Built by pydantic's serializer in Rust (``model_dump_json``) and read back by orjson, half the time of
     ``model_dump(mode="json")``, whose Python objects are built one by one (measured on tau-bench gold
     cases: 261 against 574 us); the same values (a float reads back as the float written). A run of 19
     digits may be an integer beyond 64 bits, which orjson would read as a float: those take
-    ``model_dump``."""
-    data = _faithful_serializer(type(record)).to_json(record)
+    ``model_dump``. ``exclude`` leaves those fields out (``model_dump``'s)."""
+    data = _faithful_serializer(type(record)).to_json(record, exclude=exclude)
     if _LONG_NUMBER in data.translate(_DIGITS_AS_NINE):
-        return _finite_dump(record)
+        return _finite_dump(record, exclude)
     try:
         value: dict[str, Any] = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _finite_dump(record)
+        return _finite_dump(record, exclude)
     return value
 
 
@@ -189,15 +247,119 @@ def _faithful_serializer(model: type[BaseModel]) -> pydantic_core.SchemaSerializ
     return found
 
 
-def _finite_dump(record: BaseModel) -> dict[str, Any]:
+def _finite_dump(record: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
     """``model_dump(mode="json")``, refusing a NaN or ±Infinity (which it would turn into ``None``)."""
-    canonical.refuse_non_finite(record.model_dump())
-    return record.model_dump(mode="json")
+    canonical.refuse_non_finite(record.model_dump(exclude=exclude))
+    return record.model_dump(mode="json", exclude=exclude)
 
 
 def dumps_record(record: BaseModel) -> str:
     """One canonical JSON line (without the newline) for ``record``."""
-    return canonical.dumps_json_values(to_json(record))
+    return canonical.dumps_finite_json_values(to_json(record))  # to_json refuses NaN and ±Infinity itself
+
+
+_TOOLS_JSON: dict[tuple[int, ...], tuple[tuple[Any, ...], list[dict[str, Any]], list[str | None]]] = {}
+"""What ``to_json`` wrote for a record's ``tools`` (and, once asked for, its canonical text), by the identity of
+its ``ToolSpec`` objects, which the entry holds (so no other object can take their ids while it is here):
+records read by ``fast_record`` share the objects of a tool list seen before."""
+_TOOLS: Final = {"tools"}
+
+
+def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str, list[dict[str, Any]]]:
+    """``(dumps_record(record), to_json(record)["tools"])``, or with ``with_tools=False`` the canonical text of
+    ``to_json(record)`` without its ``tools`` first: the same text, byte for byte, built faster.
+
+    Tools written before as these very objects are not written again. The fields whose type holds no float
+    whatever their value (``messages``: strings and ids; ``numberless_fields``) are written by orjson with
+    sorted keys and no check (orjson and ``json`` differ only in how they write some floats), the rest by
+    ``canonical.dumps_finite_json_values``, and the parts joined as one object with sorted keys (what canonical
+    JSON is: each value's canonical text, in key order). The tools returned are the memo's own: not to be
+    changed."""
+    model = type(record)
+    numberless = numberless_fields(model)
+    tools = getattr(record, "tools", None)
+    key = tuple(map(id, tools)) if tools else None
+    known = _TOOLS_JSON.get(key) if key is not None else None
+    if known is not None:
+        body = to_json(record, exclude={*numberless, "tools"})
+        tools_json, tools_text = known[1], known[2]
+    else:
+        body = to_json(record, exclude=set(numberless))
+        tools_json, tools_text = body.pop("tools", []), [None]
+        if key is not None:
+            if len(_TOOLS_JSON) >= SHARED_TOOLS_MAX:
+                _TOOLS_JSON.clear()
+            _TOOLS_JSON[key] = (tools, tools_json, tools_text)  # type: ignore[assignment]
+    # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
+    # parse back, half the time), and integers stay integers however long.
+    plain = _faithful_serializer(model).to_python(record, mode="json", include=set(numberless))
+    texts: dict[str, str] = {}
+    for name, value in plain.items():
+        if len(value) >= SPLIT_ITEMS:
+            texts[name] = canonical.dumps_float_free(value)
+        else:  # a short list is cheaper to write with the rest than as a part of its own
+            body[name] = value
+    if with_tools and tools is not None:
+        text = tools_text[0]
+        if text is None:
+            text = tools_text[0] = canonical.dumps_finite_json_values(tools_json)
+        texts["tools"] = text
+    return canonical.dumps_finite_with(body, texts), tools_json
+
+
+SPLIT_ITEMS: Final = 4
+"""Values of a numberless field with fewer items than this are written with the rest of the record."""
+_NUMBERLESS: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def numberless_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` holding containers that can hold no float and nest a fixed number of levels,
+    whatever the record (their JSON is the same from orjson as from ``json``, and is never too deep): read
+    from the fields' types, so a field that gains a float, an ``Any`` or a recursive type drops out by itself."""
+    found = _NUMBERLESS.get(model)
+    if found is None:
+        found = _NUMBERLESS[model] = tuple(
+            name for name, info in model.model_fields.items()
+            if _container(info.annotation) and (depth := _plain_depth(info.annotation, ())) is not None
+            and depth < strict_json.MAX_DEPTH)
+    return found
+
+
+def _container(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (tuple, list, dict) or (
+        isinstance(annotation, type) and issubclass(annotation, BaseModel))
+
+
+def _plain_depth(annotation: Any, inside: tuple[Any, ...]) -> int | None:
+    """The most levels a value of type ``annotation`` nests as JSON (as ``strict_json`` counts them), when it
+    holds no float: strings, integers, booleans, null, and lists, tuples, string-keyed dicts and models of
+    those only, not recursive. None for any other type (``float``, ``Any``, ``datetime``...)."""
+    if annotation in (str, int, bool, type(None)):
+        return 0
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Literal:
+        return 0 if all(type(a) in (str, int, bool) or a is None for a in args) else None
+    if origin in (typing.Union, types.UnionType, tuple, list, dict) and args:
+        if origin is dict and (len(args) != 2 or args[0] is not str):
+            return None
+        deepest = _deepest([_plain_depth(a, inside) for a in (args[1:] if origin is dict else args)
+                            if a is not Ellipsis])
+        if deepest is None or origin in (typing.Union, types.UnionType):
+            return deepest
+        return 1 + deepest
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and annotation not in inside:
+        if annotation.model_computed_fields:
+            return None
+        deepest = _deepest([_plain_depth(info.annotation, (*inside, annotation))
+                            for info in annotation.model_fields.values()])
+        return None if deepest is None else 1 + deepest
+    return None
+
+
+def _deepest(depths: list[int | None]) -> int | None:
+    known = [d for d in depths if d is not None]
+    return max(known, default=0) if len(known) == len(depths) else None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
@@ -216,12 +378,15 @@ __all__ = [
     "Record",
     "describe_validation_error",
     "dumps_record",
+    "fast_record",
     "iter_json_lines",
     "iter_json_lines_tolerant",
     "json_line",
     "json_schemas",
+    "numberless_fields",
     "parse_json_text",
     "parse_record",
     "read_records",
+    "record_json_text",
     "to_json",
 ]

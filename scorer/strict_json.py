@@ -78,7 +78,7 @@ def _fast(data: bytes) -> Any:
     escaped or raw; whatever it refuses goes to the slow path, whose verdict and message stand.
     No value it accepts needs walking for surrogates or non-finite floats (measured: that walk was a
     third of the time of reading a gold file)."""
-    if _LONG_NUMBER in data.translate(_DIGITS_AS_NINE):
+    if has_long_number(data):
         return _SLOW
     try:
         value = orjson.loads(data)
@@ -87,6 +87,17 @@ def _fast(data: bytes) -> Any:
     if data.count(b"[") + data.count(b"{") > MAX_DEPTH and _too_deep(value):
         return _SLOW
     return value
+
+
+def has_long_number(data: bytes) -> bool:
+    """Whether ``data`` holds 19 digits in a row (``_LONG_NUMBER``): perhaps an integer beyond 64 bits."""
+    return _LONG_NUMBER in data.translate(_DIGITS_AS_NINE)
+
+
+def too_deep(value: Any) -> bool:
+    """Whether the parsed ``value`` nests deeper than ``MAX_DEPTH`` (what ``loads`` refuses); leaves of any other
+    type than dict, list and tuple count as values."""
+    return _too_deep(value)
 
 
 _SLOW: Any = object()
@@ -264,4 +275,4 @@ def _surrogate_message(text: str) -> str:
     return f"{_SURROGATE} (\\u{ord(text[at]):04x} at character {at + 1}): not valid Unicode"
 
 
-__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "decode_at", "embedded_problem", "loads"]
+__all__ = ["MAX_DEPTH", "NOT_FINITE", "check", "decode_at", "embedded_problem", "has_long_number", "loads", "too_deep"]

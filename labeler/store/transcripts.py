@@ -43,7 +43,7 @@ from labeler.store.engine import (
 )
 from scorer import canonical
 from scorer.errors import InvalidRecord
-from scorer.formats import dumps_record, to_json
+from scorer.formats import record_json_text
 from scorer.model import GoldCase, Message, Transcript
 
 try:
@@ -605,11 +605,15 @@ def _reject_or_raise(err: InvalidRecord, result: ImportResult, skip: bool) -> No
 
 
 def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
-    body = to_json(tr)
-    tools = [_tool_canonical(tool) for tool in body.pop("tools")]
-    text = canonical.dumps_json_values(body)
-    # The content hash covers the body and the tools' hashes, so nothing is serialized twice.
-    digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode("utf-8")).hexdigest()
+    # the canonical text of to_json(tr) without its tools, and the tools as to_json writes them
+    text, tools_json = record_json_text(tr, with_tools=False)
+    tools = _tools_canonical(tools_json)
+    # The content hash covers the body and the tools' hashes, so nothing is serialized twice:
+    # sha256 of "\n".join([text, *tool hashes]), fed in pieces (no copy of the body joined to them)
+    hasher = hashlib.sha256(text.encode("utf-8"))
+    for tool_hash, _, _ in tools:
+        hasher.update(b"\n" + tool_hash.encode("ascii"))
+    digest = hasher.hexdigest()
     turns = _turn_rows(tr)
     row = {"external_id": tr.id, "source": _source_of(tr, item.source), "content_hash": digest,
            "title": _title(tr), "body": text, "n_messages": len(tr.messages),
@@ -699,6 +703,24 @@ def _tool_canonical(tool: dict[str, Any]) -> tuple[str, str, str]:
     return hit
 
 
+_TOOL_LISTS: dict[int, tuple[list[dict[str, Any]], list[tuple[str, str, str]]]] = {}
+"""``_tool_canonical`` of each tool of a list ``record_json_text`` returned, by the list's identity (the entry
+holds the list): records that share their tools get the one list back."""
+
+
+def _tools_canonical(tools: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    if not tools:
+        return []
+    hit = _TOOL_LISTS.get(id(tools))
+    if hit is not None and hit[0] is tools:
+        return hit[1]
+    found = [_tool_canonical(tool) for tool in tools]
+    if len(_TOOL_LISTS) >= 256:
+        _TOOL_LISTS.clear()
+    _TOOL_LISTS[id(tools)] = (tools, found)
+    return found
+
+
 def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) -> None:
     by_hash = {digest: (name, text) for digest, name, text in tools}
     if not by_hash:
@@ -716,7 +738,7 @@ def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
            "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
            "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source or item.source}
     # canonical.content_hash(to_json(case)) is the hash of this very text: serialize once, hash it
-    row["body"] = body = dumps_record(case)
+    row["body"] = body = record_json_text(case)[0]  # dumps_record(case)
     row["content_hash"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
     tags = [{"case_id": case.id, "tag": tag} for tag in dict.fromkeys(case.tags)]
     return _Staged(case.id, str(row["content_hash"]), item.source, item.line, row, children=tags)
@@ -915,15 +937,14 @@ def labelable_points(tr: Transcript) -> tuple[int, ...]:
 
 
 def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
-    rows = []
-    for ordinal, index in enumerate(labelable_points(tr)):
-        message = tr.messages[index] if index < len(tr.messages) else None
-        calls = observed_calls(message)
-        behavior = "open" if message is None else ("call" if calls else "text")
-        # JSON values with string keys (arguments parse strictly: no NaN), so the fast canonical form
-        rows.append({"ordinal": ordinal, "message_index": index, "observed": canonical.dumps_json_values(calls),
-                     "observed_behavior": behavior, "n_calls": len(calls)})
-    return rows
+    points = labelable_points(tr)
+    messages = [tr.messages[index] if index < len(tr.messages) else None for index in points]
+    observed = [observed_calls(message) for message in messages]
+    # JSON values with string keys, parsed strictly (no NaN): the fast canonical form, without a NaN walk
+    texts = canonical.dumps_finite_json_values_each(observed)
+    return [{"ordinal": ordinal, "message_index": index, "observed": text,
+             "observed_behavior": "open" if message is None else ("call" if calls else "text"), "n_calls": len(calls)}
+            for ordinal, (index, message, calls, text) in enumerate(zip(points, messages, observed, texts, strict=True))]
 
 
 # -- labeling helpers

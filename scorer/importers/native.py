@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from scorer.errors import InvalidRecord
-from scorer.formats import BLANK, json_line, parse_record
+from scorer.formats import BLANK, fast_record, json_line, parse_record
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.model import GoldCase, Transcript
 
@@ -31,6 +31,9 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
 def convert_line(number: int, raw: bytes, source: str, options: ImportOptions) -> Item | None:
     """Line ``number`` of a toolgold JSON Lines file as its item (None for a blank line): every line is a
     record on its own, so an import can convert the lines of one file in several processes."""
+    fast = fast_record(number, raw) if type(raw) is bytes else None  # what the lines below make of it, sooner
+    if fast is not None:
+        return Converted(fast, number)
     value = json_line(number, raw, source)
     if value is BLANK:
         return None

@@ -57,3 +57,37 @@ def test_to_json_keeps_integers_beyond_64_bits_and_every_float() -> None:
                                                      "tiny": 5e-324, "z": -0.0, "i": 2 ** 63 - 1}})
     assert to_json(record) == record.model_dump(mode="json")
     assert to_json(record)["metadata"]["big"] == 2 ** 70
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_the_finite_variant_gives_the_same_text(value: Any) -> None:
+    # hypothesis' floats above exclude NaN and infinities: the values ``dumps_finite_json_values`` is for
+    assert canonical.dumps_finite_json_values(value) == canonical.dumps_json_values(value)
+
+
+_float_free_leaves = (st.none() | st.booleans() | st.integers() | st.text()
+                      | st.sampled_from([".0,", "5.0]", "1e+16", "x.0}", ".0", "1e-07", "0.00001"]))
+_float_free_values = st.recursive(_float_free_leaves, lambda inner: st.lists(inner, max_size=4)
+                                  | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_float_free_values, st.dictionaries(st.sampled_from(["a", "messages", "tools", "z", "é"]), _values,
+                                           max_size=4))
+def test_float_free_values_and_texts_joined_in_key_order_are_dumps(value: Any, rest: dict[str, Any]) -> None:
+    # orjson's bytes as they are for values without a float (integers beyond 64 bits included), and an
+    # object written from parts (some members given as their canonical text) is the object's canonical text
+    assert canonical.dumps_float_free(value) == canonical.dumps(value)
+    given_as_text = {k: canonical.dumps(v) for k, v in rest.items() if k in ("messages", "tools")}
+    others = {k: v for k, v in rest.items() if k not in given_as_text}
+    assert canonical.dumps_finite_with(others, given_as_text) == canonical.dumps(rest)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_values, max_size=6))
+def test_many_values_written_at_once_are_each_dumps(values: list[Any]) -> None:
+    # a float alone (5.0, 1e-07) at the end of one text and the start of the next must still be seen
+    assert canonical.dumps_finite_json_values_each(values) == [canonical.dumps(v) for v in values]
+    edge = [5.0, [1], 1e-07, {"a": 0.00001}, 2.5, -0.0]
+    assert canonical.dumps_finite_json_values_each(edge) == [canonical.dumps(v) for v in edge]

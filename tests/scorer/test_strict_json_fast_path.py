@@ -77,3 +77,24 @@ def test_the_container_walk_counts_depth_as_the_full_walk_does() -> None:
     verdicts = [(strict_json._problem(v, check_leaves=False) is not None, strict_json._too_deep(v)) for v in values]
     assert [full for full, _ in verdicts] == [fast for _, fast in verdicts]
     assert 0 < sum(full for full, _ in verdicts) < len(values)
+
+
+def _disguised(n: int) -> bytes:
+    """``n`` nested lists whose strings hold brackets that pair up with the structural ones: ``["]",["]",
+    ...,"["],"["]``. Counted as text, the brackets never nest deeper than one."""
+    return ('["]",' * n + "1" + ',"["]' * n).encode()
+
+
+def _escaped(n: int) -> bytes:
+    """``n`` nested lists, each opened after a string ending in an escaped quote or backslash: the string
+    boundaries must be found as JSON finds them."""
+    return ('["a\\"]\\\\",' * n + "1" + "]" * n).encode()
+
+
+DISGUISED = [make(n) for make in (_disguised, _escaped) for n in (100, 101, 199, 200, 201, 202, 260)]
+
+
+@pytest.mark.parametrize("text", DISGUISED, ids=range(len(DISGUISED)))
+def test_brackets_inside_strings_do_not_hide_the_depth(text: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _verdict(text, slow=False, monkeypatch=monkeypatch) == _verdict(text, slow=True, monkeypatch=monkeypatch)
+

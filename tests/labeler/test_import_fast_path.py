@@ -1,0 +1,264 @@
+"""The import's fast conversion (``scorer.formats.fast_record``: records read straight from the line's bytes,
+tool lists seen before shared instead of validated again; ``record_json_text``: canonical JSON written in parts)
+makes exactly what the plain path makes: the same records, the same stored rows byte for byte, and for a bad
+line the same ``FILE:LINE`` message. The oracle for the rows is ``canonical.dumps``, the reference canonical
+form, applied to ``to_json`` of the record the plain path reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from labeler.store import ImportItem, prepare_item
+from labeler.store.transcripts import observed_calls
+from scorer import canonical, formats, importers
+from scorer.errors import InvalidRecord
+from scorer.formats import BLANK, dumps_record, fast_record, json_line, parse_record, to_json
+from scorer.importers.base import Converted, ImportOptions
+from scorer.importers.native import convert_line
+from scorer.model import GoldCase, ToolSpec, Transcript
+from tests.labeler.import_golden import INPUTS, REPO
+
+
+def _records() -> list[Transcript | GoldCase]:
+    """Every transcript and gold case the parity inputs hold (the demo, the app's data, the real datasets)."""
+    options = ImportOptions(tools=(ToolSpec(name="lookup", description="placeholder"),))
+    found: list[Transcript | GoldCase] = []
+    for path in INPUTS:
+        try:
+            found += [c.record for c in importers.convert(path, None, options) if isinstance(c, Converted)]
+        except Exception:  # a file no importer reads (a task list): not an input
+            continue
+    return found
+
+
+def _slow(number: int, raw: bytes) -> Any:
+    """What the line becomes without the fast path: the record, or the error's (message, line)."""
+    value = json_line(number, raw, "f.jsonl")
+    if value is BLANK:
+        return BLANK
+    if isinstance(value, InvalidRecord):
+        return ("error", value.message, value.line)
+    try:
+        return parse_record(value, source="f.jsonl", line=number)
+    except InvalidRecord as err:
+        return ("error", err.message, err.line)
+
+
+def _expected_rows(record: Transcript | GoldCase) -> dict[str, Any]:
+    """The rows as the code before the fast path computed them, with the reference canonical form."""
+    body = to_json(record)
+    if isinstance(record, GoldCase):
+        text = canonical.dumps(body)
+        return {"body": text, "content_hash": hashlib.sha256(text.encode()).hexdigest()}
+    tools = [(hashlib.sha256(canonical.dumps(t).encode()).hexdigest(), str(t["name"]), canonical.dumps(t))
+             for t in body.pop("tools")]
+    text = canonical.dumps(body)
+    digest = hashlib.sha256("\n".join([text, *(h for h, _, _ in tools)]).encode()).hexdigest()
+    observed = [canonical.dumps(observed_calls(record.messages[i] if i < len(record.messages) else None))
+                for i in record.decision_points()]
+    return {"body": text, "content_hash": digest, "tools": tools, "observed": observed}
+
+
+def _rows(record: Transcript | GoldCase) -> dict[str, Any]:
+    staged = prepare_item(ImportItem(record, "f.jsonl", 1)).staged
+    rows = {"body": staged.row["body"], "content_hash": staged.row["content_hash"]}
+    if isinstance(record, Transcript):
+        rows["tools"] = list(staged.tools)
+        rows["observed"] = [turn["observed"] for turn in staged.children]
+    return rows
+
+
+def _lines(records: list[Transcript | GoldCase]) -> Iterator[bytes]:
+    """Each record as toolgold JSON Lines write it (canonical), and as pydantic writes it (other key order)."""
+    for record in records:
+        yield dumps_record(record).encode() + b"\n"
+        yield record.model_dump_json().encode() + b"\r\n"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos() -> Iterator[None]:
+    formats._SHARED_TOOLS.clear()
+    formats._TOOLS_JSON.clear()
+    yield
+    formats._SHARED_TOOLS.clear()
+    formats._TOOLS_JSON.clear()
+
+
+def test_every_real_record_reads_and_stores_as_before() -> None:
+    records = _records()
+    assert len(records) > 200
+    fast_reads = 0
+    for _ in range(2):  # the second round finds every tool list in the memos
+        for number, raw in enumerate(_lines(records), start=2):
+            slow = _slow(number, raw)
+            fast = fast_record(number, raw)
+            assert not isinstance(slow, tuple), slow
+            if fast is None:
+                continue
+            fast_reads += 1
+            assert fast == slow
+            assert fast.model_fields_set == slow.model_fields_set
+            assert dumps_record(fast) == dumps_record(slow)
+            assert _rows(fast) == _rows(slow) == _expected_rows(slow), raw[:120]
+    assert fast_reads == 4 * len(records)  # none of them needed the plain path
+    assert len(formats._SHARED_TOOLS) > 5
+
+
+def _transcript(**extra: Any) -> dict[str, Any]:
+    return {"format": "toolgold.transcript/1", "id": "t1",
+            "messages": [{"role": "user", "content": "book it"},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "c1", "type": "function",
+                              "function": {"name": "book", "arguments": '{"amount": 1.0, "x": 1e-7, "n": -0.0}'}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                         {"role": "assistant", "content": "done .0, e-5 1e+16"}],
+            "tools": [{"name": "book", "description": "Book.", "parameters": {
+                "type": "object", "properties": {"amount": {"type": "number", "default": 1.0}}}}],
+            **extra}
+
+
+def _gold(**extra: Any) -> dict[str, Any]:
+    return {"format": "toolgold.gold/1", "id": "g1", "tools": _transcript()["tools"],
+            "messages": _transcript()["messages"][:1],
+            "expected": {"behavior": "call", "calls": [{"name": "book", "arguments": {"amount": 1.0}}]},
+            "arg_rules": {"book": {"amount": {"match": "number", "tolerance": 1}}}, **extra}
+
+
+EDGE_METADATA = [
+    {"s": "é😀\u2028 \x00\n\"\\/", "e": "re-book one-way 1.0, 2e-5"},
+    {"z": -0.0, "one": 1.0, "big": 1e16, "tiny": 5e-324, "small": 1.5e-05, "f": 0.1, "neg": -2.5e-300},
+    {"huge": 2 ** 70, "neg": -(2 ** 64), "edge": 2 ** 64 - 1, "i": -(2 ** 63)},
+    {"nest": [[[[{"a": [1.0, 2]}]]]], "empty": [{}, [], ""], "b": [True, False, None]},
+    {"keys": {"é": 1, "Z": 2, "a b": 3, "": 4, "\U0001f600": 5, "\uffff": 6}},
+]
+
+
+def _json_line(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+@pytest.mark.parametrize("metadata", EDGE_METADATA, ids=range(len(EDGE_METADATA)))
+def test_edge_values_read_and_store_as_before(metadata: dict[str, Any]) -> None:
+    values = [_transcript(metadata=metadata), _gold(rationale=json.dumps(metadata, ensure_ascii=False),
+                                                     expected={"behavior": "call", "calls": [
+                                                         {"name": "book", "arguments": metadata}]})]
+    for _ in range(2):
+        for value in values:
+            raw = _json_line(value)
+            slow = _slow(2, raw)
+            assert not isinstance(slow, tuple), slow
+            fast = convert_line(2, raw, "f.jsonl", ImportOptions())
+            assert isinstance(fast, Converted)
+            assert fast.record == slow
+            assert _rows(fast.record) == _rows(slow) == _expected_rows(slow)
+
+
+def _deep(n: int) -> Any:
+    value: Any = 1
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+BAD = [
+    _transcript(messages=[{"role": "robot", "content": "hi"}]),
+    _transcript(messages=[{"role": "user", "content": _deep(250)}]),
+    _transcript(messages=[{"role": "tool", "content": "x"}]),
+    _transcript(metadata={"deep": _deep(197)}),  # 200 levels in all: accepted
+    _transcript(metadata={"deep": _deep(198)}),  # 201: refused
+    _transcript(metadata={"deep": _deep(300)}),
+    _transcript(tools=[*_transcript()["tools"], *_transcript()["tools"]]),
+    _transcript(tools=[{"name": "book", "parameters": {"type": "object", "properties": _deep(199)}}]),
+    _transcript(tools=[{"name": "book", "parameters": {"type": "nope"}}]),
+    _transcript(metadata={"n": 10 ** 30}, id="big"),
+    _transcript(extra_field=1),
+    _gold(turn=10 ** 25),
+    _gold(expected={"behavior": "call", "calls": []}),
+    _gold(arg_rules={"book": {"amount": {"match": "from_call", "from_call": 3}}}),
+    {"format": "toolgold.run/1", "case_id": "g1", "calls": []},
+    {"format": "toolgold.gold/9", "id": "g"},
+    {"id": "no format"},
+]
+BAD_TEXT = [b'{"format": "toolgold.transcript/1", "id": "t", "messages": [{"role": "user", "content": NaN}]}\n',
+            b'{"format": "toolgold.transcript/1", "id": "t", "metadata": {"x": Infinity}, "messages": []}\n',
+            b'{"format": "toolgold.transcript/1", "id": "t", "messages": [{"role": "user", "content": 1e400}]}\n',
+            b'{"format": "toolgold.transcript/1", "id": "t", "messages": [{"role": "user", "content": "\\ud800"}]}\n',
+            b'{"format": "toolgold.transcript/1", "id": "t", "messages": [{"role": "user", "content": "\xff"}]}\n',
+            b'{"format": "toolgold.transcript/1", "id": "t", "id": "u", "messages": [{"role": "user"}]}\n',
+            b'[1, 2]\n', b'"text"\n', b'{"format": ["toolgold.gold/1"]}\n', b'{"a": 1} {"b": 2}\n', b'\n', b'  \r\n',
+            b'\xef\xbb\xbf' + _json_line(_transcript())]
+
+
+@pytest.mark.parametrize("raw", [_json_line(v) for v in BAD] + BAD_TEXT, ids=range(len(BAD) + len(BAD_TEXT)))
+@pytest.mark.parametrize("number", [1, 2])
+def test_a_line_reads_as_before_with_its_tools_already_seen(raw: bytes, number: int,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # the good record first, so every tool list that is the same is shared (what a real import meets)
+    for value in (_transcript(), _gold()):
+        assert isinstance(convert_line(5, _json_line(value), "f.jsonl", ImportOptions()), Converted)
+    assert formats._SHARED_TOOLS
+    got = convert_line(number, raw, "f.jsonl", ImportOptions())
+    with monkeypatch.context() as patch:
+        patch.setattr("scorer.importers.native.fast_record", lambda number, raw: None)
+        plain = convert_line(number, raw, "f.jsonl", ImportOptions())
+    if isinstance(plain, InvalidRecord):
+        assert isinstance(got, InvalidRecord)
+        assert (got.message, got.source, got.line) == (plain.message, plain.source, plain.line)
+    elif plain is None:
+        assert got is None
+    else:
+        assert isinstance(got, Converted) and isinstance(plain, Converted)
+        assert got.record == plain.record and got.line == plain.line
+        assert _rows(got.record) == _rows(plain.record) == _expected_rows(plain.record)
+
+
+def test_records_with_the_same_tools_share_them_and_others_do_not() -> None:
+    a = fast_record(2, _json_line(_transcript(id="a")))
+    b = fast_record(3, _json_line(_gold(id="b")))
+    tools = _transcript()["tools"]
+    other = [{**tools[0], "parameters": {"type": "object", "properties": {"amount": {"type": "number", "default": 1}}}}]
+    c = fast_record(4, _json_line(_transcript(id="c", tools=other)))
+    flag = [{**tools[0], "parameters": {"type": "object", "properties": {"amount": {"default": True}}}}]
+    d = fast_record(5, _json_line(_transcript(id="d", tools=[{**flag[0]}])))
+    e = fast_record(6, _json_line(_transcript(id="e", tools=[{**flag[0], "parameters": {
+        "type": "object", "properties": {"amount": {"default": 1}}}}])))
+    assert a is not None and b is not None and c is not None and d is not None and e is not None
+    assert a.tools[0] is b.tools[0]  # one validation, one object
+    assert c.tools[0] is not a.tools[0] and c.tools[0].parameters["properties"]["amount"]["default"] == 1
+    assert d.tools[0].parameters["properties"]["amount"]["default"] is True
+    assert e.tools[0].parameters["properties"]["amount"]["default"] == 1
+    assert _rows(d)["tools"] != _rows(e)["tools"]  # true and 1 are different schemas, as before
+    for record in (a, b, c, d, e):
+        assert _rows(record) == _expected_rows(record)
+
+
+def test_a_record_with_nan_built_in_python_is_refused_as_before() -> None:
+    # records other importers build (not read by fast_record) still pass through record_json_text
+    for _ in range(2):
+        tr = Transcript.model_validate(_transcript(metadata={"x": float("nan")}))
+        with pytest.raises(canonical.NonFiniteNumber, match=r"metadata\.x: NaN is not a JSON number"):
+            prepare_item(ImportItem(tr, "f.jsonl", 1))
+        shared = Transcript.model_validate(_transcript())
+        sneaky = Transcript.model_validate({**_transcript(), "tools": shared.tools,
+                                            "metadata": {"y": float("inf")}})
+        prepare_item(ImportItem(shared, "f.jsonl", 1))  # its tools are now known
+        with pytest.raises(canonical.NonFiniteNumber, match=r"metadata\.y: Infinity is not a JSON number"):
+            prepare_item(ImportItem(sneaky, "f.jsonl", 1))
+        case = GoldCase.model_validate(_gold(expected={"behavior": "call", "calls": [
+            {"name": "book", "arguments": {"amount": float("-inf")}}]}))
+        with pytest.raises(canonical.NonFiniteNumber, match=r"expected\.calls\[0\]\.arguments\.amount: -Infinity"):
+            prepare_item(ImportItem(case, "f.jsonl", 1))
+
+
+def test_the_fields_written_without_a_float_check_hold_no_float() -> None:
+    assert formats.numberless_fields(Transcript) == ("messages",)
+    assert "messages" in formats.numberless_fields(GoldCase)
+    for model in (Transcript, GoldCase):
+        for name in ("metadata", "tools", "expected", "alternatives", "arg_rules", "forbidden", "provenance"):
+            assert name not in formats.numberless_fields(model)
+    assert REPO.is_dir()
