@@ -2,8 +2,9 @@
 
 ``toolgold import`` spends most of its time converting records (parse, validate, canonical JSON, hash), not
 writing them. For files whose every line is a record of its own (the toolgold JSON Lines format: what
-``toolgold export`` and ``toolgold sample`` write), this process reads the lines in chunks and hands them,
-round robin, to forked worker processes that turn them into the rows they become (``prepare_item``); it takes
+``toolgold export`` and ``toolgold sample`` write), this process finds where the chunks of lines lie in the
+file and hands them, round robin, to forked worker processes that read those bytes themselves (the lines never
+pass through a pipe) and turn them into the rows they become (``prepare_item``); it takes
 the results back in the order it handed the chunks out, so the records reach the store in input order and
 the first bad line of the input is the one reported, whichever worker finished first. Few chunks are out at
 a time (``AHEAD`` per worker), so memory stays flat however large the input.
@@ -71,6 +72,34 @@ class Prepared:
         return Prepared, (self.item, self.line, self.case_id, self.problems)
 
 
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Where a chunk of a file's lines lies: ``count`` lines from line ``first``, ``size`` bytes at ``offset``.
+    A worker reads them itself, so the importing process never copies them into a pipe."""
+
+    source: str
+    first: int
+    count: int
+    offset: int
+    size: int
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Chunk, (self.source, self.first, self.count, self.offset, self.size)
+
+    def lines(self) -> list[bytes]:
+        """The chunk's lines, each with its line end, as iterating the file in binary gives them (only
+        a line feed ends a line: a bare CR is JSON whitespace)."""
+        with open(self.source, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read(self.size)
+        lines = [line + b"\n" for line in data.split(b"\n")]
+        if data.endswith(b"\n"):
+            lines.pop()
+        else:  # the file's last line, without a line end
+            lines[-1] = lines[-1][:-1]
+        return lines
+
+
 def usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -134,13 +163,14 @@ class ImportPool:
             if task is None:
                 return
             try:
-                results.put(("ok", self._convert(*task)))
+                results.put(("ok", self._convert(task)))
             except BaseException:  # a bug: shown by the importing process
                 results.put(("crash", traceback.format_exc()))
 
-    def _convert(self, source: str, first: int, lines: list[bytes]) -> list[Prepared | tuple[Any, ...]]:
+    def _convert(self, chunk: Chunk) -> list[Prepared | tuple[Any, ...]]:
         out: list[Prepared | tuple[Any, ...]] = []
-        for number, raw in enumerate(lines, start=first):
+        source = chunk.source
+        for number, raw in enumerate(chunk.lines(), start=chunk.first):
             item = convert_line(number, raw, source, self.options)
             if item is None:
                 continue
@@ -158,9 +188,9 @@ class ImportPool:
 
     # -- in the importing process
 
-    def submit(self, source: str, first: int, lines: list[bytes]) -> None:
+    def submit(self, chunk: Chunk) -> None:
         worker = self.sent % len(self.procs)
-        self.tasks[worker].put((source, first, lines))
+        self.tasks[worker].put(chunk)
         self.out.append(worker)
         self.sent += 1
 
@@ -225,28 +255,39 @@ def _die_with(parent: int) -> None:
 PR_SET_PDEATHSIG = 1
 
 
-def iter_file_chunks(path: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """``(first line number, lines)`` chunks of ``path``, each at most ``CHUNK_LINES`` lines or about
-    ``CHUNK_BYTES``."""
-    with path.open("rb") as fh:
-        first, lines, size = 1, [], 0
-        for number, raw in enumerate(fh, start=1):
-            lines.append(raw)
-            size += len(raw)
-            if len(lines) >= CHUNK_LINES or size >= CHUNK_BYTES:
-                yield first, lines
-                first, lines, size = number + 1, [], 0
-        if lines:
-            yield first, lines
+def iter_file_chunks(path: Path) -> Iterator[Chunk]:
+    """The chunks of ``path``, each at most ``CHUNK_LINES`` lines or about ``CHUNK_BYTES`` (a line is never
+    split). Read a block at a time, only to find the line ends: memory stays a block or two however large the
+    file."""
+    source = str(path)
+    with path.open("rb", buffering=0) as fh:
+        block, at, first, eof = b"", 0, 1, False  # bytes read and not yet in a chunk; the offset of block[0]
+        while True:
+            end, count = 0, 0
+            while count < CHUNK_LINES and end < CHUNK_BYTES:
+                newline = block.find(b"\n", end)
+                if newline >= 0:
+                    end, count = newline + 1, count + 1
+                elif eof:
+                    if end < len(block):  # the file's last line, without a line end
+                        end, count = len(block), count + 1
+                    break
+                elif more := fh.read(CHUNK_BYTES):
+                    block += more
+                else:
+                    eof = True
+            if not count:
+                return
+            yield Chunk(source, first, count, at, end)
+            block, at, first = block[end:], at + end, first + count
 
 
 def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidRecord]:
     """The converted records of ``path`` (a line-per-record file), in line order; chunks are handed out
     ahead of what is taken back, ``AHEAD`` per worker. Nothing of the file is out when it returns."""
-    source = str(path)
-    for first, lines in iter_file_chunks(path):
+    for chunk in iter_file_chunks(path):
         while pool.full:
             yield from pool.next_result()
-        pool.submit(source, first, lines)
+        pool.submit(chunk)
     while len(pool):
         yield from pool.next_result()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -36,9 +37,9 @@ def _force_pool(monkeypatch: pytest.MonkeyPatch, sizes: list[int]) -> None:
     handed out are recorded in ``sizes``."""
     submit = import_pool.ImportPool.submit
 
-    def recorded(self: import_pool.ImportPool, source: str, first: int, lines: list[bytes]) -> None:
-        sizes.append(len(lines))
-        submit(self, source, first, lines)
+    def recorded(self: import_pool.ImportPool, chunk: import_pool.Chunk) -> None:
+        sizes.append(chunk.count)
+        submit(self, chunk)
 
     monkeypatch.setattr(data_cmd, "MIN_BYTES", 0)
     monkeypatch.setattr(data_cmd, "WORKERS", 2)
@@ -56,12 +57,13 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _mixed_file(path: Path) -> Path:
     """The demo transcripts and gold cases interleaved with blank lines, a gold case failing its own schema,
-    a BOM on line 1 and CRLF line ends: every kind of line the reader treats specially."""
+    a BOM on line 1, CRLF line ends and a bare CR inside a record (JSON whitespace, not a line end): every
+    kind of line the reader treats specially."""
     lines = [line for demo in DEMO for line in demo.read_text(encoding="utf-8").splitlines()][:60]
     broken = gold("bad-schema")
     broken = broken.model_copy(update={"expected": broken.expected.model_copy(update={"calls": (
         broken.expected.calls[0].model_copy(update={"arguments": {"no_such_parameter": 1}}),)})})
-    lines[7:7] = ["", dumps_record(broken), "   "]
+    lines[7:7] = ["", dumps_record(broken), "   ", dumps_record(transcript("bare-cr")).replace(",", ",\r", 1)]
     path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n")
     return path
 
@@ -82,6 +84,26 @@ def test_the_workers_store_exactly_the_rows_warnings_and_summary_of_the_in_proce
         assert "gold case bad-schema" in alone[2]
     assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
     assert Store(tmp_path / "pooled.db").stats()["transcripts"] > 0
+
+
+def test_the_workers_read_their_lines_from_the_file_not_through_a_pipe(tmp_path: Path, pooled: list[int],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the importing process hands a worker is where its chunk lies (a few numbers), whatever the lines
+    # weigh: the input is read once, by the worker, not read, pickled and piped by this process too.
+    handed: list[int] = []
+    put = import_pool.ImportPool.submit
+
+    def measured(self: import_pool.ImportPool, chunk: import_pool.Chunk) -> None:
+        handed.append(len(pickle.dumps(chunk)))
+        put(self, chunk)
+
+    monkeypatch.setattr(import_pool.ImportPool, "submit", measured)
+    src = _numbered(tmp_path / "in.jsonl", 12, {})
+    assert src.stat().st_size / 4 > 1000  # each chunk of 3 lines weighs over 1 KB
+    code, out, err = run("import", str(src), "--db", str(tmp_path / "store.db"))
+    assert (code, err) == (0, "")
+    assert out.startswith("12 transcripts added")
+    assert len(handed) == 4 and max(handed) < 200 + len(str(src))
 
 
 def _numbered(path: Path, n: int, bad: dict[int, str]) -> Path:
