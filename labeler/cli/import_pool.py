@@ -31,7 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.store import ImportItem, PreparedItem, StoreError, prepare_item
+from labeler.store import (
+    ImportItem,
+    PreparedItem,
+    StagedItem,
+    StageFailed,
+    StageWriter,
+    StoreError,
+    prepare_item,
+)
 from scorer import importers
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.hygiene import schema_violations
@@ -61,9 +69,10 @@ def schema_problems(case: GoldCase) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A record converted by a worker: its rows, and for a gold case the schema problems to warn of."""
+    """A record converted by a worker: its rows (or, once the import has a stage file, where the worker wrote
+    them), and for a gold case the schema problems to warn of."""
 
-    item: PreparedItem
+    item: PreparedItem | StagedItem
     line: int | None
     case_id: str | None
     problems: list[str] | None
@@ -127,6 +136,8 @@ class ImportPool:
     def __init__(self, workers: int, options: ImportOptions) -> None:
         self.options = options
         self.parent = os.getpid()
+        self.stage: str | None = None
+        self.writers: dict[str, StageWriter] = {}  # in a worker: its connection to the stage file
         ctx = multiprocessing.get_context("fork")
         self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
@@ -142,6 +153,11 @@ class ImportPool:
             gc.unfreeze()
         self.sent = 0
         self.out: deque[int] = deque()
+
+    def use_stage(self, path: Path) -> None:
+        """From now on the workers write the rows of the records they convert into the import's stage file
+        ``path`` themselves (``StageWriter``) and send back only what stands for each (``StagedItem``)."""
+        self.stage = str(path)
 
     # -- in the worker
 
@@ -163,13 +179,16 @@ class ImportPool:
             if task is None:
                 return
             try:
-                results.put(("ok", self._convert(task)))
+                results.put(("ok", self._convert(*task)))
+            except StageFailed as exc:  # the stage file (a full disk, say): one line, from the importing process
+                results.put(("stage", str(exc)))
             except BaseException:  # a bug: shown by the importing process
                 results.put(("crash", traceback.format_exc()))
 
-    def _convert(self, chunk: Chunk) -> list[Prepared | tuple[Any, ...]]:
+    def _convert(self, chunk: Chunk, stage: str | None, chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
         out: list[Prepared | tuple[Any, ...]] = []
         source = chunk.source
+        rows: list[PreparedItem] = []
         for number, raw in enumerate(chunk.lines(), start=chunk.first):
             item = convert_line(number, raw, source, self.options)
             if item is None:
@@ -180,17 +199,26 @@ class ImportPool:
             assert isinstance(item, Converted)
             record = item.record
             prepared = prepare_item(ImportItem(record, source, item.line))
+            if stage is not None:
+                rows.append(prepared)
             if isinstance(record, GoldCase):
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
             else:
                 out.append(Prepared(prepared, item.line, None, None))
-        return out
+        if stage is None or not rows:
+            return out
+        writer = self.writers.get(stage)
+        if writer is None:
+            writer = self.writers[stage] = StageWriter(stage)
+        written = iter(writer.write(chunk_number, rows))  # committed before the importing process hears of them
+        return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
+                if isinstance(entry, Prepared) else entry for entry in out]
 
     # -- in the importing process
 
     def submit(self, chunk: Chunk) -> None:
         worker = self.sent % len(self.procs)
-        self.tasks[worker].put(chunk)
+        self.tasks[worker].put((chunk, self.stage, self.sent))
         self.out.append(worker)
         self.sent += 1
 
@@ -212,6 +240,8 @@ class ImportPool:
                 if not self.procs[worker].is_alive():
                     raise StoreError("an import worker process died (killed, or out of memory); nothing was "
                                      "imported: run the import again") from None
+        if status == "stage":
+            raise StageFailed(body)
         if status == "crash":
             raise RuntimeError(f"an import worker failed:\n{body}")
         return [entry if isinstance(entry, Prepared) else entry[0](entry[1], source=entry[2], line=entry[3])

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +22,7 @@ from labeler.cli import cli, import_pool
 from labeler.store import Store
 from scorer.formats import dumps_record
 from scorer.importers import ImportOptions
+from scorer.model import Message
 from tests.labeler.import_golden import REPO, digests
 from tests.labeler.test_store import gold, transcript
 
@@ -104,6 +106,34 @@ def test_the_workers_read_their_lines_from_the_file_not_through_a_pipe(tmp_path:
     assert (code, err) == (0, "")
     assert out.startswith("12 transcripts added")
     assert len(handed) == 4 and max(handed) < 200 + len(str(src))
+
+
+def test_the_workers_write_the_rows_into_the_stage_and_send_back_only_what_stands_for_them(
+        tmp_path: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The rows (canonical bodies, turns, tags) go from the worker straight into the import's stage file; what
+    # comes back through the pipe is each record's id, hash and line: a few bytes whatever the record weighs.
+    back: list[tuple[int, int]] = []
+    take = import_pool.ImportPool.next_result
+
+    def measured(self: import_pool.ImportPool) -> list[Any]:
+        got = take(self)
+        back.append((len(got), len(pickle.dumps(got))))
+        return got
+
+    monkeypatch.setattr(import_pool.ImportPool, "next_result", measured)
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(dumps_record(transcript(f"t{i}", answer="x" * 20_000)) + "\n" for i in range(9))
+                   + "".join(dumps_record(gold(f"g{i}").model_copy(update={"messages": (
+                       Message(role="user", content="y" * 20_000),)})) + "\n"
+                             for i in range(3)), encoding="utf-8")
+    code, out, err = run("import", str(src), "--db", str(tmp_path / "store.db"))
+    assert (code, err) == (0, "")
+    assert out.startswith("9 transcripts added") and "3 gold cases added" in out
+    assert sum(n for n, _ in back) == 12
+    assert max(size / n for n, size in back) < 1000  # each record is over 20 KB
+    store = Store(tmp_path / "store.db")
+    assert store.get_transcript("t8").transcript.messages[-1].content == "x" * 20_000
+    assert store.get_gold("g2").messages[0].content == "y" * 20_000
 
 
 def _numbered(path: Path, n: int, bad: dict[int, str]) -> Path:
