@@ -1,18 +1,21 @@
-"""Converting an import's records on the machine's other cores while this process writes them.
+"""Converting an import's records on the machine's other cores, and writing their rows from there.
 
 ``toolgold import`` spends most of its time converting records (parse, validate, canonical JSON, hash), not
 writing them. For files whose every line is a record of its own (the toolgold JSON Lines format: what
 ``toolgold export`` and ``toolgold sample`` write), this process finds where the chunks of lines lie in the
 file and hands them, round robin, to forked worker processes that read those bytes themselves (the lines never
-pass through a pipe) and turn them into the rows they become (``prepare_item``); it takes
-the results back in the order it handed the chunks out, so the records reach the store in input order and
-the first bad line of the input is the one reported, whichever worker finished first. Few chunks are out at
-a time (``AHEAD`` per worker), so memory stays flat however large the input.
+pass through a pipe) and turn them into the rows they become (``prepare_item``). Once the store names the
+import's stage file (``ImportPool.use_stage``; SQLite), each worker writes its chunk's rows into it and sends
+back only what stands for each record (``StagedItem``: id, content hash, line), so the rows never pass through
+this process either; otherwise (PostgreSQL) it sends the rows. This process takes the results back in the
+order it handed the chunks out, so the records are checked and stored in input order and the first bad line of
+the input is the one reported, whichever worker finished first. Few chunks are out at a time (``AHEAD`` per
+worker), so memory stays flat however large the input.
 
 Other formats (whole-file documents, logs whose lines merge into one transcript) are converted here, in
 this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than it
-saves. The workers are forked before the import makes its stage file (they must not inherit its lock), know
-nothing of the database, and leave when this process does (killed or not).
+saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
+by name when told to, and leave when this process does (killed or not).
 """
 
 from __future__ import annotations
@@ -139,6 +142,9 @@ class ImportPool:
         self.stage: str | None = None
         self.writers: dict[str, StageWriter] = {}  # in a worker: its connection to the stage file
         ctx = multiprocessing.get_context("fork")
+        # Taken by a worker around its write into the stage file: the workers write one at a time and wake the
+        # moment the other is done (SQLite's own wait for a file lock polls, sleeping up to 100 ms a time).
+        self.stage_lock = ctx.Lock()
         self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
@@ -210,7 +216,8 @@ class ImportPool:
         writer = self.writers.get(stage)
         if writer is None:
             writer = self.writers[stage] = StageWriter(stage)
-        written = iter(writer.write(chunk_number, rows))  # committed before the importing process hears of them
+        with self.stage_lock:
+            written = iter(writer.write(chunk_number, rows))  # committed before the importing process hears of them
         return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
                 if isinstance(entry, Prepared) else entry for entry in out]
 
