@@ -22,7 +22,7 @@ from labeler.cli import cli, import_pool
 from labeler.store import Store
 from scorer.formats import dumps_record
 from scorer.importers import ImportOptions
-from scorer.model import Message
+from scorer.model import Message, ToolSpec
 from tests.labeler.import_golden import REPO, digests
 from tests.labeler.test_store import gold, transcript
 
@@ -134,6 +134,24 @@ def test_the_workers_write_the_rows_into_the_stage_and_send_back_only_what_stand
     store = Store(tmp_path / "store.db")
     assert store.get_transcript("t8").transcript.messages[-1].content == "x" * 20_000
     assert store.get_gold("g2").messages[0].content == "y" * 20_000
+
+
+def test_a_stored_transcript_coming_again_through_the_workers_with_other_tools_gets_them(
+        tmp_path: Path, pooled: list[int]) -> None:
+    # The importing process compares the stored conversation with the one a worker staged (read back from
+    # the stage file the worker wrote) and takes the new tools from there.
+    db = tmp_path / "store.db"
+    first = tmp_path / "a.jsonl"
+    first.write_text(dumps_record(transcript("t1")) + "\n", encoding="utf-8")
+    assert run("import", str(first), "--db", str(db))[0] == 0
+    retooled = transcript("t1").model_copy(update={"tools": (ToolSpec(name="find_orders", description="x"),)})
+    again = tmp_path / "b.jsonl"
+    again.write_text(dumps_record(retooled) + "\n" + dumps_record(transcript("t2")) + "\n", encoding="utf-8")
+    code, out, err = run("import", str(again), "--db", str(db))
+    assert code == 0, err
+    assert out.startswith("1 transcripts added") and "1 transcripts' tools changed" in out
+    assert [t.name for t in Store(db).get_transcript("t1").transcript.tools] == ["find_orders"]
+    assert pooled == [1, 2]
 
 
 def _numbered(path: Path, n: int, bad: dict[int, str]) -> Path:
