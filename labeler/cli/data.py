@@ -27,7 +27,7 @@ from labeler.cli.import_pool import (
 from labeler.cli.options import db_option
 from labeler.demo import demo_dir
 from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
-from labeler.store import ImportItem, PreparedItem, Store, StoreError
+from labeler.store import ImportItem, PreparedItem, StagedItem, Store, StoreError
 
 if TYPE_CHECKING:
     from labeler.store import ImportResult
@@ -91,7 +91,7 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
 
 def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, rejects: list[InvalidRecord], *,
                    raise_first: bool, warnings: GoldSchemaWarnings | None = None, pool: ImportPool | None = None,
-                   pooled: Collection[Path] = ()) -> Iterator[ImportItem | PreparedItem]:
+                   pooled: Collection[Path] = ()) -> Iterator[ImportItem | PreparedItem | StagedItem]:
     """The good items of every file, one at a time; bad records are raised (``raise_first``) or collected
     into ``rejects``. Nothing is held: a million records take the memory of one. The files in ``pooled``
     (each line a record) are converted by ``pool``'s workers, which yield them already prepared."""
@@ -227,7 +227,7 @@ def _import(store: Store, files: tuple[Path, ...], fmt: str | None, options: Imp
         result = store.import_items(
             iter_converted(paths, fmt, options, rejects, raise_first=not skip_invalid, warnings=warnings,
                            pool=pool, pooled=pooled),
-            skip_invalid=skip_invalid, actor=actor)
+            skip_invalid=skip_invalid, actor=actor, on_stage=pool.use_stage if pool is not None else None)
     # A tool schema arrived, or a stored transcript came with other tools: check the gold.
     if result.transcripts_retooled or store.stats()["tool_schemas"] > schemas_before:
         stale = store.check_schema_drift(actor=actor)

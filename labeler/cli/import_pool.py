@@ -1,17 +1,21 @@
-"""Converting an import's records on the machine's other cores while this process writes them.
+"""Converting an import's records on the machine's other cores, and writing their rows from there.
 
 ``toolgold import`` spends most of its time converting records (parse, validate, canonical JSON, hash), not
 writing them. For files whose every line is a record of its own (the toolgold JSON Lines format: what
-``toolgold export`` and ``toolgold sample`` write), this process reads the lines in chunks and hands them,
-round robin, to forked worker processes that turn them into the rows they become (``prepare_item``); it takes
-the results back in the order it handed the chunks out, so the records reach the store in input order and
-the first bad line of the input is the one reported, whichever worker finished first. Few chunks are out at
-a time (``AHEAD`` per worker), so memory stays flat however large the input.
+``toolgold export`` and ``toolgold sample`` write), this process finds where the chunks of lines lie in the
+file and hands them, round robin, to forked worker processes that read those bytes themselves (the lines never
+pass through a pipe) and turn them into the rows they become (``prepare_item``). Once the store names the
+import's stage file (``ImportPool.use_stage``; SQLite), each worker writes its chunk's rows into it and sends
+back only what stands for each record (``StagedItem``: id, content hash, line), so the rows never pass through
+this process either; otherwise (PostgreSQL) it sends the rows. This process takes the results back in the
+order it handed the chunks out, so the records are checked and stored in input order and the first bad line of
+the input is the one reported, whichever worker finished first. Few chunks are out at a time (``AHEAD`` per
+worker), so memory stays flat however large the input.
 
 Other formats (whole-file documents, logs whose lines merge into one transcript) are converted here, in
 this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than it
-saves. The workers are forked before the import makes its stage file (they must not inherit its lock), know
-nothing of the database, and leave when this process does (killed or not).
+saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
+by name when told to, and leave when this process does (killed or not).
 """
 
 from __future__ import annotations
@@ -30,7 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.store import ImportItem, PreparedItem, StoreError, prepare_item
+from labeler.store import (
+    ImportItem,
+    PreparedItem,
+    StagedItem,
+    StageFailed,
+    StageWriter,
+    StoreError,
+    prepare_item,
+)
 from scorer import importers
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.hygiene import schema_violations
@@ -60,15 +72,44 @@ def schema_problems(case: GoldCase) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A record converted by a worker: its rows, and for a gold case the schema problems to warn of."""
+    """A record converted by a worker: its rows (or, once the import has a stage file, where the worker wrote
+    them), and for a gold case the schema problems to warn of."""
 
-    item: PreparedItem
+    item: PreparedItem | StagedItem
     line: int | None
     case_id: str | None
     problems: list[str] | None
 
     def __reduce__(self) -> tuple[Any, ...]:  # a frozen dataclass pickles through fields(): slow
         return Prepared, (self.item, self.line, self.case_id, self.problems)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Where a chunk of a file's lines lies: ``count`` lines from line ``first``, ``size`` bytes at ``offset``.
+    A worker reads them itself, so the importing process never copies them into a pipe."""
+
+    source: str
+    first: int
+    count: int
+    offset: int
+    size: int
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Chunk, (self.source, self.first, self.count, self.offset, self.size)
+
+    def lines(self) -> list[bytes]:
+        """The chunk's lines, each with its line end, as iterating the file in binary gives them (only
+        a line feed ends a line: a bare CR is JSON whitespace)."""
+        with open(self.source, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read(self.size)
+        lines = [line + b"\n" for line in data.split(b"\n")]
+        if data.endswith(b"\n"):
+            lines.pop()
+        else:  # the file's last line, without a line end
+            lines[-1] = lines[-1][:-1]
+        return lines
 
 
 def usable_cores() -> int:
@@ -98,7 +139,12 @@ class ImportPool:
     def __init__(self, workers: int, options: ImportOptions) -> None:
         self.options = options
         self.parent = os.getpid()
+        self.stage: str | None = None
+        self.writers: dict[str, StageWriter] = {}  # in a worker: its connection to the stage file
         ctx = multiprocessing.get_context("fork")
+        # Taken by a worker around its write into the stage file: the workers write one at a time and wake the
+        # moment the other is done (SQLite's own wait for a file lock polls, sleeping up to 100 ms a time).
+        self.stage_lock = ctx.Lock()
         self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
@@ -113,6 +159,11 @@ class ImportPool:
             gc.unfreeze()
         self.sent = 0
         self.out: deque[int] = deque()
+
+    def use_stage(self, path: Path) -> None:
+        """From now on the workers write the rows of the records they convert into the import's stage file
+        ``path`` themselves (``StageWriter``) and send back only what stands for each (``StagedItem``)."""
+        self.stage = str(path)
 
     # -- in the worker
 
@@ -135,12 +186,16 @@ class ImportPool:
                 return
             try:
                 results.put(("ok", self._convert(*task)))
+            except StageFailed as exc:  # the stage file (a full disk, say): one line, from the importing process
+                results.put(("stage", str(exc)))
             except BaseException:  # a bug: shown by the importing process
                 results.put(("crash", traceback.format_exc()))
 
-    def _convert(self, source: str, first: int, lines: list[bytes]) -> list[Prepared | tuple[Any, ...]]:
+    def _convert(self, chunk: Chunk, stage: str | None, chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
         out: list[Prepared | tuple[Any, ...]] = []
-        for number, raw in enumerate(lines, start=first):
+        source = chunk.source
+        rows: list[PreparedItem] = []
+        for number, raw in enumerate(chunk.lines(), start=chunk.first):
             item = convert_line(number, raw, source, self.options)
             if item is None:
                 continue
@@ -150,17 +205,27 @@ class ImportPool:
             assert isinstance(item, Converted)
             record = item.record
             prepared = prepare_item(ImportItem(record, source, item.line))
+            if stage is not None:
+                rows.append(prepared)
             if isinstance(record, GoldCase):
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
             else:
                 out.append(Prepared(prepared, item.line, None, None))
-        return out
+        if stage is None or not rows:
+            return out
+        writer = self.writers.get(stage)
+        if writer is None:
+            writer = self.writers[stage] = StageWriter(stage)
+        with self.stage_lock:
+            written = iter(writer.write(chunk_number, rows))  # committed before the importing process hears of them
+        return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
+                if isinstance(entry, Prepared) else entry for entry in out]
 
     # -- in the importing process
 
-    def submit(self, source: str, first: int, lines: list[bytes]) -> None:
+    def submit(self, chunk: Chunk) -> None:
         worker = self.sent % len(self.procs)
-        self.tasks[worker].put((source, first, lines))
+        self.tasks[worker].put((chunk, self.stage, self.sent))
         self.out.append(worker)
         self.sent += 1
 
@@ -182,6 +247,8 @@ class ImportPool:
                 if not self.procs[worker].is_alive():
                     raise StoreError("an import worker process died (killed, or out of memory); nothing was "
                                      "imported: run the import again") from None
+        if status == "stage":
+            raise StageFailed(body)
         if status == "crash":
             raise RuntimeError(f"an import worker failed:\n{body}")
         return [entry if isinstance(entry, Prepared) else entry[0](entry[1], source=entry[2], line=entry[3])
@@ -225,28 +292,39 @@ def _die_with(parent: int) -> None:
 PR_SET_PDEATHSIG = 1
 
 
-def iter_file_chunks(path: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """``(first line number, lines)`` chunks of ``path``, each at most ``CHUNK_LINES`` lines or about
-    ``CHUNK_BYTES``."""
-    with path.open("rb") as fh:
-        first, lines, size = 1, [], 0
-        for number, raw in enumerate(fh, start=1):
-            lines.append(raw)
-            size += len(raw)
-            if len(lines) >= CHUNK_LINES or size >= CHUNK_BYTES:
-                yield first, lines
-                first, lines, size = number + 1, [], 0
-        if lines:
-            yield first, lines
+def iter_file_chunks(path: Path) -> Iterator[Chunk]:
+    """The chunks of ``path``, each at most ``CHUNK_LINES`` lines or about ``CHUNK_BYTES`` (a line is never
+    split). Read a block at a time, only to find the line ends: memory stays a block or two however large the
+    file."""
+    source = str(path)
+    with path.open("rb", buffering=0) as fh:
+        block, at, first, eof = b"", 0, 1, False  # bytes read and not yet in a chunk; the offset of block[0]
+        while True:
+            end, count = 0, 0
+            while count < CHUNK_LINES and end < CHUNK_BYTES:
+                newline = block.find(b"\n", end)
+                if newline >= 0:
+                    end, count = newline + 1, count + 1
+                elif eof:
+                    if end < len(block):  # the file's last line, without a line end
+                        end, count = len(block), count + 1
+                    break
+                elif more := fh.read(CHUNK_BYTES):
+                    block += more
+                else:
+                    eof = True
+            if not count:
+                return
+            yield Chunk(source, first, count, at, end)
+            block, at, first = block[end:], at + end, first + count
 
 
 def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidRecord]:
     """The converted records of ``path`` (a line-per-record file), in line order; chunks are handed out
     ahead of what is taken back, ``AHEAD`` per worker. Nothing of the file is out when it returns."""
-    source = str(path)
-    for first, lines in iter_file_chunks(path):
+    for chunk in iter_file_chunks(path):
         while pool.full:
             yield from pool.next_result()
-        pool.submit(source, first, lines)
+        pool.submit(chunk)
     while len(pool):
         yield from pool.next_result()

@@ -15,6 +15,7 @@ import contextlib
 import glob
 import hashlib
 import json
+import operator
 import os
 import pickle
 import sqlite3
@@ -167,8 +168,8 @@ class Coverage:
         return self.adversarial / self.happy_path if self.happy_path else None
 
 
-def import_items(db: Database, items: Iterable[ImportItem | PreparedItem], *, actor: str = "import",
-                 skip_invalid: bool = False) -> ImportResult:
+def import_items(db: Database, items: Iterable[ImportItem | PreparedItem | StagedItem], *, actor: str = "import",
+                 skip_invalid: bool = False, on_stage: Callable[[Path], None] | None = None) -> ImportResult:
     """Add transcripts and gold cases all or nothing; content already present is left alone.
 
     An id that exists with different content is a conflict: the whole import is refused (nothing
@@ -184,12 +185,15 @@ def import_items(db: Database, items: Iterable[ImportItem | PreparedItem], *, ac
     rows). Readers see the whole import or none of it; a killed import leaves only its stage file, which the
     next import removes. Imports do not wait for each other while they stage: the publish re-checks, under
     the write lock, the ids that another writer may have added meanwhile. ``items`` may come already
-    prepared (``prepare_item``, in another process): they are written as they are. PostgreSQL (no database-wide write lock: saves do not wait on an import): the rows
-    are spooled to a temporary file and replayed in one transaction.
+    prepared (``prepare_item``, in another process): they are written as they are. ``on_stage`` is told the
+    stage file's path before the first item is taken: worker processes converting the items may then write
+    their rows into it themselves (``StageWriter``) and yield ``StagedItem``s, so the rows never pass through
+    this process. PostgreSQL (no database-wide write lock: saves do not wait on an import; ``on_stage`` is never
+    called): the rows are spooled to a temporary file and replayed in one transaction.
     """
     stage_dir = db.sqlite_file()
     if stage_dir is not None:
-        return _import_staged(db, stage_dir, items, actor=actor, skip_invalid=skip_invalid)
+        return _import_staged(db, stage_dir, items, actor=actor, skip_invalid=skip_invalid, on_stage=on_stage)
     result = ImportResult()
     with tempfile.TemporaryFile() as transcripts, tempfile.TemporaryFile() as gold:
         sources = _spool(items, transcripts, gold)
@@ -215,27 +219,123 @@ def _audit_import(conn: Connection, actor: str, result: ImportResult, sources: s
 
 # -- SQLite: stage, then publish in one short transaction -------------------------------------------
 
+_STAGE_PRAGMAS = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+"""Every connection to a stage file (the importing process's and its workers'): a throwaway file, never synced."""
 _STAGE_SCHEMA = """
-PRAGMA journal_mode=OFF;
-PRAGMA synchronous=OFF;
-CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, source TEXT, content_hash TEXT,
-                          title TEXT, body TEXT, n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER,
-                          started_at TEXT, src TEXT, line INTEGER);
-CREATE TABLE transcript_tools (transcript_id INTEGER, position INTEGER, schema_hash TEXT);
-CREATE TABLE tool_schemas (hash TEXT PRIMARY KEY, name TEXT, body TEXT);
-CREATE TABLE turns (transcript_id INTEGER, ordinal INTEGER, message_index INTEGER, observed TEXT,
-                    observed_behavior TEXT, n_calls INTEGER);
-CREATE TABLE gold_cases (id TEXT PRIMARY KEY, conversation_id TEXT, turn INTEGER, split TEXT, kind TEXT,
-                         status TEXT, behavior TEXT, tags TEXT, source TEXT, body TEXT, content_hash TEXT,
-                         src TEXT, line INTEGER);
-CREATE TABLE gold_case_tags (case_id TEXT, tag TEXT);
+CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, content_hash TEXT, src TEXT,
+                          line INTEGER, seq INTEGER, n_turns INTEGER);
+CREATE TABLE gold_cases (id TEXT PRIMARY KEY, content_hash TEXT, src TEXT, line INTEGER, seq INTEGER);
+CREATE TABLE rows_transcripts (seq INTEGER PRIMARY KEY, external_id TEXT, source TEXT, content_hash TEXT, title TEXT,
+                               body TEXT, n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT);
+CREATE TABLE rows_transcript_tools (key INTEGER PRIMARY KEY, schema_hash TEXT);
+CREATE TABLE rows_tool_schemas (hash TEXT PRIMARY KEY, name TEXT, body TEXT);
+CREATE TABLE rows_turns (key INTEGER PRIMARY KEY, ordinal INTEGER, message_index INTEGER, observed TEXT,
+                         observed_behavior TEXT, n_calls INTEGER);
+CREATE TABLE rows_gold_cases (seq INTEGER PRIMARY KEY, id TEXT, conversation_id TEXT, turn INTEGER, split TEXT,
+                              kind TEXT, status TEXT, behavior TEXT, tags TEXT, source TEXT, body TEXT,
+                              content_hash TEXT);
+CREATE TABLE rows_gold_case_tags (key INTEGER PRIMARY KEY, case_id TEXT, tag TEXT);
 """
+"""Two kinds of tables. ``rows_*``: every record's rows as written (by a worker process, or by the importing
+process for what it converts itself), under the record's ``seq``; a child row (tool link, turn, tag) under
+``seq << CHILD_BITS | its position``, so a record's children are one key range. ``transcripts`` and
+``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets; only
+these are published (joined to their rows), so a duplicate or a reject needs no row taken out."""
+CHILD_BITS = 20
+MAIN_CHUNKS = 1 << 22
+"""Chunk numbers from here on are the importing process's own (below: the workers', one per chunk of lines)."""
+STAGE_WAIT_SECONDS = 600.0
+"""How long a stage connection waits for another's write (the workers' and this process's take turns)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StagedItem:
+    """A record whose rows are already in the import's stage file (written there by a worker,
+    ``StageWriter``): what the checks and the publish need of it, not its rows."""
+
+    transcript: bool
+    id: str
+    digest: str
+    source: str
+    line: int | None
+    seq: int
+    n_children: int
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return StagedItem, (self.transcript, self.id, self.digest, self.source, self.line, self.seq, self.n_children)
+
+
+class StageFailed(StoreError):
+    """The stage file could not be written (in this process or a worker): the import stops, nothing written."""
+
+    def __init__(self, reason: BaseException | str) -> None:
+        text = reason if isinstance(reason, str) else getattr(reason, "strerror", None) or str(reason)
+        super().__init__((str(text).splitlines() or [type(reason).__name__])[0])
+        self.strerror = str(self)
+
+
+class StageWriter:
+    """Writes prepared records' rows into an import's stage file, from the importing process or from a worker
+    process converting its records (each record under its ``seq``, unique within the import)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=STAGE_WAIT_SECONDS)
+        self.conn.executescript(_STAGE_PRAGMAS)
+
+    def write(self, number: int, records: Sequence[PreparedItem]) -> list[StagedItem]:
+        """Write the rows of chunk ``number``'s records (each number used once in an import) in one
+        transaction; return what stands for each."""
+        if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
+            raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
+        transcripts, links, tools, turns, gold, tags, out = [], [], {}, [], [], [], []
+        for index, prepared in enumerate(records):
+            seq = number << CHILD_BITS | index
+            staged = prepared.staged
+            row = staged.row
+            key = seq << CHILD_BITS
+            if prepared.transcript:
+                transcripts.append((seq, *_TRANSCRIPT_ROW(row)))
+                for position, tool in enumerate(staged.tools):
+                    links.append((key | position, tool[0]))
+                    tools[tool[0]] = tool
+                turns += [(key | n, *_TURN_ROW(turn)) for n, turn in enumerate(staged.children)]
+            else:
+                gold.append((seq, *_GOLD_ROW(row)))
+                tags += [(key | n, tag["case_id"], tag["tag"]) for n, tag in enumerate(staged.children)]
+            out.append(StagedItem(prepared.transcript, staged.id, staged.digest, staged.source, staged.line, seq,
+                                  len(staged.children)))
+        run = self.conn.executemany
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
+                run("INSERT INTO rows_transcript_tools VALUES (?, ?)", links)
+                run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
+                run("INSERT INTO rows_turns VALUES (?, ?, ?, ?, ?, ?)", turns)
+                run(f"INSERT INTO rows_gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 1))})", gold)
+                run("INSERT INTO rows_gold_case_tags VALUES (?, ?, ?)", tags)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:  # the stage file's own database (a full disk, say)
+            raise StageFailed(exc) from None
+        return out
+
+    def close(self) -> None:
+        self.conn.close()
+
 
 _TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "body", "n_messages", "n_turns",
                        "n_tool_calls", "started_at")
 _TURN_COLUMNS = ("ordinal", "message_index", "observed", "observed_behavior", "n_calls")
 _GOLD_COLUMNS = ("id", "conversation_id", "turn", "split", "kind", "status", "behavior", "tags", "source", "body",
                  "content_hash")
+_TRANSCRIPT_ROW = operator.itemgetter(*_TRANSCRIPT_COLUMNS)
+_TURN_ROW = operator.itemgetter(*_TURN_COLUMNS)
+_GOLD_ROW = operator.itemgetter(*_GOLD_COLUMNS)
 
 
 class _Stage:
@@ -246,10 +346,13 @@ class _Stage:
         # Held while this import lives (the kernel drops it if the process dies): a stage file whose lock
         # can be taken belongs to no running import.
         self.lock = lock
-        self.conn = sqlite3.connect(path, isolation_level=None)
-        self.conn.executescript(_STAGE_SCHEMA)
-        self.conn.execute("BEGIN")  # one transaction (no journal): committed before the store attaches it
+        self.conn = sqlite3.connect(path, isolation_level=None, timeout=STAGE_WAIT_SECONDS)
+        self.conn.executescript(_STAGE_PRAGMAS + _STAGE_SCHEMA)
+        # Workers write into this file too (their own transactions), so this process holds no transaction
+        # open between its writes.
+        self.writer = StageWriter(path)
         self.next_id = 1
+        self.next_chunk = MAIN_CHUNKS
         # Stored transcripts that came again with the same conversation and other tools (rare: kept in memory),
         # their tools replaced when the import publishes.
         self.retools: list[_Staged] = []
@@ -262,9 +365,41 @@ class _Stage:
         if self.conn.in_transaction:
             self.conn.execute("COMMIT")
 
+    def write(self, prepared: Sequence[PreparedItem]) -> list[StagedItem]:
+        """Write records this process converted itself into the stage."""
+        self.next_chunk += 1
+        return self.writer.write(self.next_chunk, prepared)
+
+    def accept(self, table: str, rows: list[tuple[Any, ...]]) -> None:
+        """Record the accepted records of one chunk (the key tables), in one transaction."""
+        if not rows:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            raise
+
+    def body(self, staged: StagedItem) -> str:
+        table = "rows_transcripts" if staged.transcript else "rows_gold_cases"
+        return str(self.conn.execute(f"SELECT body FROM {table} WHERE seq = ?", (staged.seq,)).fetchone()[0])
+
+    def tools(self, staged: StagedItem) -> list[tuple[str, str, str]]:
+        """A staged transcript's tools (hash, name, canonical JSON), in order."""
+        key = staged.seq << CHILD_BITS
+        return [(h, name, text) for h, name, text in self.conn.execute(
+            "SELECT s.hash, s.name, s.body FROM rows_transcript_tools AS l JOIN rows_tool_schemas AS s "
+            "ON s.hash = l.schema_hash WHERE l.key BETWEEN ? AND ? ORDER BY l.key",
+            (key, key | ((1 << CHILD_BITS) - 1)))]
+
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # failing already (a full disk): the file is deleted next
             self.commit()
+        self.writer.close()
         self.conn.close()
         os.close(self.lock)
 
@@ -283,15 +418,14 @@ class _Stage:
                                                "content (it was added while this import ran)",
                                                source=clash.source, line=clash.line), result, skip)
         run = self.conn.execute
-        for clash in clashes:
+        run("BEGIN IMMEDIATE")
+        for clash in clashes:  # out of the accepted records: their rows are then never published
             if clash.table == "transcripts":
-                (pk,) = run("SELECT id FROM transcripts WHERE external_id = ?", (clash.id,)).fetchone()
-                result.turns_added -= run("DELETE FROM turns WHERE transcript_id = ?", (pk,)).rowcount
-                run("DELETE FROM transcript_tools WHERE transcript_id = ?", (pk,))
-                run("DELETE FROM transcripts WHERE id = ?", (pk,))
+                (turns,) = run("SELECT n_turns FROM transcripts WHERE external_id = ?", (clash.id,)).fetchone()
+                result.turns_added -= turns
+                run("DELETE FROM transcripts WHERE external_id = ?", (clash.id,))
                 result.transcripts_added -= 1
             else:
-                run("DELETE FROM gold_case_tags WHERE case_id = ?", (clash.id,))
                 run("DELETE FROM gold_cases WHERE id = ?", (clash.id,))
                 result.gold_added -= 1
         self.commit()
@@ -332,8 +466,8 @@ def _remove_stale_stages(db_file: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | PreparedItem], *, actor: str,
-                   skip_invalid: bool) -> ImportResult:
+def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | PreparedItem | StagedItem], *,
+                   actor: str, skip_invalid: bool, on_stage: Callable[[Path], None] | None) -> ImportResult:
     result = ImportResult()
     if db.read_only:
         raise DatabaseUnavailable(read_only_message(db.url))
@@ -356,9 +490,11 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
             raise _stage_failed(db, exc) from None
         try:
             try:
+                if on_stage is not None:
+                    on_stage(path)
                 sources = _fill_stage(db, stage, items, result, skip_invalid)
                 stage.commit()
-            except sqlite3.Error as exc:  # the stage file's own database (a full disk, say)
+            except (sqlite3.Error, StageFailed) as exc:  # the stage file's own database (a full disk, say)
                 raise _stage_failed(db, exc) from None
             for _ in range(5):
                 if not (result.transcripts_added or result.gold_added or stage.retools):
@@ -387,33 +523,41 @@ def _stage_failed(db: Database, exc: BaseException) -> DatabaseUnavailable:
                                f"{reason[:200]}; nothing was written")
 
 
-def _fill_stage(db: Database, stage: _Stage, items: Iterable[ImportItem | PreparedItem], result: ImportResult,
-                skip: bool) -> set[str]:
+def _fill_stage(db: Database, stage: _Stage, items: Iterable[ImportItem | PreparedItem | StagedItem],
+                result: ImportResult, skip: bool) -> set[str]:
     sources: set[str] = set()
-    transcripts: list[_Staged] = []
-    gold: list[_Staged] = []
+    batches: dict[bool, list[StagedItem]] = {True: [], False: []}
+    mine: dict[bool, list[PreparedItem]] = {True: [], False: []}  # converted here: written by this process
+
+    def flush(transcript: bool) -> None:
+        batch = batches[transcript]
+        if mine[transcript]:  # in input order with the rest: what this process converted is written first
+            written = iter(stage.write(mine[transcript]))
+            batch[:] = [next(written) if item is None else item for item in batch]
+            mine[transcript].clear()
+        (_stage_transcripts if transcript else _stage_gold_cases)(db, stage, batch, result, skip)
+        batch.clear()
+
     for item in items:
-        prepared = item if isinstance(item, PreparedItem) else prepare_item(item)
-        sources.add(prepared.staged.source)
-        if prepared.transcript:
-            transcripts.append(prepared.staged)
-            if len(transcripts) >= CHUNK:
-                _stage_transcripts(db, stage, transcripts, result, skip)
-                transcripts.clear()
+        if isinstance(item, StagedItem):
+            staged = item
         else:
-            gold.append(prepared.staged)
-            if len(gold) >= CHUNK:
-                _stage_gold_cases(db, stage, gold, result, skip)
-                gold.clear()
-    if transcripts:
-        _stage_transcripts(db, stage, transcripts, result, skip)
-    if gold:
-        _stage_gold_cases(db, stage, gold, result, skip)
+            prepared = item if isinstance(item, PreparedItem) else prepare_item(item)
+            mine[prepared.transcript].append(prepared)
+            staged = None
+        kind = staged.transcript if staged is not None else prepared.transcript
+        sources.add(staged.source if staged is not None else prepared.staged.source)
+        batches[kind].append(staged)  # type: ignore[arg-type]  # None: written at the flush
+        if len(batches[kind]) >= CHUNK:
+            flush(kind)
+    for kind in (True, False):
+        if batches[kind]:
+            flush(kind)
     return sources
 
 
-def _new_in(batch: Sequence[_Staged], existing: dict[str, str], result: ImportResult, skip: bool,
-            what: str, hint: str) -> list[_Staged]:
+def _new_in(batch: Sequence[StagedItem], existing: dict[str, str], result: ImportResult, skip: bool,
+            what: str, hint: str) -> list[StagedItem]:
     """The records of ``batch`` not yet in the store nor staged; the same content is counted unchanged, other
     content under a known id is a conflict (raised, or a reject with ``skip``)."""
     new = []
@@ -434,8 +578,8 @@ def _new_in(batch: Sequence[_Staged], existing: dict[str, str], result: ImportRe
     return new
 
 
-def _retooled(batch: Sequence[_Staged], stored: dict[str, tuple[str, str]], existing: dict[str, str],
-              same_but_tools: Callable[[str, _Staged], bool]) -> tuple[list[_Staged], list[_Staged]]:
+def _retooled(batch: Sequence[StagedItem], stored: dict[str, tuple[str, str]], existing: dict[str, str],
+              same_but_tools: Callable[[str, StagedItem], bool]) -> tuple[list[StagedItem], list[StagedItem]]:
     """Split ``batch`` into the records to stage as usual and those already stored that differ only in their
     tools (``same_but_tools(stored body, record)``), the first time each comes in this import; ``existing``
     then holds the new digest, so a later copy of it is unchanged and other content a conflict."""
@@ -450,7 +594,7 @@ def _retooled(batch: Sequence[_Staged], stored: dict[str, tuple[str, str]], exis
     return kept, retooled
 
 
-def _stored_and_staged(db: Database, stage: _Stage, batch: Sequence[_Staged], key: Any, digest: Any, body: Any,
+def _stored_and_staged(db: Database, stage: _Stage, batch: Sequence[StagedItem], key: Any, digest: Any, body: Any,
                        table: str) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """For the ids of ``batch``: the store's (content hash, body) by id, and the content hash by id of what the
     store or this import's stage already holds (the stage's key column is named as the store's)."""
@@ -462,47 +606,35 @@ def _stored_and_staged(db: Database, stage: _Stage, batch: Sequence[_Staged], ke
     return stored, existing
 
 
-def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[_Staged], result: ImportResult,
+def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem], result: ImportResult,
                        skip: bool) -> None:
     stored, existing = _stored_and_staged(db, stage, batch, t.TranscriptRow.external_id, t.TranscriptRow.content_hash,
                                           t.TranscriptRow.body, "transcripts")
     # The same conversation with other tools: the conversation's tool set changed (replaced at the publish).
-    kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == staged.row["body"])
-    stage.retools += retooled
+    kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == stage.body(staged))
+    stage.retools += [_Staged(s.id, s.digest, s.source, s.line, {}, stage.tools(s)) for s in retooled]
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
-    rows, links, turns, tools = [], [], [], {}
+    rows = []
     for staged in new:
-        pk = stage.next_id
+        rows.append((stage.next_id, staged.id, staged.digest, staged.source, staged.line, staged.seq,
+                     staged.n_children))
         stage.next_id += 1
-        row = staged.row
-        rows.append((pk, *(row[c] for c in _TRANSCRIPT_COLUMNS), staged.source, staged.line))
-        for position, (digest, name, text) in enumerate(staged.tools):
-            links.append((pk, position, digest))
-            tools[digest] = (digest, name, text)
-        turns += [(pk, *(turn[c] for c in _TURN_COLUMNS)) for turn in staged.children]
-    conn_ = stage.conn
-    conn_.executemany("INSERT INTO transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    conn_.executemany("INSERT INTO transcript_tools VALUES (?, ?, ?)", links)
-    conn_.executemany("INSERT OR IGNORE INTO tool_schemas VALUES (?, ?, ?)", list(tools.values()))
-    conn_.executemany("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)", turns)
+    stage.accept("transcripts", rows)
     result.transcripts_added += len(rows)
-    result.turns_added += len(turns)
+    result.turns_added += sum(s.n_children for s in new)
 
 
-def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[_Staged], result: ImportResult,
+def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[StagedItem], result: ImportResult,
                       skip: bool) -> None:
     stored, existing = _stored_and_staged(db, stage, batch, t.GoldCaseRow.id, t.GoldCaseRow.content_hash,
                                           t.GoldCaseRow.body, "gold_cases")
     # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
     kept, retooled = _retooled(batch, stored, existing,
-                               lambda body, staged: _but_tools(body) == _but_tools(str(staged.row["body"])))
+                               lambda body, staged: _but_tools(body) == _but_tools(stage.body(staged)))
     result.gold_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "gold case", "")
-    stage.conn.executemany(f"INSERT INTO gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 2))})",
-                           [(*(s.row[c] for c in _GOLD_COLUMNS), s.source, s.line) for s in new])
-    stage.conn.executemany("INSERT INTO gold_case_tags VALUES (?, ?)",
-                           [(tag["case_id"], tag["tag"]) for s in new for tag in s.children])
+    stage.accept("gold_cases", [(s.id, s.digest, s.source, s.line, s.seq) for s in new])
     result.gold_added += len(new)
 
 
@@ -532,17 +664,29 @@ def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sour
         if clashes:  # added by another import (or, for gold, by labeling) since they were staged
             raise _Clashed(clashes)
         base = run("SELECT coalesce(max(id), 0) FROM main.transcripts").scalar() or 0
+        # The accepted records (key tables, in input order) joined to their rows; a child's key range is
+        # its record's seq shifted (see _STAGE_SCHEMA). CROSS JOIN keeps the accepted records driving.
+        children = f"r.key BETWEEN k.seq << {CHILD_BITS} AND (k.seq << {CHILD_BITS}) + {(1 << CHILD_BITS) - 1}"
         run("INSERT INTO main.tool_schemas (hash, name, body, first_seen) SELECT hash, name, body, ? "
-            "FROM stage.tool_schemas WHERE hash NOT IN (SELECT hash FROM main.tool_schemas)", (stamp,))
-        run(f"INSERT INTO main.transcripts (id, {cols}, imported_at) SELECT id + ?, {cols}, ? "
-            "FROM stage.transcripts ORDER BY id", (base, stamp))
+            "FROM stage.rows_tool_schemas WHERE hash NOT IN (SELECT hash FROM main.tool_schemas) AND hash IN "
+            f"(SELECT r.schema_hash FROM stage.transcripts AS k CROSS JOIN stage.rows_transcript_tools AS r "
+            f"ON {children})", (stamp,))
+        run(f"INSERT INTO main.transcripts (id, {cols}, imported_at) SELECT k.id + ?, "
+            f"{', '.join('r.' + c for c in _TRANSCRIPT_COLUMNS)}, ? "
+            "FROM stage.transcripts AS k CROSS JOIN stage.rows_transcripts AS r ON r.seq = k.seq ORDER BY k.id",
+            (base, stamp))
         run("INSERT INTO main.transcript_tools (transcript_id, position, schema_hash) "
-            "SELECT transcript_id + ?, position, schema_hash FROM stage.transcript_tools", (base,))
-        run(f"INSERT INTO main.turns (transcript_id, {turn_cols}) SELECT transcript_id + ?, {turn_cols} "
-            "FROM stage.turns ORDER BY rowid", (base,))
+            f"SELECT k.id + ?, r.key & {(1 << CHILD_BITS) - 1}, r.schema_hash FROM stage.transcripts AS k "
+            f"CROSS JOIN stage.rows_transcript_tools AS r ON {children} ORDER BY k.id, r.key", (base,))
+        run(f"INSERT INTO main.turns (transcript_id, {turn_cols}) SELECT k.id + ?, "
+            f"{', '.join('r.' + c for c in _TURN_COLUMNS)} FROM stage.transcripts AS k "
+            f"CROSS JOIN stage.rows_turns AS r ON {children} ORDER BY k.id, r.key", (base,))
         run(f"INSERT INTO main.gold_cases ({gold_cols}, created_at, updated_at) "
-            f"SELECT {gold_cols}, ?, ? FROM stage.gold_cases", (stamp, stamp))
-        run("INSERT INTO main.gold_case_tags (case_id, tag) SELECT case_id, tag FROM stage.gold_case_tags")
+            f"SELECT {', '.join('r.' + c for c in _GOLD_COLUMNS)}, ?, ? "
+            "FROM stage.gold_cases AS k CROSS JOIN stage.rows_gold_cases AS r ON r.seq = k.seq ORDER BY k.rowid",
+            (stamp, stamp))
+        run("INSERT INTO main.gold_case_tags (case_id, tag) SELECT r.case_id, r.tag FROM stage.gold_cases AS k "
+            f"CROSS JOIN stage.rows_gold_case_tags AS r ON {children} ORDER BY k.rowid, r.key")
         for staged in stage.retools:
             pk = conn.scalar(select(t.TranscriptRow.id).where(t.TranscriptRow.external_id == staged.id))
             if pk is not None:
@@ -570,11 +714,14 @@ class _Staged:
     """Turn rows (without their transcript's key) or tag rows."""
 
 
-def _spool(items: Iterable[ImportItem | PreparedItem], transcripts: IO[bytes], gold: IO[bytes]) -> set[str]:
+def _spool(items: Iterable[ImportItem | PreparedItem | StagedItem], transcripts: IO[bytes], gold: IO[bytes]
+           ) -> set[str]:
     """Stage ``items`` into the two spools in chunks of ``CHUNK``; return their sources."""
     sources: set[str] = set()
     pending: dict[IO[bytes], list[_Staged]] = {transcripts: [], gold: []}
     for item in items:
+        if isinstance(item, StagedItem):  # only an import with a stage file (SQLite) has workers write there
+            raise TypeError("a staged item reached an import without a stage file")
         prepared = item if isinstance(item, PreparedItem) else prepare_item(item)
         sources.add(prepared.staged.source)
         spool = transcripts if prepared.transcript else gold
@@ -950,7 +1097,8 @@ def _turn_rows(tr: Transcript) -> list[dict[str, Any]]:
 # -- labeling helpers
 
 
-__all__ = ["Coverage", "ImportItem", "ImportResult", "PreparedItem", "TranscriptDetail", "TranscriptSummary", "TurnSummary",
+__all__ = ["Coverage", "ImportItem", "ImportResult", "PreparedItem", "StageFailed", "StageWriter", "StagedItem",
+           "TranscriptDetail", "TranscriptSummary", "TurnSummary",
            "count_transcripts", "coverage", "get_transcript",
            "import_items", "list_transcripts", "observed_calls", "prepare_item", "sources", "stats",
            "tool_names"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +22,7 @@ from labeler.cli import cli, import_pool
 from labeler.store import Store
 from scorer.formats import dumps_record
 from scorer.importers import ImportOptions
+from scorer.model import Message, ToolSpec
 from tests.labeler.import_golden import REPO, digests
 from tests.labeler.test_store import gold, transcript
 
@@ -36,9 +39,9 @@ def _force_pool(monkeypatch: pytest.MonkeyPatch, sizes: list[int]) -> None:
     handed out are recorded in ``sizes``."""
     submit = import_pool.ImportPool.submit
 
-    def recorded(self: import_pool.ImportPool, source: str, first: int, lines: list[bytes]) -> None:
-        sizes.append(len(lines))
-        submit(self, source, first, lines)
+    def recorded(self: import_pool.ImportPool, chunk: import_pool.Chunk) -> None:
+        sizes.append(chunk.count)
+        submit(self, chunk)
 
     monkeypatch.setattr(data_cmd, "MIN_BYTES", 0)
     monkeypatch.setattr(data_cmd, "WORKERS", 2)
@@ -56,12 +59,13 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _mixed_file(path: Path) -> Path:
     """The demo transcripts and gold cases interleaved with blank lines, a gold case failing its own schema,
-    a BOM on line 1 and CRLF line ends: every kind of line the reader treats specially."""
+    a BOM on line 1, CRLF line ends and a bare CR inside a record (JSON whitespace, not a line end): every
+    kind of line the reader treats specially."""
     lines = [line for demo in DEMO for line in demo.read_text(encoding="utf-8").splitlines()][:60]
     broken = gold("bad-schema")
     broken = broken.model_copy(update={"expected": broken.expected.model_copy(update={"calls": (
         broken.expected.calls[0].model_copy(update={"arguments": {"no_such_parameter": 1}}),)})})
-    lines[7:7] = ["", dumps_record(broken), "   "]
+    lines[7:7] = ["", dumps_record(broken), "   ", dumps_record(transcript("bare-cr")).replace(",", ",\r", 1)]
     path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n")
     return path
 
@@ -82,6 +86,72 @@ def test_the_workers_store_exactly_the_rows_warnings_and_summary_of_the_in_proce
         assert "gold case bad-schema" in alone[2]
     assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
     assert Store(tmp_path / "pooled.db").stats()["transcripts"] > 0
+
+
+def test_the_workers_read_their_lines_from_the_file_not_through_a_pipe(tmp_path: Path, pooled: list[int],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the importing process hands a worker is where its chunk lies (a few numbers), whatever the lines
+    # weigh: the input is read once, by the worker, not read, pickled and piped by this process too.
+    handed: list[int] = []
+    put = import_pool.ImportPool.submit
+
+    def measured(self: import_pool.ImportPool, chunk: import_pool.Chunk) -> None:
+        handed.append(len(pickle.dumps(chunk)))
+        put(self, chunk)
+
+    monkeypatch.setattr(import_pool.ImportPool, "submit", measured)
+    src = _numbered(tmp_path / "in.jsonl", 12, {})
+    assert src.stat().st_size / 4 > 1000  # each chunk of 3 lines weighs over 1 KB
+    code, out, err = run("import", str(src), "--db", str(tmp_path / "store.db"))
+    assert (code, err) == (0, "")
+    assert out.startswith("12 transcripts added")
+    assert len(handed) == 4 and max(handed) < 200 + len(str(src))
+
+
+def test_the_workers_write_the_rows_into_the_stage_and_send_back_only_what_stands_for_them(
+        tmp_path: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The rows (canonical bodies, turns, tags) go from the worker straight into the import's stage file; what
+    # comes back through the pipe is each record's id, hash and line: a few bytes whatever the record weighs.
+    back: list[tuple[int, int]] = []
+    take = import_pool.ImportPool.next_result
+
+    def measured(self: import_pool.ImportPool) -> list[Any]:
+        got = take(self)
+        back.append((len(got), len(pickle.dumps(got))))
+        return got
+
+    monkeypatch.setattr(import_pool.ImportPool, "next_result", measured)
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(dumps_record(transcript(f"t{i}", answer="x" * 20_000)) + "\n" for i in range(9))
+                   + "".join(dumps_record(gold(f"g{i}").model_copy(update={"messages": (
+                       Message(role="user", content="y" * 20_000),)})) + "\n"
+                             for i in range(3)), encoding="utf-8")
+    code, out, err = run("import", str(src), "--db", str(tmp_path / "store.db"))
+    assert (code, err) == (0, "")
+    assert out.startswith("9 transcripts added") and "3 gold cases added" in out
+    assert sum(n for n, _ in back) == 12
+    assert max(size / n for n, size in back) < 1000  # each record is over 20 KB
+    store = Store(tmp_path / "store.db")
+    assert store.get_transcript("t8").transcript.messages[-1].content == "x" * 20_000
+    assert store.get_gold("g2").messages[0].content == "y" * 20_000
+
+
+def test_a_stored_transcript_coming_again_through_the_workers_with_other_tools_gets_them(
+        tmp_path: Path, pooled: list[int]) -> None:
+    # The importing process compares the stored conversation with the one a worker staged (read back from
+    # the stage file the worker wrote) and takes the new tools from there.
+    db = tmp_path / "store.db"
+    first = tmp_path / "a.jsonl"
+    first.write_text(dumps_record(transcript("t1")) + "\n", encoding="utf-8")
+    assert run("import", str(first), "--db", str(db))[0] == 0
+    retooled = transcript("t1").model_copy(update={"tools": (ToolSpec(name="find_orders", description="x"),)})
+    again = tmp_path / "b.jsonl"
+    again.write_text(dumps_record(retooled) + "\n" + dumps_record(transcript("t2")) + "\n", encoding="utf-8")
+    code, out, err = run("import", str(again), "--db", str(db))
+    assert code == 0, err
+    assert out.startswith("1 transcripts added") and "1 transcripts' tools changed" in out
+    assert [t.name for t in Store(db).get_transcript("t1").transcript.tools] == ["find_orders"]
+    assert pooled == [1, 2]
 
 
 def _numbered(path: Path, n: int, bad: dict[int, str]) -> Path:

@@ -102,6 +102,37 @@ def test_writing_to_a_database_on_a_full_disk_is_one_line_and_writes_nothing(wha
     assert_invariants(db)
 
 
+def test_an_import_whose_workers_fill_the_disk_while_staging_is_one_line_and_writes_nothing(
+        full: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Room for the stage file itself, not for the rows the worker converting the input writes into it.
+    import labeler.cli.data as data_cmd
+    from labeler.cli import import_pool
+
+    handed: list[int] = []
+    submit = import_pool.ImportPool.submit
+
+    def recorded(self: import_pool.ImportPool, chunk: import_pool.Chunk) -> None:
+        handed.append(chunk.count)
+        submit(self, chunk)
+
+    monkeypatch.setattr(data_cmd, "MIN_BYTES", 0)
+    monkeypatch.setattr(data_cmd, "usable_cores", lambda: 2)
+    monkeypatch.setattr(import_pool.ImportPool, "submit", recorded)
+    db, disk = full["db"], full["disk"]
+    filler = disk / "filler"
+    os.truncate(filler, filler.stat().st_size - 256 * 1024)
+    code, _, err = invoke(db, "import", str(full["new"]))
+    assert handed == [20]  # converted, and staged, by a worker
+    assert code == 2, err
+    assert only_line(err) == f"error: the database {db}: {FULL}\n"
+    assert sorted(p.name for p in disk.iterdir() if not p.name.startswith("toolgold.db-")) == ["filler",
+                                                                                                "toolgold.db"]
+    assert not list(disk.glob("*.stage"))
+    filler.unlink()
+    assert dump(db) == full["before"]
+    assert_invariants(db)
+
+
 @pytest.mark.parametrize("what", ["export", "export --version", "score -o"])
 def test_writing_an_output_onto_a_full_disk_is_one_line_and_leaves_no_file(what: str, full: dict[str, Any],
                                                                          tmp_path: Path) -> None:

@@ -1,0 +1,192 @@
+"""Where `toolgold import` spends its time, phase by phase and process by process (issue 15).
+
+Run: ``.venv/bin/python -m benchmarks.bench_import_phases [--transcripts N] [--gold M]`` (defaults 10,000 and
+20,000). Each import runs the real CLI in a fresh process with timers wrapped around the functions of each phase
+(wall and CPU seconds of that process, its threads included); the workers' CPU comes from their own timers and
+``getrusage``. Beside it, the same run's floor (``bench_store``'s: the rows the import wrote, streamed DB-to-DB
+by plain sqlite3 ``executemany`` in one transaction).
+
+Phases of the importing process: start-up (everything before the import command's work, Python's own start
+included), waiting on the workers (blocked in a queue read), unpickling their results, the stage writes
+(building and writing the stage file's rows), the chunk checks against the store and stage
+(``_stored_and_staged``), the publish (``INSERT ... SELECT``, write lock held), and the rest (reading the input,
+the drift check, progress). The workers: converting (``prepare_item`` and the importer) and pickling results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.bench_store import sqlite_floor, write_gold, write_transcripts
+
+PROBE = r"""
+import json, os, resource, sys, time
+OUT = sys.argv[1]
+t0_cpu, t0_wall = time.process_time(), time.perf_counter()
+totals = {}
+
+def add(name, wall, cpu):
+    w, c = totals.get(name, (0.0, 0.0))
+    totals[name] = (w + wall, c + cpu)
+
+def timed(owner, attr, name):
+    inner = getattr(owner, attr)
+    def wrapper(*a, **k):
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            return inner(*a, **k)
+        finally:
+            add(name, time.perf_counter() - w, time.process_time() - c)
+    setattr(owner, attr, wrapper)
+
+import multiprocessing.queues as mq
+import multiprocessing.reduction as mr
+base = mq._ForkingPickler
+class Pickler(base):
+    @classmethod
+    def loads(cls, data, *a, **k):
+        if os.getpid() != MAIN:
+            return base.loads(data, *a, **k)
+        w, c = time.perf_counter(), time.thread_time()
+        obj = base.loads(data, *a, **k)
+        add("unpickle results", time.perf_counter() - w, time.thread_time() - c)
+        # what the worker paid to pickle it (measured here: the worker's feeder thread pickles)
+        c = time.thread_time()
+        base.dumps(obj)
+        add("~ worker: pickle results (re-measured)", 0.0, time.thread_time() - c)
+        return obj
+mq._ForkingPickler = Pickler
+MAIN = os.getpid()
+
+from labeler.cli import data
+from labeler.cli import import_pool as ip
+from labeler.store import transcripts as tr
+startup = (time.perf_counter() - t0_wall, time.process_time() - t0_cpu)
+
+inner_get = None
+def next_result(self):
+    # blocked in the queue read: the wall time this process waits on the workers
+    real = [q.get for q in self.results]
+    def get(q_get):
+        def g(*a, **k):
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return q_get(*a, **k)
+            finally:
+                add("queue read (wait + unpickle)", time.perf_counter() - w, time.process_time() - c)
+        return g
+    for q in self.results:
+        q.get = get(q.__class__.get.__get__(q))
+    try:
+        return orig_next(self)
+    finally:
+        for q in self.results:
+            del q.get
+orig_next = ip.ImportPool.next_result
+ip.ImportPool.next_result = next_result
+
+conv = {"cpu": 0.0}
+orig_convert = ip.ImportPool._convert
+def convert(self, *a):
+    c = time.thread_time()
+    try:
+        return orig_convert(self, *a)
+    finally:
+        conv["cpu"] += time.thread_time() - c
+        with open(f"{OUT}.worker-{os.getpid()}", "w") as fh:
+            fh.write(str(conv["cpu"]))
+ip.ImportPool._convert = convert
+
+timed(data, "_import", "import command (all below)")
+timed(ip.ImportPool, "__init__", "fork workers")
+timed(ip.ImportPool, "close", "stop workers")
+timed(tr, "_stored_and_staged", "chunk checks (_stored_and_staged)")
+timed(tr, "_stage_transcripts", "stage writes incl. checks")
+timed(tr, "_stage_gold_cases", "stage writes incl. checks")
+timed(tr, "_publish", "publish (INSERT ... SELECT, write lock)")
+timed(tr._Stage, "commit", "stage commit")
+timed(tr, "_remove_stale_stages", "remove stale stages")
+from labeler.store import Store
+timed(Store, "check_schema_drift", "drift check")
+timed(Store, "stats", "stats")
+
+import atexit
+def report():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers = {}
+    for name in os.listdir(os.path.dirname(OUT)):
+        if name.startswith(os.path.basename(OUT) + ".worker-"):
+            workers[name.rsplit("-", 1)[1]] = float(open(os.path.join(os.path.dirname(OUT), name)).read())
+    with open(OUT, "w") as fh:
+        json.dump({"startup": startup, "totals": totals, "wall": time.perf_counter() - t0_wall,
+                   "main_cpu": own.ru_utime + own.ru_stime, "workers_cpu": kids.ru_utime + kids.ru_stime,
+                   "workers_convert": workers, "rss": own.ru_maxrss / 1024, "workers_rss": kids.ru_maxrss / 1024}, fh)
+atexit.register(report)
+sys.argv = ["toolgold", *sys.argv[2:]]
+from labeler.cli import main
+main()
+"""
+
+
+def profile(args: list[str], env: dict[str, str], tmp: Path) -> dict:
+    out = tmp / "phases.json"
+    subprocess.run([sys.executable, "-c", PROBE, str(out), *args], env=env, check=True, stdout=subprocess.DEVNULL)
+    found = json.loads(out.read_text())
+    for stale in tmp.glob("phases.json*"):
+        stale.unlink()
+    return found
+
+
+def show(title: str, found: dict, floor: float) -> None:
+    totals = {k: tuple(v) for k, v in found["totals"].items()}
+    print(f"\n### {title}: {found['wall']:.2f} s wall, {found['main_cpu'] + found['workers_cpu']:.2f} CPU s "
+          f"(importing process {found['main_cpu']:.2f}, workers {found['workers_cpu']:.2f}); "
+          f"floor {floor:.2f} s: {found['wall'] / floor:.2f}×; peak RSS {found['rss']:.0f} MB "
+          f"(workers {found['workers_rss']:.0f})")
+    print("| phase | wall s | CPU s | × floor (wall) |")
+    print("|---|---:|---:|---:|")
+    w, c = found["startup"]
+    print(f"| start-up (imports, before main()) | {w:.2f} | {c:.2f} | |")
+    stage_w, stage_c = totals.pop("stage writes incl. checks", (0.0, 0.0))
+    check_w, check_c = totals.get("chunk checks (_stored_and_staged)", (0.0, 0.0))
+    totals["stage writes (rows built + executemany)"] = (stage_w - check_w, stage_c - check_c)
+    q_w, q_c = totals.pop("queue read (wait + unpickle)", (0.0, 0.0))
+    u_w, u_c = totals.get("unpickle results", (0.0, 0.0))
+    totals["waiting on workers (blocked)"] = (q_w - u_w, q_c - u_c)
+    for name, (w, c) in sorted(totals.items(), key=lambda kv: -kv[1][0]):
+        ratio = f"{w / floor:.2f}×" if name.startswith(("stage writes", "publish")) else ""
+        print(f"| {name} | {w:.2f} | {c:.2f} | {ratio} |")
+    for pid, cpu in sorted(found["workers_convert"].items()):
+        print(f"| worker {pid}: converting | | {cpu:.2f} | |")
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_import_phases")
+    parser.add_argument("--transcripts", type=int, default=10_000)
+    parser.add_argument("--gold", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmpdir = Path(tmp)
+        if args.transcripts:
+            env = {**os.environ, "TOOLGOLD_DB": str(tmpdir / "t.db")}
+            write_transcripts(tmpdir / "t.jsonl", args.transcripts)
+            found = profile(["import", str(tmpdir / "t.jsonl")], env, tmpdir)
+            floor, _ = sqlite_floor(tmpdir / "t.db", tmpdir / "t-floor.db")
+            show(f"{args.transcripts:,} transcripts", found, floor)
+        if args.gold:
+            env = {**os.environ, "TOOLGOLD_DB": str(tmpdir / "g.db")}
+            write_gold(tmpdir / "g.jsonl", args.gold)
+            found = profile(["import", str(tmpdir / "g.jsonl")], env, tmpdir)
+            floor, _ = sqlite_floor(tmpdir / "g.db", tmpdir / "g-floor.db")
+            show(f"{args.gold:,} gold cases", found, floor)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
