@@ -204,7 +204,11 @@ class ImportPool:
                 continue
             assert isinstance(item, Converted)
             record = item.record
-            prepared = prepare_item(ImportItem(record, source, item.line))
+            try:
+                prepared = prepare_item(ImportItem(record, source, item.line))
+            except InvalidRecord as exc:  # more children than a stage key numbers
+                out.append((type(exc), exc.message, exc.source, exc.line))
+                continue
             if stage is not None:
                 rows.append(prepared)
             if isinstance(record, GoldCase):

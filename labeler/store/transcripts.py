@@ -80,8 +80,23 @@ class PreparedItem:
 def prepare_item(item: ImportItem) -> PreparedItem:
     """The rows ``item`` becomes (canonical JSON bodies, content hashes, turns, tags); no database needed."""
     if isinstance(item.record, Transcript):
-        return PreparedItem(True, _stage_transcript(item, item.record))
-    return PreparedItem(False, _stage_gold(item, item.record))
+        prepared = PreparedItem(True, _stage_transcript(item, item.record))
+    else:
+        prepared = PreparedItem(False, _stage_gold(item, item.record))
+    _check_stage_keys(prepared)
+    return prepared
+
+
+def _check_stage_keys(prepared: PreparedItem) -> None:
+    """A record's children (turns or tags) and tool links are staged under one key range of ``CHILD_BITS``
+    (``_STAGE_SCHEMA``): one more would land in the next record's range and never be published, so refuse it."""
+    staged, limit = prepared.staged, 1 << CHILD_BITS
+    what = "transcript" if prepared.transcript else "gold case"
+    for count, name in ((len(staged.children), "decision points" if prepared.transcript else "tags"),
+                        (len(staged.tools), "tools")):
+        if count >= limit:
+            raise InvalidRecord(f"{what} {staged.id!r} has {count:,} {name}; an import takes at most {limit - 1:,} "
+                                "per record (split it)", source=staged.source, line=staged.line)
 
 
 @dataclass
@@ -542,7 +557,11 @@ def _fill_stage(db: Database, stage: _Stage, items: Iterable[ImportItem | Prepar
         if isinstance(item, StagedItem):
             staged = item
         else:
-            prepared = item if isinstance(item, PreparedItem) else prepare_item(item)
+            try:
+                prepared = item if isinstance(item, PreparedItem) else prepare_item(item)
+            except InvalidRecord as exc:  # more children than a stage key numbers
+                _reject_or_raise(exc, result, skip)
+                continue
             mine[prepared.transcript].append(prepared)
             staged = None
         kind = staged.transcript if staged is not None else prepared.transcript

@@ -260,3 +260,48 @@ def test_the_workers_run_below_the_app_server_so_saves_keep_their_core() -> None
                and time.monotonic() < deadline):
             time.sleep(0.02)
         assert [_niceness(w) for w in workers] == [_niceness(os.getpid()) + import_pool.WORKER_NICENESS] * 2
+
+
+@pytest.mark.parametrize("through_workers", [True, False])
+def test_a_record_with_more_children_than_a_stage_key_numbers_is_refused_at_its_line_and_nothing_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
+    # A record's children (turns, tags) are staged under one key range of 2**CHILD_BITS; one child more would
+    # fall into the next record's range and never be published. The limit is ~a million; shrunk here to 4.
+    from labeler.store import transcripts as store_transcripts
+
+    monkeypatch.setattr(store_transcripts, "CHILD_BITS", 2)
+    monkeypatch.setattr(store_transcripts, "CHUNK", 3)
+    if through_workers:
+        _force_pool(monkeypatch, [])
+    src = tmp_path / "in.jsonl"
+    src.write_text(dumps_record(transcript("t1")) + "\n"
+                   + dumps_record(gold("g1", tags=("a", "b", "c", "d", "e"))) + "\n", encoding="utf-8")
+    code, out, err = run("import", str(src), "--db", str(tmp_path / "store.db"))
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and f"{src}:2:" in err and "5 tags" in err, err
+    store = Store(tmp_path / "store.db")
+    assert store.count_transcripts() == 0 and store.count_gold() == 0
+
+
+@pytest.mark.parametrize("through_workers", [True, False])
+def test_with_skip_invalid_a_record_with_too_many_children_is_set_aside_and_the_rest_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
+    from labeler.store import transcripts as store_transcripts
+
+    monkeypatch.setattr(store_transcripts, "CHILD_BITS", 2)
+    monkeypatch.setattr(store_transcripts, "CHUNK", 3)
+    if through_workers:
+        _force_pool(monkeypatch, [])
+    src = tmp_path / "in.jsonl"
+    src.write_text(dumps_record(transcript("t1")) + "\n"
+                   + dumps_record(gold("g1", tags=("a", "b", "c", "d", "e"))) + "\n"
+                   + dumps_record(gold("g2", tags=("a",))) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the rejects list is written in the working directory
+    code, out, err = run("import", str(src), "--db", str(tmp_path / "store.db"), "--skip-invalid")
+    assert code == 0, (out, err)
+    assert "1 rejected" in out
+    store = Store(tmp_path / "store.db")
+    assert store.count_transcripts() == 1 and store.count_gold() == 1
+    assert store.get_gold("g2").tags == ("a",)
+    rejects = (tmp_path / "toolgold-rejects.txt").read_text(encoding="utf-8")
+    assert f"{src}:2:" in rejects and "5 tags" in rejects, rejects
