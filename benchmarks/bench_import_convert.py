@@ -53,7 +53,11 @@ def _converter() -> Callable[[list[bytes]], Any]:
     def convert(lines: list[bytes]) -> Any:
         out = []
         for first in range(0, len(lines), CHUNK):
-            out += ImportPool._convert(worker, "bench.jsonl", first + 1, lines[first:first + CHUNK])  # type: ignore[arg-type]
+            # a chunk as a worker gets it (here its lines come from memory, not the file) and no stage file:
+            # the conversion alone, not the stage write
+            chunk = SimpleNamespace(source="bench.jsonl", first=first + 1,
+                                    lines=lambda first=first: lines[first:first + CHUNK])
+            out += ImportPool._convert(worker, chunk, None, 0)  # type: ignore[arg-type]
         bad = [entry for entry in out if isinstance(entry, tuple)]
         if bad:
             raise SystemExit(f"the benchmark's records were refused: {bad[0]}")
