@@ -289,13 +289,34 @@ class StageFailed(StoreError):
         self.strerror = str(self)
 
 
+@contextlib.contextmanager
+def _stage_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction on a stage file, taken at once (the workers and the importing process take turns):
+    committed, or rolled back on any error and the error raised."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
+
+
 class StageWriter:
     """Writes prepared records' rows into an import's stage file, from the importing process or from a worker
     process converting its records (each record under its ``seq``, unique within the import)."""
 
     def __init__(self, path: Path | str) -> None:
-        self.conn = sqlite3.connect(path, isolation_level=None, timeout=STAGE_WAIT_SECONDS)
-        self.conn.executescript(_STAGE_PRAGMAS)
+        # mode=rw: the stage must exist already. A worker opening it after the importing process gave up and
+        # removed it would otherwise create an empty one in its place.
+        try:
+            self.conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=rw", uri=True,
+                                        isolation_level=None, timeout=STAGE_WAIT_SECONDS)
+            self.conn.executescript(_STAGE_PRAGMAS)
+        except sqlite3.Error as exc:
+            raise StageFailed(exc) from None
 
     def write(self, number: int, records: Sequence[PreparedItem]) -> list[StagedItem]:
         """Write the rows of chunk ``number``'s records (each number used once in an import) in one
@@ -321,20 +342,13 @@ class StageWriter:
                                   len(staged.children)))
         run = self.conn.executemany
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _stage_transaction(self.conn):
                 run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
                 run("INSERT INTO rows_transcript_tools VALUES (?, ?)", links)
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
                 run("INSERT INTO rows_turns VALUES (?, ?, ?, ?, ?, ?)", turns)
                 run(f"INSERT INTO rows_gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 1))})", gold)
                 run("INSERT INTO rows_gold_case_tags VALUES (?, ?, ?)", tags)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                if self.conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self.conn.execute("ROLLBACK")
-                raise
         except sqlite3.Error as exc:  # the stage file's own database (a full disk, say)
             raise StageFailed(exc) from None
         return out
@@ -389,15 +403,8 @@ class _Stage:
         """Record the accepted records of one chunk (the key tables), in one transaction."""
         if not rows:
             return
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _stage_transaction(self.conn):
             self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    self.conn.execute("ROLLBACK")
-            raise
 
     def body(self, staged: StagedItem) -> str:
         table = "rows_transcripts" if staged.transcript else "rows_gold_cases"

@@ -305,3 +305,14 @@ def test_with_skip_invalid_a_record_with_too_many_children_is_set_aside_and_the_
     assert store.get_gold("g2").tags == ("a",)
     rejects = (tmp_path / "toolgold-rejects.txt").read_text(encoding="utf-8")
     assert f"{src}:2:" in rejects and "5 tags" in rejects, rejects
+
+
+def test_a_worker_writing_after_the_import_gave_up_leaves_no_stage_file_behind(tmp_path: Path) -> None:
+    # The importing process removes its stage file when it stops (a bad line, Ctrl-C) before its workers are
+    # stopped; a worker that only then opens the stage must not create an empty one in its place.
+    from labeler.store import StageFailed, StageWriter
+
+    gone = tmp_path / "store.db-import-x.stage"
+    with pytest.raises(StageFailed):
+        StageWriter(gone)
+    assert not gone.exists()
