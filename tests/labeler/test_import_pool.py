@@ -262,17 +262,22 @@ def test_the_workers_run_below_the_app_server_so_saves_keep_their_core() -> None
         assert [_niceness(w) for w in workers] == [_niceness(os.getpid()) + import_pool.WORKER_NICENESS] * 2
 
 
-@pytest.mark.parametrize("through_workers", [True, False])
-def test_a_record_with_more_children_than_a_stage_key_numbers_is_refused_at_its_line_and_nothing_is_written(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
-    # A record's children (turns, tags) are staged under one key range of 2**CHILD_BITS; one child more would
-    # fall into the next record's range and never be published. The limit is ~a million; shrunk here to 4.
+def _small_stage_keys(monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
+    """Stage key ranges of 4 children (really ~a million), and chunks of 3 records, in this process or two workers."""
     from labeler.store import transcripts as store_transcripts
 
     monkeypatch.setattr(store_transcripts, "CHILD_BITS", 2)
     monkeypatch.setattr(store_transcripts, "CHUNK", 3)
     if through_workers:
         _force_pool(monkeypatch, [])
+
+
+@pytest.mark.parametrize("through_workers", [True, False])
+def test_a_record_with_more_children_than_a_stage_key_numbers_is_refused_at_its_line_and_nothing_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
+    # A record's children (turns, tags) are staged under one key range of 2**CHILD_BITS; one child more would
+    # fall into the next record's range and never be published. The limit is ~a million; shrunk here to 4.
+    _small_stage_keys(monkeypatch, through_workers)
     src = tmp_path / "in.jsonl"
     src.write_text(dumps_record(transcript("t1")) + "\n"
                    + dumps_record(gold("g1", tags=("a", "b", "c", "d", "e"))) + "\n", encoding="utf-8")
@@ -286,12 +291,7 @@ def test_a_record_with_more_children_than_a_stage_key_numbers_is_refused_at_its_
 @pytest.mark.parametrize("through_workers", [True, False])
 def test_with_skip_invalid_a_record_with_too_many_children_is_set_aside_and_the_rest_imported(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
-    from labeler.store import transcripts as store_transcripts
-
-    monkeypatch.setattr(store_transcripts, "CHILD_BITS", 2)
-    monkeypatch.setattr(store_transcripts, "CHUNK", 3)
-    if through_workers:
-        _force_pool(monkeypatch, [])
+    _small_stage_keys(monkeypatch, through_workers)
     src = tmp_path / "in.jsonl"
     src.write_text(dumps_record(transcript("t1")) + "\n"
                    + dumps_record(gold("g1", tags=("a", "b", "c", "d", "e"))) + "\n"
