@@ -236,6 +236,9 @@ def _audit_import(conn: Connection, actor: str, result: ImportResult, sources: s
 
 _STAGE_PRAGMAS = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 """Every connection to a stage file (the importing process's and its workers'): a throwaway file, never synced."""
+_STAGE_PAGE_SIZE = "PRAGMA page_size=65536;"
+"""Set when the stage file is made: a tau-bench transcript's ~30 KB body then takes one page, not a chain of eight
+4 KiB overflow pages (the workers' stage write took half the CPU: 48 against 86 µs per transcript)."""
 _STAGE_SCHEMA = """
 CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, content_hash TEXT, src TEXT,
                           line INTEGER, seq INTEGER, n_turns INTEGER);
@@ -376,7 +379,7 @@ class _Stage:
         # can be taken belongs to no running import.
         self.lock = lock
         self.conn = sqlite3.connect(path, isolation_level=None, timeout=STAGE_WAIT_SECONDS)
-        self.conn.executescript(_STAGE_PRAGMAS + _STAGE_SCHEMA)
+        self.conn.executescript(_STAGE_PAGE_SIZE + _STAGE_PRAGMAS + _STAGE_SCHEMA)
         # Workers write into this file too (their own transactions), so this process holds no transaction
         # open between its writes.
         self.writer = StageWriter(path)

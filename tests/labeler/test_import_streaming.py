@@ -58,3 +58,21 @@ def test_transcripts_and_gold_interleaved_in_the_input_all_arrive(any_store: Sto
              for n in range(CHUNK + 3)]
     result = any_store.import_items(iter(items))
     assert (result.transcripts_added, result.gold_added) == ((CHUNK + 4) // 2, (CHUNK + 3) // 2)
+
+
+def test_the_stage_file_is_written_in_large_pages_and_removed_after(tmp_path: Path) -> None:
+    # 64 KiB pages: a transcript's ~30 KB body fits one page instead of a chain of eight overflow pages (about
+    # half the stage write's CPU); the file is removed when the import ends.
+    import sqlite3
+
+    store = Store(tmp_path / "store.db")
+    seen: list[tuple[object, ...]] = []
+
+    def on_stage(path: Path) -> None:
+        with sqlite3.connect(path) as con:
+            seen.append(con.execute("PRAGMA page_size").fetchone())
+
+    result = store.import_items([ImportItem(transcript("t1"), "in.jsonl", 1)], on_stage=on_stage)
+    assert result.transcripts_added == 1
+    assert seen == [(65536,)]
+    assert not list(tmp_path.glob("*.stage"))
