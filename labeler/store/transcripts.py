@@ -912,7 +912,8 @@ def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) ->
 def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
     row = {"id": case.id, "conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
            "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
-           "tags": canonical.dumps(list(case.tags)), "source": case.provenance.source or item.source}
+           "tags": canonical.dumps_float_free(list(case.tags)),  # strings only: canonical.dumps' text, sooner
+           "source": case.provenance.source or item.source}
     # canonical.content_hash(to_json(case)) is the hash of this very text: serialize once, hash it
     row["body"] = body = record_json_text(case)[0]  # dumps_record(case)
     row["content_hash"] = hashlib.sha256(body.encode("utf-8")).hexdigest()

@@ -54,7 +54,8 @@ def _expected_rows(record: Transcript | GoldCase) -> dict[str, Any]:
     body = to_json(record)
     if isinstance(record, GoldCase):
         text = canonical.dumps(body)
-        return {"body": text, "content_hash": hashlib.sha256(text.encode()).hexdigest()}
+        return {"body": text, "content_hash": hashlib.sha256(text.encode()).hexdigest(),
+                "tags": canonical.dumps(list(record.tags))}
     tools = [(hashlib.sha256(canonical.dumps(t).encode()).hexdigest(), str(t["name"]), canonical.dumps(t))
              for t in body.pop("tools")]
     text = canonical.dumps(body)
@@ -67,6 +68,8 @@ def _expected_rows(record: Transcript | GoldCase) -> dict[str, Any]:
 def _rows(record: Transcript | GoldCase) -> dict[str, Any]:
     staged = prepare_item(ImportItem(record, "f.jsonl", 1)).staged
     rows = {"body": staged.row["body"], "content_hash": staged.row["content_hash"]}
+    if isinstance(record, GoldCase):
+        rows["tags"] = staged.row["tags"]
     if isinstance(record, Transcript):
         rows["tools"] = list(staged.tools)
         rows["observed"] = [turn["observed"] for turn in staged.children]
@@ -126,7 +129,8 @@ def _gold(**extra: Any) -> dict[str, Any]:
     return {"format": "toolgold.gold/1", "id": "g1", "tools": _transcript()["tools"],
             "messages": _transcript()["messages"][:1],
             "expected": {"behavior": "call", "calls": [{"name": "book", "arguments": {"amount": 1.0}}]},
-            "arg_rules": {"book": {"amount": {"match": "number", "tolerance": 1}}}, **extra}
+            "arg_rules": {"book": {"amount": {"match": "number", "tolerance": 1}}},
+            "tags": ["é😀\u2028", "\x00\n\"\\/", "1.0", "a"], **extra}
 
 
 EDGE_METADATA = [
