@@ -3,8 +3,9 @@
 - ``toolgold --help`` and ``toolgold score`` on a 20-case file: wall time, best of N runs, minus the best
   ``python -c pass`` of the same run (Python's own start, the anchor). Target: ≤ 0.3 s of their own.
 - store commands, the same way: ``toolgold import`` of a 20-line gold file into a fresh SQLite file (a new
-  file each run, so the migrations run: Alembic is loaded) and ``toolgold export -o`` of those 20 cases
-  from a database already at the newest revision (no Alembic). What they cost is SQLAlchemy, the tables and
+  file each run: made from the snapshot of what the revisions build, ``engine.SQLITE_HEAD``, without Alembic)
+  and ``toolgold export -o`` of those 20 cases from a database already at the newest revision (no Alembic).
+  What they cost is SQLAlchemy, the tables and
   the one aggregate each uses (tests/labeler/test_cli_startup.py checks which modules they load).
 - ``toolgold app`` until ``/_stcore/health`` answers, beside a bare one-line Streamlit app started the same
   way (the anchor). Target: ≤ 1.5 s.
