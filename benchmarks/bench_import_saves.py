@@ -68,6 +68,15 @@ def traced_attached(self, alias, path):
         yield conn
     log("committed", at=time.monotonic())
 eng.Database.write_attached = traced_attached
+flushing = getattr(eng.Database, "flushing", None)
+if flushing is not None:
+    @contextmanager
+    def traced_flushing(self, *a, **k):
+        with flushing(self, *a, **k):
+            yield
+            log("settle_start", at=time.monotonic())
+        log("settle_end", at=time.monotonic())
+    eng.Database.flushing = traced_flushing
 import atexit
 def dump():
     with open(OUT, "w") as fh:
@@ -198,6 +207,10 @@ def _report_trace(t0: float, imported: list[dict[str, Any]], trace: _SaveTrace) 
         elif e["kind"] == "committed":
             print(f"{at(e['at'])}  the publish's transaction is over")
     released = next((e["at"] for e in window if e["kind"] == "wal_hook"), end["at"])
+    settle = [e["at"] for e in imported if e["kind"].startswith("settle_")]
+    if len(settle) == 2:
+        print(f"{at(settle[1])}  {settle[1] - settle[0]:6.3f} s  the import's last flush (checkpoint of what saves "
+              "added meanwhile, the database file synced)")
     print(f"{at(end['at'])}  publish returns: write lock held {released - lock:.3f} s, publish "
           f"{end['at'] - start['at']:.3f} s wall, {end['cpu'] - start['cpu']:.3f} CPU s")
     print("\n#### the slowest saves (this process; same clock)")
