@@ -267,14 +267,15 @@ def main(argv: list[str]) -> None:
         print(f"import of {args.transcripts:,} transcripts: {run['import_s']:.1f} s; {len(during)} saves meanwhile, "
               f"{run['failed']} failed; load average {os.getloadavg()[0]:.1f}", flush=True)
         rows.append(run)
-    print("\n| measurement | p50 | p99 | max | anchor: no import running (p50 / p99) | target | met |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| measurement | p50 | p99 | max | next slowest two | anchor: no import running (p50 / p99) | target | met |")
+    print("|---|---|---|---|---|---|---|---|")
     for run in rows:
         during, quiet, failed = run["during"], run["quiet"], run["failed"]
         p99, worst = _pct(during, 0.99), max(during)
         print(f"| label save while `toolgold import` of {args.transcripts:,} transcripts runs ({run['import_s']:.0f} s; "
               f"{len(during)} saves, {failed} failed) | {statistics.median(during) * 1000:.0f} ms | {p99 * 1000:.0f} ms | "
-              f"{worst * 1000:,.0f} ms | {statistics.median(quiet) * 1000:.0f} / {_pct(quiet, 0.99) * 1000:.0f} ms | "
+              f"{worst * 1000:,.0f} ms | {' / '.join(f'{v * 1000:,.0f}' for v in sorted(during)[-3:-1][::-1])} ms | "
+              f"{statistics.median(quiet) * 1000:.0f} / {_pct(quiet, 0.99) * 1000:.0f} ms | "
               f"≤ 2 s | {'yes' if worst <= 2 and not failed else 'NO'} |")
 
 
