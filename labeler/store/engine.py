@@ -18,6 +18,7 @@ import functools
 import json
 import os
 import re
+import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -449,6 +450,49 @@ class Database:
                     yield conn
             finally:
                 raw.execute(f"DETACH DATABASE {alias}")
+
+    @contextmanager
+    def flushing(self, every: float = 0.05) -> Iterator[None]:
+        """Around a large write transaction (an import's publish): keep the database file flushed to disk while
+        it runs and once more after, from a thread of the writer that made the WAL large, and copy into the file
+        what the WAL still holds at the end. SQLite syncs the database file only when a checkpoint reaches the
+        end of the WAL: the importer's own checkpoint (run in its COMMIT, after the lock) copies hundreds of MB
+        into the file, and when a save commits meanwhile that checkpoint stops short of the end, so the next
+        small writer's commit ran the checkpoint that synced them all (a third of a second inside an
+        annotator's save: ``bench_import_saves --trace``). Flushed as they are copied, what is left for anyone
+        else's sync is what the last ``every`` seconds wrote. Best effort: what was committed stays committed,
+        and SQLite syncs at its next full checkpoint anyway."""
+        path = self.sqlite_file()
+        if path is None or self.read_only:
+            yield
+            return
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+        sync = getattr(os, "fdatasync", os.fsync)
+        done = threading.Event()
+
+        def keep_flushed() -> None:
+            while not done.wait(every):
+                with contextlib.suppress(OSError):
+                    sync(fd)
+
+        flusher = threading.Thread(target=keep_flushed, name="toolgold-flush", daemon=True)
+        flusher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            flusher.join()
+            with contextlib.suppress(DBAPIError, sqlite3.Error, OSError):
+                with self._one_at_a_time(), self.engine.connect() as conn:
+                    raw = conn.connection.dbapi_connection
+                    assert raw is not None
+                    raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()  # outside a transaction
+                sync(fd)
+            os.close(fd)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -525,7 +525,8 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
                 if not (result.transcripts_added or result.gold_added or stage.retools):
                     break
                 try:
-                    _publish(db, stage, actor, result, sources)
+                    with db.flushing():  # the checkpoint's sync of what it copied: here, not in a later save
+                        _publish(db, stage, actor, result, sources)
                     break
                 except _Clashed as clashed:
                     stage.drop(clashed.clashes, result, skip_invalid)
