@@ -4,8 +4,10 @@ and the database still keeps every invariant (tests/reliability/invariants.py)."
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,6 +84,18 @@ def dump(db: Path) -> dict[str, Any]:
         store.close()  # the last connection gone: SQLite drops its -wal now, not at some later collection
 
 
+def empty_stage_size(folder: Path) -> int:
+    """The bytes of an import's stage file before any row is written into it (its pages are large)."""
+    from labeler.store import transcripts
+
+    probe = folder / "probe.stage"
+    with contextlib.closing(sqlite3.connect(probe)) as conn:
+        conn.executescript(transcripts._STAGE_PAGE_SIZE + transcripts._STAGE_SCHEMA)
+    size = probe.stat().st_size
+    probe.unlink()
+    return size
+
+
 def only_line(err: str) -> str:
     assert err.count("\n") == 1 and "Traceback" not in err, err
     return err
@@ -103,7 +117,7 @@ def test_writing_to_a_database_on_a_full_disk_is_one_line_and_writes_nothing(wha
 
 
 def test_an_import_whose_workers_fill_the_disk_while_staging_is_one_line_and_writes_nothing(
-        full: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+        full: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Room for the stage file itself, not for the rows the worker converting the input writes into it.
     import labeler.cli.data as data_cmd
     from labeler.cli import import_pool
@@ -120,7 +134,7 @@ def test_an_import_whose_workers_fill_the_disk_while_staging_is_one_line_and_wri
     monkeypatch.setattr(import_pool.ImportPool, "submit", recorded)
     db, disk = full["db"], full["disk"]
     filler = disk / "filler"
-    os.truncate(filler, filler.stat().st_size - 256 * 1024)
+    os.truncate(filler, filler.stat().st_size - empty_stage_size(tmp_path) - 256 * 1024)
     code, _, err = invoke(db, "import", str(full["new"]))
     assert handed == [20]  # converted, and staged, by a worker
     assert code == 2, err
