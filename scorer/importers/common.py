@@ -160,7 +160,11 @@ def tool_spec(raw: Any, what: str) -> ToolSpec:
     schema = spec.get("parameters", spec.get("input_schema"))
     if schema is None:
         return ToolSpec(name=name, description=description)
-    return ToolSpec(name=name, description=description, parameters=need_dict(schema, f"{what}.parameters"))
+    parameters = need_dict(schema, f"{what}.parameters")
+    try:
+        return ToolSpec(name=name, description=description, parameters=parameters)
+    except ValidationError as exc:  # not a JSON Schema: one sentence naming the tool, never pydantic's dump
+        raise InvalidRecord(f"{what}.{describe_validation_error(exc)}") from None
 
 
 def tool_specs(raw: Any, what: str = "tools") -> tuple[ToolSpec, ...]:
