@@ -15,6 +15,7 @@ a parent before its children. docs/importers.md lists the attribute names read, 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,10 +28,11 @@ from pydantic import ValidationError
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
-from scorer.importers.common import need_dict, need_list, tool_spec
+from scorer.importers.common import json_type, need_dict, need_list, tool_spec
 from scorer.importers.parts import Call, Part, Result, Text, Turn, messages_from_parts
 from scorer.importers.records import each_record, loads_if_json
 from scorer.model import ToolSpec, Transcript
+from scorer.strict_json import NOT_FINITE
 
 NAME = "otel"
 DESCRIPTION = "OpenTelemetry GenAI / OpenInference spans (OTLP/JSON, span objects or attribute maps)"
@@ -74,16 +76,44 @@ def any_value(value: Any) -> Any:
     """An OTLP/JSON ``AnyValue`` as a plain value."""
     if not isinstance(value, dict):
         return value
-    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+    for key in ("stringValue", "boolValue", "bytesValue"):
         if key in value:
             return value[key]
+    if "doubleValue" in value:
+        return _double(value["doubleValue"])
     if "intValue" in value:
-        return int(value["intValue"])
+        return _int(value["intValue"])
     if "arrayValue" in value:
         return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
     if "kvlistValue" in value:
         return key_values((value["kvlistValue"] or {}).get("values", []))
     return None
+
+
+def _double(raw: Any) -> float:
+    """A ``doubleValue``: a JSON number, or a string as protobuf's JSON mapping may write one. Protobuf's
+    ``MessageToDict`` (what ``toolgold serve`` decodes OTLP protobuf into) writes NaN and ±Infinity as the
+    strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``: refused as the strict reader refuses them in a file,
+    never kept as that string or stored as ``null``."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise InvalidRecord(f"doubleValue should be a number, got {json_type(raw)}")
+    try:
+        number = float(raw)
+    except ValueError:
+        raise InvalidRecord(f"doubleValue {raw!r} is not a number") from None
+    if not math.isfinite(number):
+        raise InvalidRecord(f"doubleValue: {NOT_FINITE} (found {raw!r})")
+    return number
+
+
+def _int(raw: Any) -> int:
+    """An ``intValue``: a JSON integer, or the decimal string OTLP/JSON writes 64-bit integers as."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise InvalidRecord(f"intValue should be an integer, got {json_type(raw)}")
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidRecord(f"intValue {raw!r} is not an integer") from None
 
 
 def key_values(raw: Any, what: str = "attributes") -> dict[str, Any]:
