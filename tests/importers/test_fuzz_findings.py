@@ -214,3 +214,28 @@ def test_bfcl_multi_turn_function_doc_with_nan_is_refused(tmp_path: Path) -> Non
     result = convert(folder / "BFCL_v4_multi_turn_base.json", "bfcl")
     bad = [e for e in result.errors if NOT_FINITE in e.message]
     assert bad and all(e.source == str(doc) and e.line == 1 for e in bad), [str(e) for e in result.errors]
+
+
+def test_synthesize_from_an_empty_gold_file_is_bad_input(tmp_path: Path) -> None:
+    """Found: ``toolgold synthesize --gold EMPTY -o OUT`` exited 0 and wrote an empty OUT ("0 candidates"),
+    where ``lint`` and ``score`` say of the same file that it holds no gold cases (exit 2)."""
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n \n"),
+                       ("transcripts.jsonl", Path("tests/golden/valid/transcript-v1.jsonl").read_text())):
+        gold, out = tmp_path / name, tmp_path / f"out-{name}"
+        gold.write_text(text)
+        result = CliRunner().invoke(cli, ["synthesize", "--gold", str(gold), "-o", str(out)])
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr == f"error: {gold}: no gold cases in this file\n"
+        assert not out.exists()
+
+
+def test_score_with_an_empty_runs_file_is_bad_input(tmp_path: Path) -> None:
+    """Found: an empty (or blank) RUNS file scored "0 results", exit 0 with --allow-unscored (exit 1, a
+    failed gate, without), where an empty GOLD file is bad input: both are now one line, exit 2."""
+    gold = Path("tests/golden/valid/gold-v1.jsonl")
+    for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n\r\n \n")):
+        runs = tmp_path / name
+        runs.write_text(text)
+        for extra in ([], ["--allow-unscored"]):
+            result = CliRunner().invoke(cli, ["score", str(gold), str(runs), *extra])
+            assert (result.exit_code, result.stderr) == (2, f"error: {runs}: no runs in this file (it is empty)\n")

@@ -207,10 +207,11 @@ _CLEAN: dict[str, bytes] = {}
 
 
 def seed_bytes(seed: Seed) -> bytes:
-    """The seed's bytes; a JSON Lines golden input loses the lines it keeps to be rejected (its golden test's)."""
+    """The seed's bytes; a JSON Lines golden input to import loses the lines it keeps to be rejected (its
+    golden test's)."""
     if seed.name not in _CLEAN:
         data = seed.path.read_bytes()
-        if seed.lines:
+        if seed.lines and seed in SEEDS:
             bad = {item.line for item in importers.convert(seed.path, seed.fmt) if isinstance(item, InvalidRecord)}
             data = b"".join(line for n, line in enumerate(data.splitlines(keepends=True), 1) if n not in bad)
         _CLEAN[seed.name] = data
@@ -651,3 +652,88 @@ def test_import_survives_mutation(seed: Seed, mutation: str, template: Path, tmp
         after = stored_text(db)
         assert SENTINEL_TEXT in after or json.dumps(SENTINEL_NUMBER) in after, (
             f"{mutant.replaced_text!r} was stored; {mutant.new_value!r} in its place was dropped")
+
+
+# --------------------------------------------------------------------------------------------------
+# The other commands that read files: score (gold and runs), lint, sample, synthesize --gold, drift --tools
+# --------------------------------------------------------------------------------------------------
+
+GOLD = Seed("gold", GOLDEN / "valid" / "gold-v1.jsonl", "toolgold")
+RUNS = Seed("runs", GOLDEN / "valid" / "run-v1.jsonl", "toolgold")
+TOOLS = Seed("tools", REAL / "tau-bench/converted/airline_tools.json", "")
+TASKS = REAL / "tau-bench/converted/airline_tasks_test.json"
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    mutated: Seed
+    found: bool = False
+    """Whether exit 1 means "found something" here (lint's problems, drift's cases that no longer fit)."""
+    output: bool = False
+    """Whether the command writes -o OUT (which must not exist after exit 2)."""
+
+    def args(self, path: Path, where: Path, db: Path) -> list[str]:
+        out = str(where / "out.jsonl")
+        gold, runs = (path, where / "runs.jsonl") if self.mutated is GOLD else (where / "gold.jsonl", path)
+        return {
+            # --allow-unscored: a case left without its run (its case_id dropped) is a gate, exit 1, not input
+            "score-gold": ["score", str(gold), str(runs), "--allow-unscored"],
+            "score-runs": ["score", str(gold), str(runs), "--allow-unscored"],
+            "lint": ["lint", str(path)],
+            "sample": ["sample", str(path), "-n", "2", "-o", out, "--db", str(db)],
+            "sample-openai": ["sample", str(path), "-n", "2", "-o", out, "--db", str(db)],
+            "synthesize": ["synthesize", "--gold", str(path), "-o", out, "--db", str(db)],
+            "drift": ["drift", "--tools", str(path), "--db", str(db)],
+        }[self.name]
+
+
+COMMANDS = (
+    Command("score-gold", GOLD),
+    Command("score-runs", RUNS),
+    Command("lint", GOLD, found=True),
+    Command("sample", Seed("transcripts", GOLDEN / "valid" / "transcript-v1.jsonl", "toolgold"), output=True),
+    Command("sample-openai", SEEDS[2], output=True),
+    Command("synthesize", GOLD, output=True),
+    Command("drift", TOOLS, found=True),
+)
+COMMAND_MUTATIONS = [m for m in MUTATIONS if m not in ("wrong_format", "duplicate_record")]
+COMMAND_CASES = [(c, m) for c in COMMANDS for m in COMMAND_MUTATIONS]
+
+
+@pytest.fixture(scope="module")
+def drift_template(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database holding tau-bench's airline gold cases, for drift to check against a tools file."""
+    db = tmp_path_factory.mktemp("fuzz-drift") / "drift.db"
+    shutil.copy(template, db)
+    outcome = invoke("import", "--db", str(db), str(TASKS))
+    assert outcome.code == 0, outcome.stderr
+    return db
+
+
+@pytest.mark.parametrize(("command", "mutation"), COMMAND_CASES, ids=[f"{c.name}-{m}" for c, m in COMMAND_CASES])
+def test_command_survives_mutation(command: Command, mutation: str, template: Path, drift_template: Path,
+                                   tmp_path: Path) -> None:
+    rng = random.Random(f"{command.name}/{mutation}")
+    mutant = MUTATIONS[mutation](Sample(command.mutated), rng, "")
+    if mutant is None:
+        pytest.skip(f"{mutation} does not apply to {command.mutated.name}")
+    where = tmp_path / "case"
+    where.mkdir()
+    for seed, name in ((GOLD, "gold.jsonl"), (RUNS, "runs.jsonl")):
+        shutil.copy(seed.path, where / name)
+    path = where / f"mutated{command.mutated.path.suffix}"
+    path.write_bytes(mutant.data)
+    db = where / "toolgold.db"
+    shutil.copy(drift_template if command.name == "drift" else template, db)
+    before = row_counts(db)
+    outcome = invoke(*command.args(path, where, db))
+    check_rule(outcome, path, allowed=(0, 1, 2) if command.found else (0, 2))
+    if outcome.code == 2:
+        assert row_counts(db) == before, "exit 2, but the database changed"
+        assert not (where / "out.jsonl").exists(), "exit 2, but an output file was written"
+        if mutant.line is not None:
+            named = re.match(rf"error: {re.escape(str(path))}:(\d+): ", outcome.stderr)
+            assert named and int(named[1]) >= mutant.line, (mutant.line, outcome.stderr)
+    else:
+        assert not mutant.must_fail, f"exit {outcome.code} for {mutation}"
