@@ -28,7 +28,7 @@ from scorer import strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
-from scorer.importers.common import need_dict, need_list, need_str
+from scorer.importers.common import need_dict, need_list, need_str, type_of
 from scorer.importers.jsondoc import JsonDocument
 from scorer.importers.parts import (
     Call,
@@ -74,7 +74,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         return
     first = next(iter(each_record(path, split_arrays=False)), None)
     if isinstance(first, tuple) and isinstance(first[1], list) and first[1] and isinstance(first[1][0], dict) \
-            and first[1][0].get("type") in STREAM_KINDS:
+            and _stream_kind(first[1][0]):
         try:
             doc = JsonDocument.read(path)
             chunks = [(line, value) for line, _, value in doc.items(doc.root())]
@@ -83,7 +83,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             return
         yield from _guarded(lambda: stream_transcript(chunks, path.stem, options), source, first[0])
         return
-    if isinstance(first, tuple) and isinstance(first[1], dict) and first[1].get("type") in STREAM_KINDS:
+    if isinstance(first, tuple) and isinstance(first[1], dict) and _stream_kind(first[1]):
         records = list(each_record(path))
         bad = next((c for c in records if isinstance(c, InvalidRecord)), None)
         if bad is not None:  # a chunk that is not JSON is refused, never left out of the stream
@@ -98,6 +98,12 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             continue
         line, value = located
         yield from _guarded(lambda v=value, n=line: conversation(v, f"{path.stem}:{n}", options), source, line)
+
+
+def _stream_kind(item: dict[str, Any]) -> bool:
+    """Whether ``item`` is a UI message stream chunk (its ``type`` one of ``STREAM_KINDS``)."""
+    kind = item.get("type")
+    return isinstance(kind, str) and kind in STREAM_KINDS
 
 
 def _guarded(build: Any, source: str, line: int | None) -> list[Item]:
@@ -151,7 +157,7 @@ def stream_transcript(chunks: list[tuple[int, Any]], stem: str, options: ImportO
 
     for line, raw in chunks:
         chunk = need_dict(raw, f"chunk at line {line}")
-        kind = chunk.get("type")
+        kind = type_of(chunk, f"chunk at line {line}")
         try:
             if kind == "start-step":
                 end_step()

@@ -228,3 +228,46 @@ def test_synthesize_from_an_empty_gold_file_is_bad_input(tmp_path: Path) -> None
         assert result.stderr == f"error: {gold}: no gold cases in this file\n"
         assert not out.exists()
 
+
+
+def test_anthropic_block_type_of_another_json_type_is_one_line(tmp_path: Path) -> None:
+    """Found (a wider fuzz round): a response content block whose ``type`` is an object raised
+    ``TypeError: unhashable type: 'dict'`` (looked up in the set of skipped block types)."""
+    for block_type in ({"fz": 1}, ["text"]):
+        response = {"type": "message", "role": "assistant", "content": [{"type": block_type, "text": "x"}]}
+        path = write_lines(tmp_path / "claude.jsonl", [json.dumps({"request": ANTHROPIC_REQUEST, "response": response})])
+        assert_refused(path, 1, "content[0].type", fmt="anthropic")
+        conversation = {**ANTHROPIC_REQUEST, "messages": [{"role": "user", "content": [{"type": block_type}]}]}
+        path = write_lines(tmp_path / "conversation.jsonl", [json.dumps(conversation)])
+        assert_refused(path, 1, "content[0].type", fmt="anthropic")
+
+
+def test_vercel_ai_first_item_type_of_another_json_type_is_not_a_crash(tmp_path: Path) -> None:
+    """A Vercel AI file whose first item's ``type`` is an object was looked up in a frozenset (TypeError)."""
+    for text in (json.dumps([{"type": {"a": 1}, "id": "x"}]), json.dumps({"type": ["start"], "toolCallId": "c"})):
+        path = tmp_path / "messages.json"
+        path.write_text(text + "\n")
+        code, stderr = run_import("--from", "vercel-ai", str(path))
+        assert code == 2 and stderr.startswith(f"error: {path}:1: ") and len(stderr.splitlines()) == 1, stderr
+
+
+def gold_line(**changes: object) -> str:
+    record = json.loads(Path("tests/golden/valid/gold-v1.jsonl").read_text().splitlines()[0])
+    return json.dumps({**record, **changes})
+
+
+def test_a_gold_turn_beyond_64_bits_is_one_line(tmp_path: Path) -> None:
+    """Found (a wider fuzz round): ``"turn": 10**29`` validated (an int >= 0) and crashed the store's insert
+    (``OverflowError: Python int too large to convert to SQLite INTEGER``, exit 1)."""
+    path = write_lines(tmp_path / "gold.jsonl", [gold_line(turn=10**29)])
+    assert_refused(path, 1, "turn")
+    assert run_import(str(write_lines(tmp_path / "ok.jsonl", [gold_line(turn=2**63 - 1)])))[0] == 0
+
+
+def test_tools_nested_deeper_than_orjson_writes_are_refused_not_a_crash(tmp_path: Path) -> None:
+    """Found (a wider fuzz round): a gold line whose tool schema nests 250 levels raised ``TypeError:
+    Recursion limit reached`` from orjson in the import's fast path, before the strict reader refused it."""
+    deep = "[" * 250 + "1" + "]" * 250
+    line = gold_line(tools=[{"name": "t", "description": "", "parameters": {"type": "object", "x": "__X__"}}])
+    path = write_lines(tmp_path / "gold.jsonl", [line.replace('"__X__"', deep)])
+    assert_refused(path, 1, "nested deeper than 200 levels")
