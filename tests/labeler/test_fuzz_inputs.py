@@ -14,13 +14,15 @@ SQLite file. Whatever the input, the rule (README, "Formats"):
 - after exit 0 a value the mutation put where the unmutated sample's value was stored is stored too (never
   silently ``null`` or dropped), and a NaN / Infinity where a stored value was is never accepted.
 
-Deterministic: every case draws from its own seeded ``random.Random``; a few hundred cases in all.
+Deterministic: every case draws from its own seeded ``random.Random``; a few hundred cases in all
+(``TOOLGOLD_FUZZ_ROUND=N`` draws another set, for a wider sweep by hand).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import re
 import shutil
@@ -40,6 +42,9 @@ from scorer.errors import InvalidRecord
 from tests.conftest import TEST_DATA
 
 GOLDEN = TEST_DATA.parent / "golden"
+ROUND = f"/{os.environ['TOOLGOLD_FUZZ_ROUND']}" if os.environ.get("TOOLGOLD_FUZZ_ROUND", "0") != "0" else ""
+"""Other draws of the same cases (``TOOLGOLD_FUZZ_ROUND=1 ...``) for a wider sweep by hand; 0 (the default)
+is the set CI runs."""
 REAL = TEST_DATA / "real"
 
 # --------------------------------------------------------------------------------------------------
@@ -609,13 +614,25 @@ def check_rule(outcome: Outcome, path: Path, *, allowed: tuple[int, ...] = (0, 2
         assert lines[0].startswith(f"error: {path}"), lines[0]
 
 
+GROUPING = {"otel", "openai", "anthropic", "gemini", "openai-responses", "mcp", "langfuse", "vercel-ai"}
+"""Formats whose records on several lines make one conversation (a trace's spans, a thread of logged calls, a
+JSON-RPC session): an error in it may name the line the conversation starts on, before the broken line."""
+
+
+def assert_names_line(stderr: str, path: Path, line: int, *, grouped: bool) -> None:
+    """The error names a line of ``path``: the broken line, or a later one it left without its partner (a
+    response whose request's id was dropped), or, in a grouped format, the line its conversation starts on."""
+    named = re.match(rf"error: {re.escape(str(path))}:(\d+): ", stderr)
+    assert named and (grouped or int(named[1]) >= line), (line, stderr)
+
+
 CASES = [(seed, name) for seed in SEEDS for name in MUTATIONS]
 
 
 @pytest.mark.parametrize(("seed", "mutation"), CASES, ids=[f"{s.name}-{m}" for s, m in CASES])
 def test_import_survives_mutation(seed: Seed, mutation: str, template: Path, tmp_path: Path) -> None:
     stored = baseline(seed, template, tmp_path)
-    rng = random.Random(f"{seed.name}/{mutation}")
+    rng = random.Random(f"{seed.name}/{mutation}{ROUND}")
     mutant = MUTATIONS[mutation](Sample(seed), rng, stored)
     if mutant is None:
         pytest.skip(f"{mutation} does not apply to {seed.name}")
@@ -631,10 +648,7 @@ def test_import_survives_mutation(seed: Seed, mutation: str, template: Path, tmp
         assert row_counts(db) == before, "exit 2, but the database changed"
         assert sorted(p.name for p in where.iterdir()) == files_before, "exit 2 left a file behind"
         if mutant.line is not None and mutant.fmt is None:
-            # The broken line, or a later one it left without its partner (a response whose request's id
-            # was dropped): never an earlier line, never no line.
-            named = re.match(rf"error: {re.escape(str(path))}:(\d+): ", outcome.stderr)
-            assert named and int(named[1]) >= mutant.line, (mutant.line, outcome.stderr)
+            assert_names_line(outcome.stderr, path, mutant.line, grouped=seed.fmt in GROUPING)
         return
     assert not mutant.must_fail, f"exit 0 for {mutation}: {outcome.stdout}"
     if mutant.token is not None and mutant.probe is not None and mutant.token not in stored_text(db):
@@ -655,13 +669,15 @@ def test_import_survives_mutation(seed: Seed, mutation: str, template: Path, tmp
 
 
 # --------------------------------------------------------------------------------------------------
-# The other commands that read files: score (gold and runs), lint, sample, synthesize --gold, drift --tools
+# The other commands that read files: score (gold and runs), lint, sample, synthesize --gold, drift --tools,
+# import --tools
 # --------------------------------------------------------------------------------------------------
 
 GOLD = Seed("gold", GOLDEN / "valid" / "gold-v1.jsonl", "toolgold")
 RUNS = Seed("runs", GOLDEN / "valid" / "run-v1.jsonl", "toolgold")
 TOOLS = Seed("tools", REAL / "tau-bench/converted/airline_tools.json", "")
 TASKS = REAL / "tau-bench/converted/airline_tasks_test.json"
+TRAJECTORIES = REAL / "tau-bench/historical_trajectories/gpt-4o-airline.json"
 
 
 @dataclass(frozen=True)
@@ -672,6 +688,9 @@ class Command:
     """Whether exit 1 means "found something" here (lint's problems, drift's cases that no longer fit)."""
     output: bool = False
     """Whether the command writes -o OUT (which must not exist after exit 2)."""
+    detects: bool = False
+    """Whether the command detects the format (no --from): a line so broken that no importer claims the file
+    is ``FILE: cannot tell which format this is; pass --from`` (no line)."""
     empty_ok: bool = False
     """An empty file is not bad input here: a RUNS file without runs leaves the cases unscored, a gate
     (exit 1; exit 0 with --allow-unscored), as tests/reliability/test_fault_matrix.py's NOT_BAD says."""
@@ -688,6 +707,7 @@ class Command:
             "sample-openai": ["sample", str(path), "-n", "2", "-o", out, "--db", str(db)],
             "synthesize": ["synthesize", "--gold", str(path), "-o", out, "--db", str(db)],
             "drift": ["drift", "--tools", str(path), "--db", str(db)],
+            "import-tools": ["import", "--tools", str(path), str(TRAJECTORIES), "--db", str(db)],
         }[self.name]
 
 
@@ -695,11 +715,14 @@ COMMANDS = (
     Command("score-gold", GOLD),
     Command("score-runs", RUNS, empty_ok=True),
     Command("lint", GOLD, found=True),
-    Command("sample", Seed("transcripts", GOLDEN / "valid" / "transcript-v1.jsonl", "toolgold"), output=True),
-    Command("sample-openai", SEEDS[2], output=True),
+    Command("sample", Seed("transcripts", GOLDEN / "valid" / "transcript-v1.jsonl", "toolgold"), output=True,
+            detects=True),
+    Command("sample-openai", SEEDS[2], output=True, detects=True),
     Command("synthesize", GOLD, output=True),
     Command("drift", TOOLS, found=True),
+    Command("import-tools", TOOLS),
 )
+DETECTION_FAILED = "cannot tell which format this is"
 COMMAND_MUTATIONS = [m for m in MUTATIONS if m not in ("wrong_format", "duplicate_record")]
 COMMAND_CASES = [(c, m) for c in COMMANDS for m in COMMAND_MUTATIONS]
 
@@ -717,7 +740,7 @@ def drift_template(template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.mark.parametrize(("command", "mutation"), COMMAND_CASES, ids=[f"{c.name}-{m}" for c, m in COMMAND_CASES])
 def test_command_survives_mutation(command: Command, mutation: str, template: Path, drift_template: Path,
                                    tmp_path: Path) -> None:
-    rng = random.Random(f"{command.name}/{mutation}")
+    rng = random.Random(f"{command.name}/{mutation}{ROUND}")
     mutant = MUTATIONS[mutation](Sample(command.mutated), rng, "")
     if mutant is None:
         pytest.skip(f"{mutation} does not apply to {command.mutated.name}")
@@ -735,8 +758,7 @@ def test_command_survives_mutation(command: Command, mutation: str, template: Pa
     if outcome.code == 2:
         assert row_counts(db) == before, "exit 2, but the database changed"
         assert not (where / "out.jsonl").exists(), "exit 2, but an output file was written"
-        if mutant.line is not None:
-            named = re.match(rf"error: {re.escape(str(path))}:(\d+): ", outcome.stderr)
-            assert named and int(named[1]) >= mutant.line, (mutant.line, outcome.stderr)
+        if mutant.line is not None and not (command.detects and DETECTION_FAILED in outcome.stderr):
+            assert_names_line(outcome.stderr, path, mutant.line, grouped=command.mutated.fmt in GROUPING)
     else:
         assert not mutant.must_fail or command.empty_ok, f"exit {outcome.code} for {mutation}"
