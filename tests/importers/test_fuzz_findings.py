@@ -13,7 +13,10 @@ from click.testing import CliRunner
 from labeler.cli import cli
 from scorer.importers import otel
 from scorer.strict_json import NOT_FINITE
+from tests.conftest import TEST_DATA
 from tests.importers.helpers import convert, write_lines
+
+VALID = TEST_DATA.parent / "golden" / "valid"
 
 
 def run_import(*args: str) -> tuple[int, str]:
@@ -220,7 +223,7 @@ def test_synthesize_from_an_empty_gold_file_is_bad_input(tmp_path: Path) -> None
     """Found: ``toolgold synthesize --gold EMPTY -o OUT`` exited 0 and wrote an empty OUT ("0 candidates"),
     where ``lint`` and ``score`` say of the same file that it holds no gold cases (exit 2)."""
     for name, text in (("empty.jsonl", ""), ("blank.jsonl", "\n \n"),
-                       ("transcripts.jsonl", Path("tests/golden/valid/transcript-v1.jsonl").read_text())):
+                       ("transcripts.jsonl", (VALID / "transcript-v1.jsonl").read_text())):
         gold, out = tmp_path / name, tmp_path / f"out-{name}"
         gold.write_text(text)
         result = CliRunner().invoke(cli, ["synthesize", "--gold", str(gold), "-o", str(out)])
@@ -252,7 +255,7 @@ def test_vercel_ai_first_item_type_of_another_json_type_is_not_a_crash(tmp_path:
 
 
 def gold_line(**changes: object) -> str:
-    record = json.loads(Path("tests/golden/valid/gold-v1.jsonl").read_text().splitlines()[0])
+    record = json.loads((VALID / "gold-v1.jsonl").read_text().splitlines()[0])
     return json.dumps({**record, **changes})
 
 
