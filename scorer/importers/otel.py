@@ -84,9 +84,10 @@ def any_value(value: Any) -> Any:
     if "intValue" in value:
         return _int(value["intValue"])
     if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        return [any_value(v) for v in need_list(need_dict(value["arrayValue"] or {}, "arrayValue").get("values") or [],
+                                                "arrayValue.values")]
     if "kvlistValue" in value:
-        return key_values((value["kvlistValue"] or {}).get("values", []))
+        return key_values(need_dict(value["kvlistValue"] or {}, "kvlistValue").get("values") or [], "kvlistValue.values")
     return None
 
 
@@ -147,7 +148,8 @@ def spans_of(value: Any, line: int | None, position: int) -> list[Span]:
         spans: list[Span] = []
         for r, resource_spans in enumerate(need_list(record["resourceSpans"], "resourceSpans")):
             resource_spans = need_dict(resource_spans, f"resourceSpans[{r}]")
-            resource = key_values((resource_spans.get("resource") or {}).get("attributes"),
+            resource = key_values(need_dict(resource_spans.get("resource") or {}, f"resourceSpans[{r}].resource"
+                                            ).get("attributes"),
                                   f"resourceSpans[{r}].resource.attributes")
             scopes = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans", []))
             for s, scope in enumerate(need_list(scopes, f"resourceSpans[{r}].scopeSpans")):

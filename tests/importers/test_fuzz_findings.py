@@ -274,3 +274,17 @@ def test_tools_nested_deeper_than_orjson_writes_are_refused_not_a_crash(tmp_path
     line = gold_line(tools=[{"name": "t", "description": "", "parameters": {"type": "object", "x": "__X__"}}])
     path = write_lines(tmp_path / "gold.jsonl", [line.replace('"__X__"', deep)])
     assert_refused(path, 1, "nested deeper than 200 levels")
+
+
+def test_otlp_containers_of_another_json_type_are_one_line(tmp_path: Path) -> None:
+    """Found (fuzz round 6): ``"resource": [...]`` raised ``AttributeError: 'list' object has no attribute
+    'get'``; so did an ``arrayValue`` or ``kvlistValue`` that is not an object."""
+    spans = []
+    span = otlp_span([])
+    span["resourceSpans"][0]["resource"] = [{"attributes": []}]  # type: ignore[index]
+    spans.append((span, "resource"))
+    for kind in ("arrayValue", "kvlistValue"):
+        spans.append((otlp_span([{"key": "x", "value": {kind: ["a"]}}]), kind))
+    for n, (span, word) in enumerate(spans):
+        path = write_lines(tmp_path / f"traces-{n}.jsonl", [json.dumps(span)])
+        assert_refused(path, 1, word, fmt="otel")
