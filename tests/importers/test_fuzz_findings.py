@@ -288,3 +288,22 @@ def test_otlp_containers_of_another_json_type_are_one_line(tmp_path: Path) -> No
     for n, (span, word) in enumerate(spans):
         path = write_lines(tmp_path / f"traces-{n}.jsonl", [json.dumps(span)])
         assert_refused(path, 1, word, fmt="otel")
+
+
+def test_a_tool_call_id_of_another_json_type_is_one_line_and_a_number_is_its_text(tmp_path: Path) -> None:
+    """Found (fuzz round 7): an OTel ``tool_call`` part whose ``id`` is an object raised ``TypeError:
+    unhashable type: 'dict'`` (the ids are gathered in a set). Call and result ids of every parts-based
+    importer are checked where the part is made: a string, a number (kept as its text) or nothing."""
+    def span_with(call_id: object) -> Path:
+        messages = [{"role": "user", "parts": [{"type": "text", "content": "weather?"}]},
+                    {"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": "w",
+                                                     "arguments": {"city": "Paris"}}]}]
+        span = {"name": "chat", "attributes": {"gen_ai.operation.name": "chat",
+                                               "gen_ai.input.messages": json.dumps(messages)}}
+        return write_lines(tmp_path / f"span-{type(call_id).__name__}.jsonl", [json.dumps(span)])
+
+    for bad in ({"fz": 1}, ["c1"], True):
+        assert_refused(span_with(bad), 1, "id should be a string", fmt="otel")
+    result = convert(span_with(7), "otel")
+    assert not result.errors
+    assert [c.id for m in result.transcripts[0].messages for c in m.tool_calls] == ["7"]
