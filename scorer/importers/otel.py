@@ -129,6 +129,16 @@ def key_values(raw: Any, what: str = "attributes") -> dict[str, Any]:
     return out
 
 
+def _span_id(value: Any, what: str) -> str | None:
+    """A span id: a string (hex in OTLP/JSON), None, or a number as its text; spans are looked up by it, so
+    an object or array is refused here rather than failing as unhashable later."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InvalidRecord(f"{what} should be a string, got {json_type(value)}")
+
+
 def _time(value: Any) -> int:
     if isinstance(value, int):
         return value
@@ -178,8 +188,10 @@ def _span(raw: dict[str, Any], where: str, resource: dict[str, Any], line: int |
     own_resource: dict[str, Any] = raw["resource"] if isinstance(raw.get("resource"), dict) else {}
     resource = resource or key_values(own_resource.get("attributes") or {}, f"{where}.resource")
     return Span(
-        trace_id=str(trace_id or ""), span_id=raw.get("spanId", context.get("span_id", raw.get("span_id"))),
-        parent_id=raw.get("parentSpanId", raw.get("parent_id")) or None, name=str(raw.get("name", "")),
+        trace_id=str(trace_id or ""),
+        span_id=_span_id(raw.get("spanId", context.get("span_id", raw.get("span_id"))), f"{where}.spanId"),
+        parent_id=_span_id(raw.get("parentSpanId", raw.get("parent_id")), f"{where}.parentSpanId") or None,
+        name=str(raw.get("name", "")),
         start=_time(raw.get("startTimeUnixNano", raw.get("start_time"))), attributes=attributes, events=events,
         service=resource.get("service.name") if isinstance(resource.get("service.name"), str) else None,
         error=code in (2, "ERROR", "STATUS_CODE_ERROR") or "error.type" in attributes, line=line,

@@ -307,3 +307,13 @@ def test_a_tool_call_id_of_another_json_type_is_one_line_and_a_number_is_its_tex
     result = convert(span_with(7), "otel")
     assert not result.errors
     assert [c.id for m in result.transcripts[0].messages for c in m.tool_calls] == ["7"]
+
+
+def test_an_otlp_span_id_of_another_json_type_is_one_line(tmp_path: Path) -> None:
+    """Found (fuzz round 9): ``"spanId": {...}`` (or ``parentSpanId``) raised ``TypeError: unhashable type:
+    'dict'`` when the spans were ordered by their ids."""
+    for key in ("spanId", "parentSpanId"):
+        span = otlp_span([])
+        span["resourceSpans"][0]["scopeSpans"][0]["spans"][0][key] = {"fz": 1}  # type: ignore[index]
+        path = write_lines(tmp_path / f"traces-{key}.jsonl", [json.dumps(span)])
+        assert_refused(path, 1, key, fmt="otel")
