@@ -324,7 +324,9 @@ def _value_mutation(pick: Callable[[Path_, Any], bool], make: Callable[[random.R
                 probe = probe_make(again, old)
             return Mutant(data, line=line, token=token and token[0],
                           probe=sample.with_record(line, replaced(record, path, probe)))
-        return Mutant(data, line=line, replaced_text=text, new_value=new)
+        probe_value = SENTINEL_TEXT if isinstance(old, str) else SENTINEL_NUMBER  # the same type, recognisable
+        return Mutant(data, line=line, replaced_text=text, new_value=new,
+                      probe=sample.with_record(line, replaced(record, path, probe_value)) if text else None)
 
     return mutate
 
@@ -652,20 +654,27 @@ def test_import_survives_mutation(seed: Seed, mutation: str, template: Path, tmp
         return
     assert not mutant.must_fail, f"exit 0 for {mutation}: {outcome.stdout}"
     if mutant.token is not None and mutant.probe is not None and mutant.token not in stored_text(db):
-        probe_dir = tmp_path / "probe"
-        probe_dir.mkdir()
-        probe_path = placed(seed, probe_dir)
-        probe_path.write_bytes(mutant.probe)
-        probe_db = fresh_db(template, probe_dir)
-        invoke("import", "--db", str(probe_db), "--from", seed.fmt, *seed.extra, str(probe_path))
-        probe_stored = stored_text(probe_db)
-        assert SENTINEL_TEXT not in probe_stored and json.dumps(SENTINEL_NUMBER) not in probe_stored, (
+        assert not stores_probe(seed, mutant.probe, template, tmp_path), (
             f"{mutant.token} was accepted where a value is stored, and is not stored as written")
     if mutant.replaced_text is not None and isinstance(mutant.new_value, (str, float, list, dict)) \
             and not isinstance(mutant.new_value, Raw):
         after = stored_text(db)
-        assert SENTINEL_TEXT in after or json.dumps(SENTINEL_NUMBER) in after, (
-            f"{mutant.replaced_text!r} was stored; {mutant.new_value!r} in its place was dropped")
+        if SENTINEL_TEXT not in after and json.dumps(SENTINEL_NUMBER) not in after:
+            assert mutant.probe is None or not stores_probe(seed, mutant.probe, template, tmp_path), (
+                f"{mutant.replaced_text!r} was stored; {mutant.new_value!r} in its place was dropped")
+
+
+def stores_probe(seed: Seed, probe: bytes, template: Path, tmp_path: Path) -> bool:
+    """Whether importing ``probe`` (the sample with a sentinel where the mutation put its value) stores the
+    sentinel: whether that place is stored at all, and not only a look-alike of its value elsewhere."""
+    probe_dir = tmp_path / "probe"
+    probe_dir.mkdir()
+    probe_path = placed(seed, probe_dir)
+    probe_path.write_bytes(probe)
+    probe_db = fresh_db(template, probe_dir)
+    invoke("import", "--db", str(probe_db), "--from", seed.fmt, *seed.extra, str(probe_path))
+    stored = stored_text(probe_db)
+    return SENTINEL_TEXT in stored or json.dumps(SENTINEL_NUMBER) in stored
 
 
 # --------------------------------------------------------------------------------------------------
