@@ -568,7 +568,15 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("fuzz-template") / "template.db"
     outcome = invoke("init", "--db", str(db))
     assert outcome.code == 0, outcome.stderr
+    checkpointed(db)
     return db
+
+
+def checkpointed(db: Path) -> None:
+    """Everything of ``db`` in its main file (its WAL checkpointed), so that copying that one file copies it."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert row_counts(db), f"{db} has no tables after the checkpoint"
 
 
 def fresh_db(template: Path, where: Path) -> Path:
@@ -743,6 +751,7 @@ def drift_template(template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     shutil.copy(template, db)
     outcome = invoke("import", "--db", str(db), str(TASKS))
     assert outcome.code == 0, outcome.stderr
+    checkpointed(db)
     return db
 
 
