@@ -116,7 +116,10 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     if model is None:
         return None
     tools = value.get("tools")
-    key = orjson.dumps(tools) if type(tools) is list and tools else None  # no integer beyond 64 bits (above)
+    try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
+        key = orjson.dumps(tools) if type(tools) is list and tools else None
+    except TypeError:
+        return None
     shared = _SHARED_TOOLS.get(key) if key is not None else None
     if shared is not None:
         value["tools"] = shared

@@ -366,7 +366,7 @@ class GoldCase(Extended):
     format: Literal["toolgold.gold/1"] = GOLD_FORMAT
     id: str = Field(min_length=1)
     conversation_id: str | None = None
-    turn: int | None = Field(default=None, ge=0)
+    turn: int | None = Field(default=None, ge=0, le=2**63 - 1)  # stored as a 64-bit INTEGER
     split: Split = "regression"
     kind: CaseKind = "turn"
     tools: tuple[ToolSpec, ...] = ()

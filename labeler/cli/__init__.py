@@ -94,6 +94,9 @@ class ToolgoldGroup(click.Group):
         # Imported here, not at the top: the scorer package is pydantic, which `--help` does not need.
         from scorer.errors import ToolgoldError
 
+        # The command's own arguments (after its name), kept before Click's Group.invoke empties ctx.args:
+        # where its --db is, for the one line on a database failure.
+        given = list(ctx.args)
         try:
             return super().invoke(ctx)
         except ToolgoldError as exc:
@@ -106,18 +109,21 @@ class ToolgoldGroup(click.Group):
             # never the SQL statement and its parameters that SQLAlchemy's message carries.
             from labeler.store import describe_database_error
 
-            line = describe_database_error(exc, _database_named(ctx))
+            line = describe_database_error(exc, _database_named(given))
             if line is None:
                 raise
             click.echo(f"error: {line}", err=True)
             sys.exit(EXIT_BAD_INPUT)
 
 
-def _database_named(ctx: click.Context) -> str:
-    """The database the command ran on: its --db, else TOOLGOLD_DB, else the default (as the store picks)."""
+def _database_named(args: list[str]) -> str:
+    """The database the command ran on: its --db, else TOOLGOLD_DB, else the default (as the store picks).
+
+    ``args`` are the command's arguments as ``Context.args`` held them before the command ran (Click 8.2+
+    keeps every remaining token there; ``Context.protected_args`` is deprecated, and both are emptied
+    before the command runs, so reading them on failure always found the default database)."""
     from labeler.store import database_url
 
-    args = [*ctx.protected_args, *ctx.args]
     for i, arg in enumerate(args):
         if arg == "--db" and i + 1 < len(args):
             return database_url(args[i + 1])

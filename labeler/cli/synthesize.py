@@ -10,6 +10,7 @@ import click
 from labeler.cli.options import db_option
 from labeler.store import Store, StoreError
 from labeler.synthesis import approved_gold, synthesize
+from scorer.errors import InvalidRecord
 from scorer.formats import iter_json_lines, parse_record
 from scorer.model import GoldCase, Split
 from scorer.synthesize import (
@@ -80,6 +81,8 @@ def synthesize_cmd(transforms: tuple[Transform, ...], judge_model_flag: str | No
             with gold_file.open("rb") as fh:  # toolgold JSON Lines may mix transcripts in: only gold counts
                 parents = [r for n, v in iter_json_lines(fh, str(gold_file))
                            if isinstance(r := parse_record(v, source=str(gold_file), line=n), GoldCase)]
+            if not parents:  # as lint and score say of the same file: no parents is bad input, not 0 candidates
+                raise InvalidRecord("no gold cases in this file", source=str(gold_file))
         else:
             parents = list(approved_gold(Store(db)))
         proposal = propose(parents, transforms=chosen, seed=seed, n=n, split=split, pool=ToolPool.of_cases(parents))

@@ -40,6 +40,7 @@ from scorer.importers.common import (
     need_str,
     result_text,
     tool_specs,
+    type_of,
     unique_call_ids,
 )
 from scorer.importers.jsondoc import JsonDocument, starts_with
@@ -141,7 +142,7 @@ def _convert_message(entry: dict[str, Any], where: str) -> list[Message]:
     for k, raw in enumerate(blocks):
         block_where = f"{where}.content[{k}]"
         block = need_dict(raw, block_where)
-        kind = block.get("type")
+        kind = type_of(block, block_where)
         if kind == "text":
             texts.append(str(block.get("text", "")))
         elif kind == "image":
@@ -231,7 +232,7 @@ def _message_parts(entry: dict[str, Any], where: str) -> list[Part]:
     for k, raw in enumerate(need_list(content, f"{where}.content")):
         block_where = f"{where}.content[{k}]"
         block = need_dict(raw, block_where)
-        kind = block.get("type")
+        kind = type_of(block, block_where)
         if kind == "text":
             texts.append(str(block.get("text", "")))
         elif kind == "image":

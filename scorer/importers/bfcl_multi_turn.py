@@ -23,10 +23,10 @@ A question is ``{"id", "question": [[user messages of turn 1], [turn 2], ...], "
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
+from scorer import strict_json
 from scorer.errors import InvalidRecord
 from scorer.importers.base import ImportOptions
 from scorer.importers.bfcl_schema import json_schema
@@ -76,12 +76,13 @@ class FunctionDocs:
                 raise InvalidRecord(f"no function docs for {cls}: expected {path} (BFCL keeps them in "
                                     "multi_turn_func_doc/ beside the question file)")
             docs = []
-            for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if text.strip():
+            for n, text in enumerate(path.read_bytes().removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+                if text.strip():  # the strict reader: no NaN, no undecodable bytes
+                    value = strict_json.loads(text, source=str(path), line=n)
                     try:
-                        docs.append(need_dict(json.loads(text), f"{path}:{n}"))
-                    except ValueError as exc:
-                        raise InvalidRecord(f"{path}:{n}: not valid JSON ({exc})") from None
+                        docs.append(need_dict(value, "the function doc"))
+                    except InvalidRecord as err:
+                        raise err.located(str(path), n) from None
             self._by_class[cls] = docs
         return self._by_class[cls]
 

@@ -53,6 +53,15 @@ def need_str(value: Any, what: str) -> str:
     return value
 
 
+def type_of(obj: dict[str, Any], where: str, default: str | None = None) -> str | None:
+    """``obj["type"]`` (``default`` when absent or null): a string, or an ``InvalidRecord`` naming it. Looked up
+    in a set of known types, an object or an array would raise ``TypeError`` (unhashable)."""
+    kind = obj.get("type", default)
+    if kind is None or isinstance(kind, str):
+        return kind
+    raise InvalidRecord(f"{where}.type should be a string, got {json_type(kind)}")
+
+
 def need_key(obj: dict[str, Any], key: str, what: str = "record") -> Any:
     if key not in obj:
         raise InvalidRecord(f"{what} has no {key!r}")
@@ -160,7 +169,11 @@ def tool_spec(raw: Any, what: str) -> ToolSpec:
     schema = spec.get("parameters", spec.get("input_schema"))
     if schema is None:
         return ToolSpec(name=name, description=description)
-    return ToolSpec(name=name, description=description, parameters=need_dict(schema, f"{what}.parameters"))
+    parameters = need_dict(schema, f"{what}.parameters")
+    try:
+        return ToolSpec(name=name, description=description, parameters=parameters)
+    except ValidationError as exc:  # not a JSON Schema: one sentence naming the tool, never pydantic's dump
+        raise InvalidRecord(f"{what}.{describe_validation_error(exc)}") from None
 
 
 def tool_specs(raw: Any, what: str = "tools") -> tuple[ToolSpec, ...]:

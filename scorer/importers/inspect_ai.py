@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from scorer import strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
@@ -97,18 +97,18 @@ def _eval_zip(path: Path, options: ImportOptions) -> Iterator[Item]:
         if "header.json" not in names:
             yield InvalidRecord("no header.json: expected an inspect_ai .eval archive", source=str(path))
             return
-        try:
-            header = need_dict(json.loads(archive.read("header.json")), "header.json")
-        except (ValueError, InvalidRecord) as exc:
-            yield InvalidRecord(f"header.json is not a JSON object ({exc})", source=str(path))
+        try:  # the strict reader, as for every file: no NaN / Infinity / 1e400 in a sample's scores or ids
+            header = need_dict(strict_json.loads(archive.read("header.json")), "header.json")
+        except InvalidRecord as exc:
+            yield InvalidRecord(f"header.json is not a JSON object ({exc.message})", source=f"{path}/header.json")
             return
         members = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
         for member in members:
             where = f"{path}/{member}"
             try:
-                sample = json.loads(archive.read(member))
-            except ValueError as exc:
-                yield InvalidRecord(f"not valid JSON ({exc})", source=where)
+                sample = strict_json.loads(archive.read(member), source=where)
+            except InvalidRecord as exc:
+                yield exc
                 continue
             yield from _guarded(lambda s=sample: sample_transcript(s, header, options), where, None)
 

@@ -92,6 +92,9 @@ def convert(path: Path, options: ImportOptions, provider: Provider) -> Iterator[
         except InvalidRecord as err:
             out.append((line, err.located(source, line)))
             continue
+        except ValidationError as exc:  # a part that breaks a rule of the model: one line, never a traceback
+            out.append((line, InvalidRecord(describe_validation_error(exc), source=source, line=line)))
+            continue
         _add(threads, body, line)
     for thread in threads:
         try:

@@ -34,7 +34,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers import logged
 from scorer.importers.base import Converted, ImportOptions, Item
-from scorer.importers.common import need_dict, need_list, tool_spec
+from scorer.importers.common import need_dict, need_list, tool_spec, type_of
 from scorer.importers.parts import Call, Part, Result, Skipped, Text, messages_from_parts, skipped_counts
 from scorer.importers.records import each_record
 from scorer.model import ToolSpec, Transcript
@@ -76,7 +76,7 @@ def items_parts(items: Any, where: str, tools: list[ToolSpec]) -> list[Part]:
 
 
 def item_parts(item: dict[str, Any], where: str, tools: list[ToolSpec]) -> list[Part]:
-    kind = item.get("type", "message" if "role" in item else None)
+    kind = type_of(item, where, "message" if "role" in item else None)
     if kind == "message":
         role = ROLES.get(str(item.get("role")))
         if role is None:

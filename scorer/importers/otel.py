@@ -15,6 +15,7 @@ a parent before its children. docs/importers.md lists the attribute names read, 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,10 +28,11 @@ from pydantic import ValidationError
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
-from scorer.importers.common import need_dict, need_list, tool_spec
+from scorer.importers.common import json_type, need_dict, need_list, tool_spec
 from scorer.importers.parts import Call, Part, Result, Text, Turn, messages_from_parts
 from scorer.importers.records import each_record, loads_if_json
 from scorer.model import ToolSpec, Transcript
+from scorer.strict_json import NOT_FINITE
 
 NAME = "otel"
 DESCRIPTION = "OpenTelemetry GenAI / OpenInference spans (OTLP/JSON, span objects or attribute maps)"
@@ -74,16 +76,45 @@ def any_value(value: Any) -> Any:
     """An OTLP/JSON ``AnyValue`` as a plain value."""
     if not isinstance(value, dict):
         return value
-    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+    for key in ("stringValue", "boolValue", "bytesValue"):
         if key in value:
             return value[key]
+    if "doubleValue" in value:
+        return _double(value["doubleValue"])
     if "intValue" in value:
-        return int(value["intValue"])
+        return _int(value["intValue"])
     if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        return [any_value(v) for v in need_list(need_dict(value["arrayValue"] or {}, "arrayValue").get("values") or [],
+                                                "arrayValue.values")]
     if "kvlistValue" in value:
-        return key_values((value["kvlistValue"] or {}).get("values", []))
+        return key_values(need_dict(value["kvlistValue"] or {}, "kvlistValue").get("values") or [], "kvlistValue.values")
     return None
+
+
+def _double(raw: Any) -> float:
+    """A ``doubleValue``: a JSON number, or a string as protobuf's JSON mapping may write one. Protobuf's
+    ``MessageToDict`` (what ``toolgold serve`` decodes OTLP protobuf into) writes NaN and ±Infinity as the
+    strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``: refused as the strict reader refuses them in a file,
+    never kept as that string or stored as ``null``."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise InvalidRecord(f"doubleValue should be a number, got {json_type(raw)}")
+    try:
+        number = float(raw)
+    except ValueError:
+        raise InvalidRecord(f"doubleValue {raw!r} is not a number") from None
+    if not math.isfinite(number):
+        raise InvalidRecord(f"doubleValue: {NOT_FINITE} (found {raw!r})")
+    return number
+
+
+def _int(raw: Any) -> int:
+    """An ``intValue``: a JSON integer, or the decimal string OTLP/JSON writes 64-bit integers as."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise InvalidRecord(f"intValue should be an integer, got {json_type(raw)}")
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidRecord(f"intValue {raw!r} is not an integer") from None
 
 
 def key_values(raw: Any, what: str = "attributes") -> dict[str, Any]:
@@ -96,6 +127,16 @@ def key_values(raw: Any, what: str = "attributes") -> dict[str, Any]:
             raise InvalidRecord(f"{what}[{i}] should be {{\"key\", \"value\"}}, got no key")
         out[entry["key"]] = any_value(entry.get("value"))
     return out
+
+
+def _span_id(value: Any, what: str) -> str | None:
+    """A span id: a string (hex in OTLP/JSON), None, or a number as its text; spans are looked up by it, so
+    an object or array is refused here rather than failing as unhashable later."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InvalidRecord(f"{what} should be a string, got {json_type(value)}")
 
 
 def _time(value: Any) -> int:
@@ -117,7 +158,8 @@ def spans_of(value: Any, line: int | None, position: int) -> list[Span]:
         spans: list[Span] = []
         for r, resource_spans in enumerate(need_list(record["resourceSpans"], "resourceSpans")):
             resource_spans = need_dict(resource_spans, f"resourceSpans[{r}]")
-            resource = key_values((resource_spans.get("resource") or {}).get("attributes"),
+            resource = key_values(need_dict(resource_spans.get("resource") or {}, f"resourceSpans[{r}].resource"
+                                            ).get("attributes"),
                                   f"resourceSpans[{r}].resource.attributes")
             scopes = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans", []))
             for s, scope in enumerate(need_list(scopes, f"resourceSpans[{r}].scopeSpans")):
@@ -146,8 +188,10 @@ def _span(raw: dict[str, Any], where: str, resource: dict[str, Any], line: int |
     own_resource: dict[str, Any] = raw["resource"] if isinstance(raw.get("resource"), dict) else {}
     resource = resource or key_values(own_resource.get("attributes") or {}, f"{where}.resource")
     return Span(
-        trace_id=str(trace_id or ""), span_id=raw.get("spanId", context.get("span_id", raw.get("span_id"))),
-        parent_id=raw.get("parentSpanId", raw.get("parent_id")) or None, name=str(raw.get("name", "")),
+        trace_id=str(trace_id or ""),
+        span_id=_span_id(raw.get("spanId", context.get("span_id", raw.get("span_id"))), f"{where}.spanId"),
+        parent_id=_span_id(raw.get("parentSpanId", raw.get("parent_id")), f"{where}.parentSpanId") or None,
+        name=str(raw.get("name", "")),
         start=_time(raw.get("startTimeUnixNano", raw.get("start_time"))), attributes=attributes, events=events,
         service=resource.get("service.name") if isinstance(resource.get("service.name"), str) else None,
         error=code in (2, "ERROR", "STATUS_CODE_ERROR") or "error.type" in attributes, line=line,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from scorer.errors import InvalidRecord
-from scorer.importers.common import dumps_arguments, result_text, unique_call_ids
+from scorer.importers.common import dumps_arguments, json_type, result_text, unique_call_ids
 from scorer.model import FunctionCall, Message, ToolCallRef
 
 
@@ -42,6 +42,9 @@ class Call:
     arguments: Any = None
     id: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", _part_id(self.id, "a tool call"))
+
 
 @dataclass(frozen=True)
 class Result:
@@ -51,6 +54,20 @@ class Result:
     id: str | None = None
     name: str | None = None
     is_error: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", _part_id(self.id, "a tool result"))
+
+
+def _part_id(value: Any, what: str) -> str | None:
+    """A call or result id as the source gave it: a string, or None; a number is its text (JSON-RPC and some
+    loggers number their calls). Anything else is refused here, where the part is made: ids are gathered in
+    sets and compared, and an object or array there was a ``TypeError`` (unhashable), never a clear line."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InvalidRecord(f"{what}'s id should be a string, got {json_type(value)}")
 
 
 @dataclass(frozen=True)

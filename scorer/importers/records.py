@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scorer import canonical, strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import iter_json_lines_tolerant
 from scorer.importers.jsondoc import JsonDocument
@@ -57,10 +58,27 @@ def _is_complete_json(line: bytes) -> bool:
 
 
 def loads_if_json(value: Any) -> Any:
-    """A JSON string attribute (``"[{...}]"``) decoded; anything else as it is."""
-    if isinstance(value, str) and value[:1] in ("[", "{"):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    """A JSON string attribute (``"[{...}]"``) decoded; anything else as it is.
+
+    Text that is not JSON stays a string. JSON text holding what cannot be stored is refused, as
+    ``common.json_text`` refuses it and as the strict reader refuses it outside a string (an
+    ``InvalidRecord``, which the importer places at its file and line): a NaN, ±Infinity or a number that
+    overflows (``1e400``), named where it sits (``JSON text: [0].parts[0].content: Infinity is not a JSON
+    number``), a lone surrogate, nesting deeper than ``MAX_DEPTH``. Decoded by Python's ``json`` and let
+    through, such a value would be stored as ``null``."""
+    if not (isinstance(value, str) and value[:1] in ("[", "{")):
+        return value
+    try:
+        decoded = json.loads(value)
+    except RecursionError:
+        raise InvalidRecord(f"JSON text: nested deeper than {strict_json.MAX_DEPTH} levels") from None
+    except ValueError:
+        return value
+    try:
+        canonical.refuse_non_finite(decoded)
+        strict_json.check(decoded)
+    except canonical.NonFiniteNumber as exc:
+        raise InvalidRecord(f"JSON text: {exc.message} (JSON has no NaN or Infinity)") from None
+    except InvalidRecord as exc:
+        raise InvalidRecord(f"JSON text: {exc.message}") from None
+    return decoded

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +24,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from scorer import strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
-from scorer.importers.common import need_dict, need_list, need_str
+from scorer.importers.common import need_dict, need_list, need_str, type_of
 from scorer.importers.jsondoc import JsonDocument
 from scorer.importers.parts import (
     Call,
@@ -62,13 +62,19 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if text.lstrip().startswith("data:"):
+    data = path.read_bytes()
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"data:"):
+        try:  # undecodable bytes are refused where they are, never replaced by U+FFFD
+            text = data.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            yield InvalidRecord(f"not valid UTF-8 (byte {exc.start})", source=source,
+                                line=data.count(b"\n", 0, exc.start) + 1)
+            return
         yield from _guarded(lambda: stream_transcript(_sse_chunks(text, source), path.stem, options), source, 1)
         return
     first = next(iter(each_record(path, split_arrays=False)), None)
     if isinstance(first, tuple) and isinstance(first[1], list) and first[1] and isinstance(first[1][0], dict) \
-            and first[1][0].get("type") in STREAM_KINDS:
+            and _stream_kind(first[1][0]):
         try:
             doc = JsonDocument.read(path)
             chunks = [(line, value) for line, _, value in doc.items(doc.root())]
@@ -77,8 +83,13 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             return
         yield from _guarded(lambda: stream_transcript(chunks, path.stem, options), source, first[0])
         return
-    if isinstance(first, tuple) and isinstance(first[1], dict) and first[1].get("type") in STREAM_KINDS:
-        chunks = [c for c in each_record(path) if isinstance(c, tuple)]
+    if isinstance(first, tuple) and isinstance(first[1], dict) and _stream_kind(first[1]):
+        records = list(each_record(path))
+        bad = next((c for c in records if isinstance(c, InvalidRecord)), None)
+        if bad is not None:  # a chunk that is not JSON is refused, never left out of the stream
+            yield bad
+            return
+        chunks = [c for c in records if isinstance(c, tuple)]
         yield from _guarded(lambda: stream_transcript(chunks, path.stem, options), source, first[0])
         return
     for located in each_record(path, split_arrays=False):
@@ -87,6 +98,12 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             continue
         line, value = located
         yield from _guarded(lambda v=value, n=line: conversation(v, f"{path.stem}:{n}", options), source, line)
+
+
+def _stream_kind(item: dict[str, Any]) -> bool:
+    """Whether ``item`` is a UI message stream chunk (its ``type`` one of ``STREAM_KINDS``)."""
+    kind = item.get("type")
+    return isinstance(kind, str) and kind in STREAM_KINDS
 
 
 def _guarded(build: Any, source: str, line: int | None) -> list[Item]:
@@ -105,9 +122,9 @@ def _sse_chunks(text: str, source: str) -> list[tuple[int, Any]]:
         if not payload or payload == "[DONE]":
             continue
         try:
-            chunks.append((n, json.loads(payload)))
-        except ValueError as exc:
-            raise InvalidRecord(f"not valid JSON after 'data:' ({exc})", source=source, line=n) from None
+            chunks.append((n, strict_json.loads(payload, source=source, line=n)))
+        except InvalidRecord as exc:
+            raise InvalidRecord(f"after 'data:': {exc.message}", source=source, line=n) from None
     return chunks
 
 
@@ -140,7 +157,7 @@ def stream_transcript(chunks: list[tuple[int, Any]], stem: str, options: ImportO
 
     for line, raw in chunks:
         chunk = need_dict(raw, f"chunk at line {line}")
-        kind = chunk.get("type")
+        kind = type_of(chunk, f"chunk at line {line}")
         try:
             if kind == "start-step":
                 end_step()

@@ -109,5 +109,5 @@ def test_an_archive_without_its_header_and_a_sample_that_is_not_json_are_named(t
         archive.writestr("header.json", source.read("header.json"))
         archive.writestr("samples/0_epoch_1.json", "{not json")
     assert convert(broken).error_lines == [
-        f"{broken}/samples/0_epoch_1.json: not valid JSON (Expecting property name enclosed in double quotes: "
-        "line 1 column 2 (char 1))"]
+        f"{broken}/samples/0_epoch_1.json:1: not valid JSON: Expecting property name enclosed in double quotes "
+        "(column 2)"]
