@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8501
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test lint typecheck pytest bench schema deps test-deps browser clean
+.PHONY: run test lint typecheck pytest pytest-pure bench schema deps test-deps native browser clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,15 +17,23 @@ $(PY):
 
 # Pinned install: constraints.txt is the lock; the stamp re-installs when it or pyproject.toml changes.
 $(VENV)/.deps: $(PY) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet -c constraints.txt -e .
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[native]'
+	touch $@
+
+# The compiled core (scorer/native.py): the scorer's hot modules built by mypyc, again whenever a scorer module
+# changes (until then the changed code runs as Python). Without a C compiler it says so in one line and the
+# scorer runs as Python; TOOLGOLD_REQUIRE_NATIVE=1 (set by .ci/run) makes that an error.
+$(VENV)/.native: $(VENV)/.deps $(wildcard scorer/*.py)
+	$(PY) -m scorer.native_build --quiet $(if $(TOOLGOLD_REQUIRE_NATIVE),--require)
 	touch $@
 
 $(VENV)/.test-deps: $(VENV)/.deps
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,postgres]'
 	touch $@
 
-deps: $(VENV)/.deps
-test-deps: $(VENV)/.test-deps browser
+native: $(VENV)/.native
+deps: $(VENV)/.deps $(VENV)/.native
+test-deps: $(VENV)/.test-deps $(VENV)/.native browser
 
 # Browser tests drive Debian's Chromium; Playwright's own browser download is not reachable here.
 browser:
@@ -60,7 +68,12 @@ pytest: test-deps
 	  $(VENV)/bin/pytest $(PYTEST_ARGS); \
 	fi
 
-test: lint pytest
+# The core's own tests once more with the compiled core off: the Python fallback stays right, and the tests that
+# patch the core's internals (skipped above when it is compiled) run here.
+pytest-pure: test-deps
+	TOOLGOLD_PURE=1 $(VENV)/bin/pytest -q -p no:cacheprovider tests/scorer tests/golden
+
+test: lint pytest pytest-pure
 
 bench: deps
 	$(PY) -m benchmarks

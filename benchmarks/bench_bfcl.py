@@ -199,6 +199,9 @@ def main(argv: list[str]) -> None:
     if not BFCL.is_dir():
         print(f"skipped: the BFCL data is not at {BFCL} (set TOOLGOLD_BFCL_DATA)")
         return
+    from scorer import native
+
+    print(f"toolgold's core: {native.status()}", flush=True)
     items = load_items()
     theirs: dict[str, dict[str, float]] = {}
     ours: dict[str, dict[str, float]] = {}

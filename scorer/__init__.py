@@ -11,6 +11,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from scorer.errors import InvalidRecord, ScoringInputError, ToolgoldError, UnknownFormat, UnrecognizedInput
+from scorer.native import search_path as _search_path
+
+__path__ = _search_path(__path__)  # the compiled core first, when it matches the source (scorer/native.py)
 
 if TYPE_CHECKING:
     from scorer.api import evaluate, score, score_case

@@ -456,9 +456,9 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
     else:
         for key in missing:
             rule = rules.get(key, DEFAULT_RULE)
-            wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
+            hint = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
             errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key, step=step,
-                                  expected=gold.get(key), note=f"called {tool} without required {key}{wanted}"))
+                                  expected=gold.get(key), note=f"called {tool} without required {key}{hint}"))
     schema = facts.schema(tool)
     unknown = sorted(k for k in args if not schema.is_known(k) and not vouched(k)) if schema is not None else []
     if cost_only:

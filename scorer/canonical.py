@@ -83,7 +83,8 @@ def _non_finite(value: Any) -> tuple[str, float] | None:
                 step = (f".{key}" if path else key) if _SIMPLE_KEY.match(key) else f"[{json.dumps(key)}]"
                 stack.append((child, path + step))
         elif isinstance(item, (list, tuple)):
-            stack.extend((child, f"{path}[{n}]") for n, child in reversed(list(enumerate(item))))
+            for n in range(len(item) - 1, -1, -1):  # (a generator here trips mypyc)
+                stack.append((item[n], f"{path}[{n}]"))
         elif isinstance(item, float) and not math.isfinite(item):
             return path or "(the value)", item
     return None

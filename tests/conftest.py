@@ -68,3 +68,15 @@ def any_store(request: pytest.FixtureRequest, isolated_db: Path):  # type: ignor
     s = Store(url)
     yield s
     s.close()
+
+
+def _core_is_compiled() -> bool:
+    from scorer import native
+
+    return native.status().compiled
+
+
+# A test that patches or subclasses the core's internals sees nothing of compiled code (its calls are direct);
+# `make test` runs tests/scorer and tests/golden a second time with TOOLGOLD_PURE=1, where these run.
+pure_core_only = pytest.mark.skipif(_core_is_compiled(), reason="patches the core's internals: runs in make "
+                                    "test's pure-Python pass (TOOLGOLD_PURE=1)")

@@ -14,6 +14,7 @@ from scorer.api import score_case
 from scorer.arguments import PairCheck, check_pair
 from scorer.facts import CaseFacts
 from scorer.model import Answer, Call, GoldCase, Message, RunCall, RunRecord, ToolSpec
+from tests.conftest import pure_core_only
 
 TOOL = ToolSpec(name="get_case_status", parameters={
     "type": "object", "required": ["case_number", "court"],
@@ -62,6 +63,7 @@ def fresh_check(self: turn.PairMemo, facts: CaseFacts, want: Call, got: RunCall,
     return check_pair(facts, want, got, tool_only=tool_only, step=step, context=lambda: facts.context)
 
 
+@pure_core_only
 def test_reused_checks_give_the_results_of_fresh_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     case = expanded_case()
     assert len(case.alternatives) == 255

@@ -26,7 +26,7 @@ from scorer.matchers import ABSENT, Verdict, match_value
 from scorer.model import ArgRule, GoldCase, RunCall, RunRecord
 from scorer.schemas import ArgumentSchema, SchemaProblem
 from scorer.turn import canonical_order
-from tests.conftest import REPO
+from tests.conftest import REPO, pure_core_only
 from tests.scorer.kit import call, calls, case, tool
 from tests.scorer.test_trusted_results import _cases, _outputs
 
@@ -65,6 +65,7 @@ def _result_json(gold: GoldCase, made: tuple[RunCall, ...], facts: CaseFacts) ->
     return score_case(gold, RunRecord(case_id=gold.id, calls=made), facts=facts).model_dump_json()
 
 
+@pure_core_only
 def test_remembered_checks_score_every_real_item_as_checking_afresh() -> None:
     compared = 0
     for gold in _cases():

@@ -13,6 +13,7 @@ from scorer.arguments import CallPlan, check_pair, counted, diagnose, pair_cost,
 from scorer.assignment import optimal_pairs
 from scorer.facts import CaseFacts
 from scorer.model import GoldCase, RunCall
+from tests.conftest import pure_core_only
 from tests.scorer.kit import call, calls, case
 from tests.scorer.test_diagnoses import ACCOUNTS
 from tests.scorer.test_trusted_results import _cases, _outputs
@@ -70,6 +71,7 @@ def test_the_plan_cost_counts_what_the_diagnosis_finds() -> None:
     assert compared > 2000
 
 
+@pure_core_only
 def test_pairs_found_without_the_solver_are_the_solvers(monkeypatch: pytest.MonkeyPatch) -> None:
     """``turn._optimal`` skips the solver only where the optimum is unique; everywhere it must answer what
     ``optimal_pairs`` answers, ties and rectangular matrices included."""

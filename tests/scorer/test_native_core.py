@@ -1,0 +1,120 @@
+"""The compiled core (scorer/native.py): used where it was built, never when it no longer matches the source,
+and scoring exactly as the Python it was compiled from.
+
+``TOOLGOLD_REQUIRE_NATIVE=1`` (set by .ci/run) turns "no compiled core here" from a skip into a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scorer import native
+from tests.conftest import REPO
+
+REQUIRED = os.environ.get("TOOLGOLD_REQUIRE_NATIVE", "") not in ("", "0")
+
+
+def _built() -> Path:
+    folder = native.build_dir() / "scorer"
+    if not native.check(folder).compiled:
+        if REQUIRED:
+            pytest.fail(f"TOOLGOLD_REQUIRE_NATIVE is set but the compiled core is not usable: {native.check(folder)}")
+        pytest.skip(f"no compiled core in this environment: {native.check(folder)}")
+    return folder
+
+
+def _python(code: str, **env: str) -> str:
+    clean = {k: v for k, v in os.environ.items() if k not in ("TOOLGOLD_PURE", "TOOLGOLD_NATIVE_DIR")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**clean, **env}, capture_output=True,
+                          text=True, check=True)
+    return done.stdout.strip()
+
+
+WHERE_FROM = ("import json, scorer, scorer.native as n; from importlib import import_module; "
+              "print(json.dumps([str(n.status()), "
+              "{m: import_module('scorer.' + m).__file__ for m in n.MODULES}]))")
+
+
+def test_every_hot_module_runs_compiled_where_the_core_was_built() -> None:
+    folder = _built()
+    status, files = json.loads(_python(WHERE_FROM))
+    assert status.startswith("compiled"), status
+    # (mypyc names some modules' __file__ one folder too deep when another compiled module imports them first)
+    assert all(folder in Path(f).parents and f.endswith(".so") for f in files.values()), files
+    # and TOOLGOLD_PURE turns it off, for every module
+    status, files = json.loads(_python(WHERE_FROM, TOOLGOLD_PURE="1"))
+    assert status == "pure Python (TOOLGOLD_PURE is set)"
+    assert all(Path(f).parent == REPO / "scorer" and f.endswith(".py") for f in files.values()), files
+
+
+def test_a_build_older_than_any_scorer_module_is_not_used(tmp_path: Path) -> None:
+    """The stamp covers every top-level scorer module, the compiled ones and those they import, and the
+    interpreter: a build that differs in any of them is set aside whole, and the Python runs."""
+    folder = _built()
+    copy = tmp_path / "scorer"
+    shutil.copytree(folder, copy)
+    status, files = json.loads(_python(WHERE_FROM, TOOLGOLD_NATIVE_DIR=str(tmp_path)))
+    assert status.startswith("compiled") and all(copy in Path(f).parents for f in files.values())
+    stamp = json.loads((copy / native.STAMP).read_text(encoding="utf-8"))
+    for module, edit in (("turn.py", "sources"), ("model.py", "sources"), (None, "python")):
+        changed = json.loads(json.dumps(stamp))
+        if module is None:
+            changed["python"] = "cpython-10"
+        else:
+            changed["sources"][module] = "0" * 64
+        (copy / native.STAMP).write_text(json.dumps(changed), encoding="utf-8")
+        status, files = json.loads(_python(WHERE_FROM, TOOLGOLD_NATIVE_DIR=str(tmp_path)))
+        assert status.startswith("pure Python") and (module or "another Python") in status, (edit, status)
+        assert all(f.endswith(".py") for f in files.values()), files
+
+
+def test_the_stamp_check_reads_the_sources_it_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``native.check`` on a copy of the sources: fresh, then stale after a one-byte edit, a new module or a
+    removed one; missing or unreadable stamps are reasons, never errors."""
+    monkeypatch.delenv("TOOLGOLD_PURE", raising=False)
+    sources, build = tmp_path / "src", tmp_path / "build"
+    shutil.copytree(REPO / "scorer", sources, ignore=shutil.ignore_patterns("__pycache__", "importers", "render",
+                                                                              "synthesize"))
+    build.mkdir()
+    assert "no compiled core" in native.check(build, sources).reason
+    (build / native.STAMP).write_text("{not json", encoding="utf-8")
+    assert "unreadable stamp" in native.check(build, sources).reason
+    (build / native.STAMP).write_text(json.dumps(native.stamp_for(sources)), encoding="utf-8")
+    assert native.check(build, sources).compiled
+    (sources / "codes.py").write_bytes((sources / "codes.py").read_bytes() + b"\n")
+    assert native.check(build, sources).reason.endswith("older than codes.py: run make")
+    (build / native.STAMP).write_text(json.dumps(native.stamp_for(sources)), encoding="utf-8")
+    (sources / "extra.py").write_text("X = 1\n", encoding="utf-8")
+    assert "extra.py" in native.check(build, sources).reason
+    (sources / "extra.py").unlink()
+    (sources / "stats.py").unlink()
+    assert "stats.py" in native.check(build, sources).reason
+    monkeypatch.setenv("TOOLGOLD_PURE", "1")
+    (build / native.STAMP).write_text(json.dumps(native.stamp_for(sources)), encoding="utf-8")
+    assert native.check(build, sources).reason == "TOOLGOLD_PURE is set"
+
+
+def test_the_compiled_core_scores_every_probe_exactly_as_python() -> None:
+    """tests/scorer/native_parity_probe.py run by both cores side by side: every result (and exception) the
+    same, byte for byte, and the report over them."""
+    _built()
+    clean = {k: v for k, v in os.environ.items() if k not in ("TOOLGOLD_PURE", "TOOLGOLD_NATIVE_DIR")}
+    command = [sys.executable, "-m", "tests.scorer.native_parity_probe"]
+    compiled = subprocess.Popen(command, cwd=REPO, env=clean, stdout=subprocess.PIPE, text=True)
+    pure = subprocess.run(command, cwd=REPO, env={**clean, "TOOLGOLD_PURE": "1"}, capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+    out, _ = compiled.communicate()
+    assert compiled.returncode == 0
+    lines = out.splitlines()
+    assert lines[0] == "core: compiled" and pure[0] == "core: pure"
+    assert len(lines) == len(pure) > 2000
+    for n, (mine, theirs) in enumerate(zip(lines[1:], pure[1:], strict=True), start=2):
+        assert mine == theirs, f"line {n} of the probe differs"
+    assert sum('"status":"fail"' in line for line in lines) > 500  # the probe reaches the diagnosing paths
