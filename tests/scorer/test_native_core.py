@@ -22,6 +22,8 @@ REQUIRED = os.environ.get("TOOLGOLD_REQUIRE_NATIVE", "") not in ("", "0")
 
 
 def _built() -> Path:
+    if os.environ.get("TOOLGOLD_PURE", "") not in ("", "0"):
+        pytest.skip("TOOLGOLD_PURE is set: this pass is the Python core's (make test's pytest-pure)")
     folder = native.build_dir() / "scorer"
     if not native.check(folder).compiled:
         if REQUIRED:
