@@ -88,6 +88,20 @@ _EQUAL_MATCHES: Final = frozenset({"exact", "one_of", "any", "ci", "normalized",
 """Rules under which a value canonically equal to the gold value matches (``match_value`` says True)."""
 
 
+def equal_is_clean(plan: CallPlan) -> bool:
+    """Whether arguments canonically equal to the plan's gold are checked clean: no error, no review (every
+    gold key's rule accepts a value equal to the gold value; ``counted`` then returns ``(0, None, False,
+    True)`` and ``diagnose`` nothing)."""
+    rules = plan.rules
+    if not rules:
+        return True
+    for key in plan.gold:
+        rule = rules.get(key)
+        if rule is not None and rule.match not in _EQUAL_MATCHES:
+            return False
+    return True
+
+
 def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, gold: Any, value: Any) -> Verdict:
     """``facts.match(rule, gold, value)`` for a value not canonically equal to the present gold value, the
     common rules compared here (what ``match_value`` answers for them)."""
@@ -311,6 +325,21 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[
         wrong.sort()
         return cost, wrong, review, True
     return cost, None, review, True
+
+
+def has_error(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> bool:
+    """Whether ``diagnose(facts, plan, args).cost`` is certainly at least 1, found cheaply: some argument
+    the gold sets has a value that fails its rule (whatever else the diagnosis finds, that key adds an
+    error, and a swapped pair of wrong values still counts one). False says only "not shown here"."""
+    gold, rules = plan.gold, plan.rules
+    for key, value in args.items():
+        wanted = gold.get(key, ABSENT)
+        if wanted is ABSENT or equal(value, wanted):
+            continue
+        rule = rules.get(key)
+        if rule is None or _unequal_verdict(facts, plan, key, rule, wanted, value) is False:
+            return True
+    return False
 
 
 def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[str, bool] | None = None) -> int:
@@ -644,4 +673,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "counted", "diagnose", "from_call_errors", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "counted", "diagnose", "equal_is_clean", "from_call_errors", "has_error", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]

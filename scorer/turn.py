@@ -22,7 +22,9 @@ from scorer.arguments import (
     checked_by_plan,
     counted,
     diagnose,
+    equal_is_clean,
     from_call_errors,
+    has_error,
     pair_cost,
     render,
     swaps,
@@ -219,8 +221,101 @@ def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str] | N
     return sorted((r, c) for c, r in enumerate(chosen))
 
 
+def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseFacts
+               ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], PairCheck], int] | None:
+    """The pairing ``assign`` makes (and its checks), where all the calls but one on each side pair off
+    exactly (same tool, canonically equal arguments) and the optimum is provably unique; None otherwise.
+
+    The exact pairs cost 0; let the leftover pair ``(p, q)`` cost ``c``, ``a = c // 2 + 1`` and ``b = c - a + 1``.
+    If every other cell of row ``p`` costs at least ``a``, every other cell of column ``q`` at least ``b``, and
+    every cell off the pairing between exactly paired lines at least 1, then the potentials ``u_p = a - 1/2``,
+    ``v_q = b - 1/2`` (0 for every other row and column) sum to each paired cell's cost and stay strictly
+    below every other cell's: any other assignment costs more (the linear program's duality), so this one is
+    the unique optimum and the solver returns it too, whatever the order of the calls. Only bounds are needed
+    off the pairing, counted until they reach what is asked (``counted``'s limit), and only the leftover pair
+    is diagnosed and written. Returns the pairs, their checks and ``q``."""
+    n = len(expected)
+    if n != len(actual) or n < 2:
+        return None
+    plans: list[CallPlan] = []
+    for want in expected:
+        plan = facts.plan(want, CallPlan)
+        if plan is None:
+            return None
+        plans.append(plan)
+    row_of = [-1] * n  # each column's exactly equal row
+    used = [False] * n
+    q = -1
+    for j, got in enumerate(actual):
+        args = got.arguments
+        if isinstance(args, str):
+            return None
+        for i, want in enumerate(expected):
+            if not used[i] and want.name == got.name and canonical.equal(args, want.arguments):
+                if not equal_is_clean(plans[i]):
+                    return None
+                used[i] = True
+                row_of[j] = i
+                break
+        else:
+            if q >= 0:
+                return None
+            q = j
+    if q < 0:
+        return None
+    p = used.index(False)
+    typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
+
+    def at_least(i: int, j: int, need: int) -> bool:
+        """Whether cell ``(i, j)`` costs at least ``need`` (counted only as far as that)."""
+        plan, args = plans[i], actual[j].arguments
+        if plan.tool != actual[j].name:
+            return WRONG_TOOL_COST >= need
+        if need == 1 and has_error(facts, plan, args):  # type: ignore[arg-type]
+            return True
+        found, wrong, _, complete = counted(facts, plan, args, typed[j], need - 1)  # type: ignore[arg-type]
+        if not complete or found - (len(wrong) >> 1 if wrong else 0) >= need:
+            return True
+        return (found - swaps(facts, plan, args, wrong) if wrong else found) >= need  # type: ignore[arg-type]
+
+    plan, got = plans[p], actual[q]
+    args = got.arguments
+    diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None  # type: ignore[arg-type]
+    cost = diagnosis.cost if diagnosis is not None else WRONG_TOOL_COST
+    a = cost // 2 + 1
+    b = cost - a + 1
+    for j in range(n):
+        if j != q and not at_least(p, j, a):
+            return None
+    for i in range(n):
+        if i != p and not at_least(i, q, b):
+            return None
+    for j in range(n):
+        paired = row_of[j]
+        if j != q:
+            for i in range(n):
+                if i != p and i != paired and not at_least(i, j, 1):
+                    return None
+    checks: dict[tuple[int, int], PairCheck] = {}
+    pairs = []
+    for j in range(n):
+        i = row_of[j]
+        if j == q:
+            pairs.append((p, q))
+            if diagnosis is not None:
+                checks[p, q] = render(facts, plan, args, diagnosis, p, facts_context(facts))  # type: ignore[arg-type]
+        else:
+            pairs.append((i, j))
+            checks[i, j] = CLEAN
+    pairs.sort()
+    return pairs, checks, q
+
+
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
-                      grounding: list[CaseError], memo: PairMemo | None = None) -> AnswerScore:
+                      grounding: list[CaseError], memo: PairMemo | None = None,
+                      assigned: tuple[list[tuple[int, int]], dict[tuple[int, int], PairCheck]] | None = None
+                      ) -> AnswerScore:
+    """``assigned``: the pairing and its checks, already made (``_certified``)."""
     expected = answer.calls
     score = AnswerScore(label, expected_tools=tuple(c.name for c in expected))
     if not actual:
@@ -232,8 +327,11 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
         return score
     if len(expected) == 1 and len(actual) == 1:
         return _score_one_call(score, expected[0], actual[0], answer.tool_only, facts, grounding, memo)
-    checks: dict[tuple[int, int], PairCheck] = {}
-    pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
+    if assigned is not None:
+        pairs, checks = assigned
+    else:
+        checks = {}
+        pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
     if len(expected) != len(actual):
         score.errors.append(trusted(CaseError,
             code=ErrorCode.WRONG_CALL_COUNT, expected=len(expected), actual=len(actual),
@@ -352,11 +450,13 @@ def _schema_given(prop: object, value: object) -> bool:
     return "default" in prop and canonical.equal(prop["default"], value)
 
 
-def grounding_errors(actual: tuple[RunCall, ...], facts: CaseFacts) -> list[CaseError]:
+def grounding_errors(actual: Sequence[RunCall], facts: CaseFacts,
+                     gold: Sequence[int] = ()) -> list[CaseError]:
+    """``gold``: positions of calls known to equal a gold call."""
     errors = []
     gold_calls = [c for a in (facts.case.expected, *facts.case.alternatives) for c in a.calls]
-    for call in actual:
-        if isinstance(call.arguments, str):
+    for k, call in enumerate(actual):
+        if isinstance(call.arguments, str) or k in gold:
             continue
         if any(c.name == call.name and canonical.equal(call.arguments, c.arguments) for c in gold_calls):
             continue  # a gold call: every value is one the annotator vouched for
@@ -518,18 +618,29 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
     if exact is not None:
         best = exact
     else:
-        actual = canonical_order(made)
-        grounding = grounding_errors(actual, facts) if actual else []
-        memo = PairMemo() if case.alternatives else None  # only alternatives repeat a check
+        certified = _certified(expected.calls, actual, facts) if len(actual) > 1 and not case.alternatives \
+            and expected.behavior == "call" and not expected.tool_only and facts.compiled \
+            and not facts.any_from_call else None
+        if certified is not None:
+            # The unique optimum, whatever the order of the calls: they stay ordered by name only. Every call
+            # but the leftover one equals a gold call, so only that one can have grounding errors.
+            pairs, checks, q = certified
+            grounding = grounding_errors(actual, facts, [j for j in range(len(actual)) if j != q])
+            best, status = choose(iter((score_call_answer("expected", expected, actual, facts, grounding,
+                                                          assigned=(pairs, checks)),)), facts, judge)
+        else:
+            actual = canonical_order(made)
+            grounding = grounding_errors(actual, facts) if actual else []
+            memo = PairMemo() if case.alternatives else None  # only alternatives repeat a check
 
-        def scores() -> Iterator[AnswerScore]:
-            for label, answer in _answers(case):
-                if answer.behavior == "call":
-                    yield score_call_answer(label, answer, actual, facts, grounding, memo)
-                else:
-                    yield score_no_call_answer(label, answer, actual, facts)
+            def scores() -> Iterator[AnswerScore]:
+                for label, answer in _answers(case):
+                    if answer.behavior == "call":
+                        yield score_call_answer(label, answer, actual, facts, grounding, memo)
+                    else:
+                        yield score_no_call_answer(label, answer, actual, facts)
 
-        best, status = choose(scores(), facts, judge)
+            best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     args_scored = answer.behavior == "call" and best.selection_ok
     errors = best.errors

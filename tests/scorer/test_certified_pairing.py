@@ -1,0 +1,130 @@
+"""Parallel calls paired off exactly first (``turn._certified``): the same pairing the solver makes, or none.
+
+``score_turn`` pairs the agent's calls that exactly equal a gold call first and prices only the leftover
+pair in full, where bounds on the other cells prove the optimum unique (so the solver, whatever the order
+of the calls, would return the same). Where they cannot (a tie: two assignments of the same cost), it must
+decline and leave the pairing to the general path. These tests compare it with the solver on the full cost
+matrix, and the whole result with the reference path (``CaseFacts(compiled=False)``), on random cases made
+to be full of near-ties: few keys, few values, values copied between calls, accepted alternatives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorer import canonical
+from scorer.api import score_case
+from scorer.arguments import pair_cost
+from scorer.assignment import optimal_pairs
+from scorer.facts import CaseFacts
+from scorer.model import Answer, ArgRule, Call, GoldCase, RunCall
+from scorer.turn import WRONG_TOOL_COST, _certified, canonical_order
+from tests.scorer.kit import case, run, tool, user
+
+TOOLS = (tool("f", ("a",), a={"type": "string"}, b={"type": "integer"}, c={"type": "string"}),
+         tool("g", ("a",), a={"type": "string"}, b={"type": "integer"}))
+VALUES = {"a": ["x", "y", "z"], "b": [1, 2], "c": ["p", "q"]}
+
+
+def _solver_pairs(gold: GoldCase, actual: tuple[RunCall, ...]) -> set[tuple[int, str, str]]:
+    """The solver's pairing on the full matrix of exact costs, by expected index and the call paired."""
+    facts = CaseFacts(gold)
+    expected = gold.expected.calls
+    cost = [[pair_cost(facts, want, got, step=i) if want.name == got.name else WRONG_TOOL_COST
+             for got in actual] for i, want in enumerate(expected)]
+    return {(i, actual[j].name, canonical.dumps(actual[j].arguments)) for i, j in optimal_pairs(cost)}
+
+
+def _assert_as_reference(gold: GoldCase, actual: tuple[RunCall, ...]) -> None:
+    made = run(*actual)
+    fast = score_case(gold, made)
+    reference = score_case(gold, made, facts=CaseFacts(gold, compiled=False))
+    assert fast.model_dump_json() == reference.model_dump_json(), actual
+
+
+@st.composite
+def parallel_items(draw: st.DrawFn) -> tuple[GoldCase, tuple[RunCall, ...]]:
+    n = draw(st.integers(2, 4))
+    gold_calls = []
+    for _ in range(n):
+        name = draw(st.sampled_from(["f", "f", "g"]))
+        keys = ["a", "b", "c"] if name == "f" else ["a", "b"]
+        args = {"a": draw(st.sampled_from(VALUES["a"]))}
+        for key in keys[1:]:
+            if draw(st.booleans()):
+                args[key] = draw(st.sampled_from(VALUES[key]))
+        own = {}
+        if draw(st.booleans()):  # an accepted alternative for a (BFCL's possible answers)
+            own["a"] = ArgRule(match=draw(st.sampled_from(["one_of", "normalized"])),
+                               accept=(args["a"], draw(st.sampled_from(VALUES["a"]))))
+        gold_calls.append(Call(name=name, arguments=args, arg_rules=own))
+    made: list[dict[str, Any]] = [dict(c.arguments) for c in gold_calls]
+    for _ in range(draw(st.integers(1, 2))):  # one or two calls go wrong
+        k = draw(st.integers(0, n - 1))
+        args = made[k]
+        keys = sorted(k for k in args if k in VALUES)
+        if not keys:
+            args["a"] = draw(st.sampled_from(VALUES["a"]))
+            continue
+        kind = draw(st.sampled_from(["value", "copy", "drop", "extra", "swap"]))
+        key = draw(st.sampled_from(keys))
+        if kind == "value":
+            args[key] = draw(st.sampled_from(VALUES[key]))
+        elif kind == "copy":  # another gold call's value: the near-ties
+            other = gold_calls[draw(st.integers(0, n - 1))].arguments
+            if key in other:
+                args[key] = other[key]
+        elif kind == "drop":
+            del args[key]
+        elif kind == "extra":
+            args["zz"] = 1
+        elif "c" in args:
+            args["a"], args["c"] = args["c"], args["a"]
+    names = [c.name for c in gold_calls]
+    order = draw(st.permutations(range(n)))
+    actual = tuple(RunCall(name=names[k], arguments=made[k]) for k in order)
+    gold = case(_answer(gold_calls), tools=TOOLS, messages=(user("x y z p q, 1 and 2"),))
+    return gold, actual
+
+
+def _answer(gold_calls: list[Call]) -> Answer:
+    return Answer(behavior="call", calls=tuple(gold_calls))
+
+
+@settings(max_examples=400, deadline=None)
+@given(parallel_items())
+def test_the_certified_pairing_is_the_solvers_and_the_result_the_references(item: tuple[GoldCase, tuple[RunCall, ...]]
+                                                                           ) -> None:
+    gold, actual = item
+    facts = CaseFacts(gold)
+    by_name = tuple(sorted(actual, key=lambda c: c.name))
+    certified = _certified(gold.expected.calls, by_name, facts)
+    if certified is not None:
+        pairs = {(i, by_name[j].name, canonical.dumps(by_name[j].arguments)) for i, j in certified[0]}
+        assert pairs == _solver_pairs(gold, canonical_order(actual))
+    _assert_as_reference(gold, actual)
+
+
+def test_a_tie_is_left_to_the_solver() -> None:
+    """a=x exactly, and a=x with an unknown key: 2 errors against a=y; paired the other way round, 1 + 1."""
+    gold = case(_answer([Call(name="f", arguments={"a": "x"}), Call(name="f", arguments={"a": "y"})]), tools=TOOLS)
+    actual = (RunCall(name="f", arguments={"a": "x"}), RunCall(name="f", arguments={"a": "x", "zz": 1}))
+    assert _certified(gold.expected.calls, actual, CaseFacts(gold)) is None
+    _assert_as_reference(gold, actual)
+
+
+def test_a_unique_optimum_is_certified_and_only_its_leftover_pair_written() -> None:
+    gold = case(_answer([Call(name="f", arguments={"a": "x", "b": 1}), Call(name="f", arguments={"a": "y", "b": 2}),
+                         Call(name="g", arguments={"a": "z"})]), tools=TOOLS)
+    actual = (RunCall(name="g", arguments={"a": "z"}), RunCall(name="f", arguments={"a": "y", "b": 2}),
+              RunCall(name="f", arguments={"a": "x", "b": 1, "zz": 1}))
+    certified = _certified(gold.expected.calls, actual, CaseFacts(gold))
+    assert certified is not None
+    pairs, checks, leftover = certified
+    assert pairs == [(0, 2), (1, 1), (2, 0)] and leftover == 2
+    assert [e.code for e in checks[0, 2].errors] == ["hallucinated_param"]
+    assert not checks[1, 1].errors and not checks[2, 0].errors
+    _assert_as_reference(gold, actual)
