@@ -221,10 +221,35 @@ def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str] | N
     return sorted((r, c) for c, r in enumerate(chosen))
 
 
-def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseFacts
-               ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], PairCheck], int] | None:
-    """The pairing ``assign`` makes (and its checks), where all the calls but one on each side pair off
-    exactly (same tool, canonically equal arguments) and the optimum is provably unique; None otherwise.
+def _pair_off(expected: Sequence[Call], actual: Sequence[RunCall]) -> tuple[list[int], int] | None:
+    """Each call's exactly equal expected call (same tool, canonically equal arguments; the first one not
+    taken, in order: equality is transitive, so greedy is exact), -1 for at most one call that has none
+    (the leftover, whose position comes second, -1 if none). None where two calls have none or a call's
+    arguments are unparseable."""
+    used = [False] * len(expected)
+    row_of = [-1] * len(actual)
+    q = -1
+    for j, got in enumerate(actual):
+        args = got.arguments
+        if isinstance(args, str):
+            return None
+        name = got.name
+        for i, want in enumerate(expected):
+            if not used[i] and want.name == name and canonical.equal(args, want.arguments):
+                used[i] = True
+                row_of[j] = i
+                break
+        else:
+            if q >= 0:
+                return None
+            q = j
+    return row_of, q
+
+
+def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseFacts, row_of: list[int], q: int
+               ) -> tuple[list[tuple[int, int]], int, PairCheck | None] | None:
+    """The pairing ``assign`` makes, where every call but the one at ``q`` equals a different expected call
+    (``_pair_off``, as many calls as expected) and the optimum is provably unique; None otherwise.
 
     The exact pairs cost 0; let the leftover pair ``(p, q)`` cost ``c``, ``a = c // 2 + 1`` and ``b = c - a + 1``.
     If every other cell of row ``p`` costs at least ``a``, every other cell of column ``q`` at least ``b``, and
@@ -233,37 +258,20 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     below every other cell's: any other assignment costs more (the linear program's duality), so this one is
     the unique optimum and the solver returns it too, whatever the order of the calls. Only bounds are needed
     off the pairing, counted until they reach what is asked (``counted``'s limit), and only the leftover pair
-    is diagnosed and written. Returns the pairs, their checks and ``q``."""
+    is diagnosed and written. Returns the pairs (sorted), ``p`` and the leftover pair's check (None for two
+    different tools)."""
     n = len(expected)
-    if n != len(actual) or n < 2:
-        return None
     plans: list[CallPlan] = []
     for want in expected:
         plan = facts.plan(want, CallPlan)
         if plan is None:
             return None
         plans.append(plan)
-    row_of = [-1] * n  # each column's exactly equal row
-    used = [False] * n
-    q = -1
-    for j, got in enumerate(actual):
-        args = got.arguments
-        if isinstance(args, str):
+    for j in range(n):
+        if j != q and not equal_is_clean(plans[row_of[j]]):
             return None
-        for i, want in enumerate(expected):
-            if not used[i] and want.name == got.name and canonical.equal(args, want.arguments):
-                if not equal_is_clean(plans[i]):
-                    return None
-                used[i] = True
-                row_of[j] = i
-                break
-        else:
-            if q >= 0:
-                return None
-            q = j
-    if q < 0:
-        return None
-    p = used.index(False)
+    taken = set(row_of)
+    p = next(i for i in range(n) if i not in taken)  # the expected call no call equals
     typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
 
     def at_least(i: int, j: int, need: int) -> bool:
@@ -280,7 +288,9 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
 
     plan, got = plans[p], actual[q]
     args = got.arguments
-    diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None  # type: ignore[arg-type]
+    if isinstance(args, str):  # never (``_pair_off`` stops first): for the type checker
+        return None
+    diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None
     cost = diagnosis.cost if diagnosis is not None else WRONG_TOOL_COST
     a = cost // 2 + 1
     b = cost - a + 1
@@ -296,26 +306,71 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
             for i in range(n):
                 if i != p and i != paired and not at_least(i, j, 1):
                     return None
-    checks: dict[tuple[int, int], PairCheck] = {}
-    pairs = []
-    for j in range(n):
-        i = row_of[j]
-        if j == q:
-            pairs.append((p, q))
-            if diagnosis is not None:
-                checks[p, q] = render(facts, plan, args, diagnosis, p, facts_context(facts))  # type: ignore[arg-type]
-        else:
-            pairs.append((i, j))
-            checks[i, j] = CLEAN
+    pairs = [(p, q) if j == q else (row_of[j], j) for j in range(n)]
     pairs.sort()
-    return pairs, checks, q
+    check = render(facts, plan, args, diagnosis, p, facts_context(facts)) if diagnosis is not None else None
+    return pairs, p, check
+
+
+def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], facts: CaseFacts,
+                      pairs: list[tuple[int, int]], p: int, q: int, check: PairCheck | None) -> CaseResult | None:
+    """``score_turn``'s result for a certified pairing (``_certified``: every pair but ``(p, q)`` exact and
+    clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
+    has a review (the judge may settle it: the general path decides)."""
+    expected = case.expected.calls
+    want, got = expected[p], actual[q]
+    n = len(expected)
+    if check is not None:
+        if check.reviews:
+            return None
+        errors = list(check.errors)
+    else:
+        offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
+        errors = [trusted(CaseError,
+            code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=p,
+            note=f"called {got.name}{offered} where {want.name} was expected")]
+    grounded = True
+    for error in grounding_errors((got,), facts):
+        errors.append(error)
+        grounded = False
+    selection = check is not None
+    missed: set[str] | None = None  # the gold arguments the leftover call got wrong, for partial credit
+    if selection:
+        for e in errors:
+            code = e.code
+            if code in ARGUMENT_CODES:
+                if missed is None:
+                    missed = set()
+                if code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
+                    missed.update(e.expected)
+                else:
+                    missed.add(e.arg or "\0")
+    gold_args = 0
+    for c in expected:
+        gold_args += len(c.arguments)
+    if not selection:
+        matched, correct = gold_args - len(want.arguments), n - 1
+    elif missed:
+        matched, correct = gold_args - len(want.arguments.keys() & missed), n - 1
+    else:
+        matched, correct = gold_args, n
+    verdicts = verdicts_of(selection, missed is None if selection else None, None, True, grounded)
+    names = tuple(c.name for c in expected)
+    status: Status = "fail" if errors else "pass"
+    return trusted_fields(CaseResult, {  # every field, in field order (as ``build_result``)
+        "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
+        "matched": None if errors else "expected", "compared_with": "expected",
+        "errors": tuple(errors), "reviews": (), "verdicts": verdicts,
+        "expected_behavior": "call", "actual_behavior": "call",
+        "expected_tools": names, "actual_tools": tuple(c.name for c in actual),
+        "confusion": tuple(sorted([(want.name, got.name), *((expected[i].name, actual[j].name)
+                                                            for i, j in pairs if j != q)])),
+        "sequence": None, "partial": partial_ratios(matched, gold_args, correct, n, n), "calls": n,
+        "redundant_calls": 0, "tags": case.tags, "split": case.split, "toolkit_size": len(case.tools)})
 
 
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
-                      grounding: list[CaseError], memo: PairMemo | None = None,
-                      assigned: tuple[list[tuple[int, int]], dict[tuple[int, int], PairCheck]] | None = None
-                      ) -> AnswerScore:
-    """``assigned``: the pairing and its checks, already made (``_certified``)."""
+                      grounding: list[CaseError], memo: PairMemo | None = None) -> AnswerScore:
     expected = answer.calls
     score = AnswerScore(label, expected_tools=tuple(c.name for c in expected))
     if not actual:
@@ -327,11 +382,8 @@ def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...],
         return score
     if len(expected) == 1 and len(actual) == 1:
         return _score_one_call(score, expected[0], actual[0], answer.tool_only, facts, grounding, memo)
-    if assigned is not None:
-        pairs, checks = assigned
-    else:
-        checks = {}
-        pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
+    checks: dict[tuple[int, int], PairCheck] = {}
+    pairs = assign(expected, actual, checks, facts, answer.tool_only, memo)
     if len(expected) != len(actual):
         score.errors.append(trusted(CaseError,
             code=ErrorCode.WRONG_CALL_COUNT, expected=len(expected), actual=len(actual),
@@ -450,13 +502,11 @@ def _schema_given(prop: object, value: object) -> bool:
     return "default" in prop and canonical.equal(prop["default"], value)
 
 
-def grounding_errors(actual: Sequence[RunCall], facts: CaseFacts,
-                     gold: Sequence[int] = ()) -> list[CaseError]:
-    """``gold``: positions of calls known to equal a gold call."""
+def grounding_errors(actual: Sequence[RunCall], facts: CaseFacts) -> list[CaseError]:
     errors = []
     gold_calls = [c for a in (facts.case.expected, *facts.case.alternatives) for c in a.calls]
-    for k, call in enumerate(actual):
-        if isinstance(call.arguments, str) or k in gold:
+    for call in actual:
+        if isinstance(call.arguments, str):
             continue
         if any(c.name == call.name and canonical.equal(call.arguments, c.arguments) for c in gold_calls):
             continue  # a gold call: every value is one the annotator vouched for
@@ -473,24 +523,27 @@ def _answers(case: GoldCase) -> Iterator[tuple[Label, Answer]]:
     yield from enumerate(case.alternatives)
 
 
-def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) -> AnswerScore | None:
+def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts, *,
+                 checked: bool = False) -> AnswerScore | None:
     """The score of an answer the agent's calls equal exactly (same tools, canonical-equal arguments, no
     ``from_call`` rule to check), or None. The common case, so it skips assignment and schema checks:
-    calls equal to the gold are as valid as the gold."""
-    if answer.behavior != "call":
-        if actual:
-            return None
-        return AnswerScore("expected", confusion=[(NO_CALL, NO_CALL)])
+    calls equal to the gold are as valid as the gold. ``checked``: the calls are known to pair off exactly
+    with the answer's (``_pair_off``)."""
     expected = answer.calls
-    if len(expected) != len(actual):
-        return None
-    if len(expected) == 1:
-        want, got = expected[0], actual[0]
-        if want.name != got.name or isinstance(got.arguments, str) or not canonical.equal(got.arguments,
-                                                                                            want.arguments):
+    if not checked:
+        if answer.behavior != "call":
+            if actual:
+                return None
+            return AnswerScore("expected", confusion=[(NO_CALL, NO_CALL)])
+        if len(expected) != len(actual):
             return None
-    elif not _same_multiset(expected, actual):
-        return None
+        if len(expected) == 1:
+            want, got = expected[0], actual[0]
+            if want.name != got.name or isinstance(got.arguments, str) or not canonical.equal(got.arguments,
+                                                                                                want.arguments):
+                return None
+        elif not _same_multiset(expected, actual):
+            return None
     if any(facts.has_from_call(c) for c in expected):
         return None
     if len(expected) == 1:
@@ -614,33 +667,41 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
     # the canonical order of same-name calls (by their arguments' JSON) is worked out only when needed.
     actual = made if len(made) < 2 else tuple(sorted(made, key=_name))
     status: Status = "pass"
-    exact = exact_answer(case.expected, actual, facts)
+    if len(made) > 1 and len(made) == len(expected.calls) and not case.alternatives and facts.compiled \
+            and expected.behavior == "call" and not expected.tool_only and not facts.any_from_call:
+        # Parallel calls, one answer: pair off the calls that equal a gold call exactly; all of them is an
+        # exact answer, all but one is usually a pairing provably unique (``_certified``), whatever the order.
+        off = _pair_off(expected.calls, actual)
+        if off is None:
+            exact = None
+        elif off[1] < 0:
+            exact = exact_answer(expected, actual, facts, checked=True)
+        else:
+            row_of, q = off
+            certified = _certified(expected.calls, actual, facts, row_of, q)
+            if certified is not None:
+                lean = _certified_result(case, run.trial, actual, facts, certified[0], certified[1], q,
+                                         certified[2])
+                if lean is not None:
+                    return lean
+            exact = None
+    else:
+        exact = exact_answer(case.expected, actual, facts)
     if exact is not None:
         best = exact
     else:
-        certified = _certified(expected.calls, actual, facts) if len(actual) > 1 and not case.alternatives \
-            and expected.behavior == "call" and not expected.tool_only and facts.compiled \
-            and not facts.any_from_call else None
-        if certified is not None:
-            # The unique optimum, whatever the order of the calls: they stay ordered by name only. Every call
-            # but the leftover one equals a gold call, so only that one can have grounding errors.
-            pairs, checks, q = certified
-            grounding = grounding_errors(actual, facts, [j for j in range(len(actual)) if j != q])
-            best, status = choose(iter((score_call_answer("expected", expected, actual, facts, grounding,
-                                                          assigned=(pairs, checks)),)), facts, judge)
-        else:
-            actual = canonical_order(made)
-            grounding = grounding_errors(actual, facts) if actual else []
-            memo = PairMemo() if case.alternatives else None  # only alternatives repeat a check
+        actual = canonical_order(made)
+        grounding = grounding_errors(actual, facts) if actual else []
+        memo = PairMemo() if case.alternatives else None  # only alternatives repeat a check
 
-            def scores() -> Iterator[AnswerScore]:
-                for label, answer in _answers(case):
-                    if answer.behavior == "call":
-                        yield score_call_answer(label, answer, actual, facts, grounding, memo)
-                    else:
-                        yield score_no_call_answer(label, answer, actual, facts)
+        def scores() -> Iterator[AnswerScore]:
+            for label, answer in _answers(case):
+                if answer.behavior == "call":
+                    yield score_call_answer(label, answer, actual, facts, grounding, memo)
+                else:
+                    yield score_no_call_answer(label, answer, actual, facts)
 
-            best, status = choose(scores(), facts, judge)
+        best, status = choose(scores(), facts, judge)
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     args_scored = answer.behavior == "call" and best.selection_ok
     errors = best.errors
