@@ -88,15 +88,16 @@ _EQUAL_MATCHES: Final = frozenset({"exact", "one_of", "any", "ci", "normalized",
 """Rules under which a value canonically equal to the gold value matches (``match_value`` says True)."""
 
 
-def equal_is_clean(plan: CallPlan) -> bool:
-    """Whether arguments canonically equal to the plan's gold are checked clean: no error, no review (every
-    gold key's rule accepts a value equal to the gold value; ``counted`` then returns ``(0, None, False,
-    True)`` and ``diagnose`` nothing)."""
-    rules = plan.rules
-    if not rules:
+def clean_when_equal(facts: CaseFacts, call: Call) -> bool:
+    """Whether arguments canonically equal to the expected call's are checked clean: no error, no review
+    (each gold key's rule, the call's own over the case's, accepts a value equal to the gold value:
+    ``counted`` then returns ``(0, None, False, True)`` and ``diagnose`` nothing)."""
+    rules = facts.rules(call.name)
+    own = call.arg_rules
+    if not rules and not own:
         return True
-    for key in plan.gold:
-        rule = rules.get(key)
+    for key in call.arguments:
+        rule = own[key] if key in own else rules.get(key)
         if rule is not None and rule.match not in _EQUAL_MATCHES:
             return False
     return True
@@ -327,17 +328,47 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[
     return cost, None, review, True
 
 
-def has_error(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> bool:
-    """Whether ``diagnose(facts, plan, args).cost`` is certainly at least 1, found cheaply: some argument
-    the gold sets has a value that fails its rule (whatever else the diagnosis finds, that key adds an
-    error, and a swapped pair of wrong values still counts one). False says only "not shown here"."""
-    gold, rules = plan.gold, plan.rules
+def has_error(facts: CaseFacts, gold: dict[str, Any], rules: dict[str, ArgRule], args: dict[str, Any],
+              texts: dict[str, Any]) -> bool:
+    """Whether ``diagnose`` of ``args`` against the expected call with arguments ``gold`` and rules
+    ``rules`` (``CaseFacts.call_rules``) certainly finds an error, found cheaply: some argument the gold
+    sets has a value that fails its rule (whatever else the diagnosis finds, that key adds an error, and a
+    swapped pair of wrong values still counts one). False says only "not shown here". ``texts`` keeps the
+    ``normalized_text`` of strings, shared by the checks of one scoring (the same values recur across
+    expected calls)."""
     for key, value in args.items():
         wanted = gold.get(key, ABSENT)
         if wanted is ABSENT or equal(value, wanted):
             continue
         rule = rules.get(key)
-        if rule is None or _unequal_verdict(facts, plan, key, rule, wanted, value) is False:
+        if rule is None:
+            return True
+        kind = rule.match
+        if kind == "normalized":
+            if type(value) is str:  # a string's text matches only a string's (``equal``): compared as such
+                form = texts.get(value)
+                if form is None:
+                    form = texts[value] = normalized_text(value)
+                for v in (wanted, *rule.accept) if rule.accept else (wanted,):
+                    if type(v) is str:
+                        other = texts.get(v)
+                        if other is None:
+                            other = texts[v] = normalized_text(v)
+                        if other == form:
+                            break
+                else:
+                    return True
+                continue
+            got = normalized_text(value)
+            if not any(equal(got, normalized_text(v)) for v in (wanted, *rule.accept)):
+                return True
+        elif kind == "exact" or kind == "one_of":
+            for v in rule.accept:
+                if equal(value, v):
+                    break
+            else:
+                return True
+        elif kind != "any" and facts.match(rule, wanted, value) is False:
             return True
     return False
 
@@ -673,4 +704,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "counted", "diagnose", "equal_is_clean", "from_call_errors", "has_error", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "clean_when_equal", "counted", "diagnose", "from_call_errors", "has_error", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]

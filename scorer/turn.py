@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from scorer import canonical
 from scorer.arguments import (
@@ -20,9 +21,9 @@ from scorer.arguments import (
     PairCheck,
     check_pair,
     checked_by_plan,
+    clean_when_equal,
     counted,
     diagnose,
-    equal_is_clean,
     from_call_errors,
     has_error,
     pair_cost,
@@ -35,7 +36,7 @@ from scorer.facts import CaseFacts
 from scorer.grounding import Context, checked_keys, is_phone_key, scalar_texts, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
-from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
+from scorer.model import Answer, ArgRule, Call, GoldCase, RunCall, RunRecord
 from scorer.results import CaseError, CaseResult, PartialCredit, Status, Verdicts, trusted, trusted_fields
 from scorer.verdict import AnswerScore, Label, build_result, choose, partial_ratios, verdicts_of
 
@@ -261,35 +262,50 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     is diagnosed and written. Returns the pairs (sorted), ``p`` and the leftover pair's check (None for two
     different tools)."""
     n = len(expected)
-    plans: list[CallPlan] = []
     for want in expected:
-        plan = facts.plan(want, CallPlan)
-        if plan is None:
+        if facts.has_from_call(want):  # no plan: the general path checks it
             return None
-        plans.append(plan)
     for j in range(n):
-        if j != q and not equal_is_clean(plans[row_of[j]]):
+        if j != q and not clean_when_equal(facts, expected[row_of[j]]):
             return None
+    plans: list[CallPlan | None] = [None] * n  # made when first needed: a cell of two different tools needs none
+    rules: list[dict[str, ArgRule] | None] = [None] * n
+    texts: dict[str, Any] = {}  # normalized strings, for ``has_error``
+
+    def plan_of(i: int) -> CallPlan:
+        plan = plans[i]
+        if plan is None:
+            plan = plans[i] = CallPlan(facts, expected[i])
+        return plan
+
     taken = set(row_of)
     p = next(i for i in range(n) if i not in taken)  # the expected call no call equals
     typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
 
     def at_least(i: int, j: int, need: int) -> bool:
         """Whether cell ``(i, j)`` costs at least ``need`` (counted only as far as that)."""
-        plan, args = plans[i], actual[j].arguments
-        if plan.tool != actual[j].name:
+        got = actual[j]
+        if expected[i].name != got.name:
             return WRONG_TOOL_COST >= need
-        if need == 1 and has_error(facts, plan, args):  # type: ignore[arg-type]
-            return True
+        args = got.arguments
+        if need == 1:
+            want = expected[i]
+            own = rules[i]
+            if own is None:
+                own = rules[i] = facts.call_rules(want)
+            if has_error(facts, want.arguments, own, args, texts):  # type: ignore[arg-type]
+                return True
+        plan = plan_of(i)
         found, wrong, _, complete = counted(facts, plan, args, typed[j], need - 1)  # type: ignore[arg-type]
         if not complete or found - (len(wrong) >> 1 if wrong else 0) >= need:
             return True
         return (found - swaps(facts, plan, args, wrong) if wrong else found) >= need  # type: ignore[arg-type]
 
-    plan, got = plans[p], actual[q]
+    got = actual[q]
     args = got.arguments
     if isinstance(args, str):  # never (``_pair_off`` stops first): for the type checker
         return None
+    plan = plan_of(p)
     diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None
     cost = diagnosis.cost if diagnosis is not None else WRONG_TOOL_COST
     a = cost // 2 + 1
