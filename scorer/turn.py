@@ -328,8 +328,8 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     return pairs, p, check
 
 
-def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], facts: CaseFacts,
-                      pairs: list[tuple[int, int]], p: int, q: int, check: PairCheck | None) -> CaseResult | None:
+def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], facts: CaseFacts, p: int, q: int,
+                      check: PairCheck | None) -> CaseResult | None:
     """``score_turn``'s result for a certified pairing (``_certified``: every pair but ``(p, q)`` exact and
     clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
     has a review (the judge may settle it: the general path decides)."""
@@ -346,9 +346,17 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
             code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=p,
             note=f"called {got.name}{offered} where {want.name} was expected")]
     grounded = True
-    for error in grounding_errors((got,), facts):
-        errors.append(error)
-        grounded = False
+    args = got.arguments
+    for c in expected:  # ``grounding_errors`` of the one call that may have any (no alternative to search)
+        if c.name == got.name and canonical.equal(args, c.arguments):
+            break  # a gold call: every value is one the annotator vouched for
+    else:
+        for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts),  # type: ignore[arg-type]
+                                    lambda: facts.gold_texts):
+            grounded = False
+            errors.append(trusted(CaseError,
+                code=ErrorCode.UNGROUNDED_VALUE, tool=got.name, arg=key, actual=text,
+                note=f"called {got.name} with {key} {show(text)}, which appears nowhere in the conversation"))
     selection = check is not None
     missed: set[str] | None = None  # the gold arguments the leftover call got wrong, for partial credit
     if selection:
@@ -379,8 +387,7 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
         "errors": tuple(errors), "reviews": (), "verdicts": verdicts,
         "expected_behavior": "call", "actual_behavior": "call",
         "expected_tools": names, "actual_tools": tuple(c.name for c in actual),
-        "confusion": tuple(sorted([(want.name, got.name), *((expected[i].name, actual[j].name)
-                                                            for i, j in pairs if j != q)])),
+        "confusion": tuple(sorted([(want.name, got.name), *[(c, c) for i, c in enumerate(names) if i != p]])),
         "sequence": None, "partial": partial_ratios(matched, gold_args, correct, n, n), "calls": n,
         "redundant_calls": 0, "tags": case.tags, "split": case.split, "toolkit_size": len(case.tools)})
 
@@ -696,8 +703,7 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
             row_of, q = off
             certified = _certified(expected.calls, actual, facts, row_of, q)
             if certified is not None:
-                lean = _certified_result(case, run.trial, actual, facts, certified[0], certified[1], q,
-                                         certified[2])
+                lean = _certified_result(case, run.trial, actual, facts, certified[1], q, certified[2])
                 if lean is not None:
                     return lean
             exact = None
