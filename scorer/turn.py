@@ -24,6 +24,7 @@ from scorer.arguments import (
     clean_when_equal,
     counted,
     diagnose,
+    equal_arguments,
     from_call_errors,
     has_error,
     pair_cost,
@@ -236,7 +237,7 @@ def _pair_off(expected: Sequence[Call], actual: Sequence[RunCall]) -> tuple[list
             return None
         name = got.name
         for i, want in enumerate(expected):
-            if not used[i] and want.name == name and canonical.equal(args, want.arguments):
+            if not used[i] and want.name == name and equal_arguments(args, want.arguments):
                 used[i] = True
                 row_of[j] = i
                 break
@@ -348,7 +349,7 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
     grounded = True
     args = got.arguments
     for c in expected:  # ``grounding_errors`` of the one call that may have any (no alternative to search)
-        if c.name == got.name and canonical.equal(args, c.arguments):
+        if c.name == got.name and equal_arguments(args, c.arguments):  # type: ignore[arg-type]
             break  # a gold call: every value is one the annotator vouched for
     else:
         for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts),  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from scorer import canonical
 from scorer.api import score_case
-from scorer.arguments import pair_cost
+from scorer.arguments import equal_arguments, equal_value, pair_cost
 from scorer.assignment import optimal_pairs
 from scorer.facts import CaseFacts
 from scorer.model import Answer, ArgRule, Call, GoldCase, RunCall
@@ -140,3 +140,26 @@ def test_a_unique_optimum_is_certified_and_only_its_leftover_pair_written() -> N
     result = score_case(gold, run(*actual))
     assert [e.code for e in result.errors] == ["hallucinated_param"] and result.errors[0].step == 0
     _assert_as_reference(gold, actual)
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
+                     st.sampled_from(["x", "y", "1", "True", ""]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.tuples(inner, inner),
+    st.dictionaries(st.one_of(st.sampled_from(["a", "b"]), st.integers(0, 1)), inner, max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_VALUES, _VALUES)
+def test_equal_value_is_canonical_equality(a: Any, b: Any) -> None:
+    """The pairing's fast comparison says what ``canonical.equal`` says: 1 and 1.0 equal, True and 1 not,
+    NaN equal to NaN, a tuple to the same list, keys that are not strings as their JSON text."""
+    assert equal_value(a, b) == canonical.equal(a, b)
+    assert equal_value(a, a) == canonical.equal(a, a)
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert equal_arguments(a, b) == canonical.equal(a, b)
+    widened = [a, b, 1, 1.0, True]  # the same values side by side, and the look-alikes of each other
+    for x in widened:
+        for y in widened:
+            assert equal_value([x, "x"], [y, "x"]) == canonical.equal([x, "x"], [y, "x"])
+            assert equal_arguments({"k": x}, {"k": y}) == canonical.equal({"k": x}, {"k": y})
