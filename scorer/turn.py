@@ -263,11 +263,15 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     is diagnosed and written. Returns the pairs (sorted), ``p`` and the leftover pair's check (None for two
     different tools)."""
     n = len(expected)
-    for want in expected:
-        if facts.has_from_call(want):  # no plan: the general path checks it
-            return None
-    for j in range(n):
-        if j != q and not clean_when_equal(facts, expected[row_of[j]]):
+    taken = set(row_of)
+    p = next(i for i in range(n) if i not in taken)  # the expected call no call equals
+    for i, want in enumerate(expected):
+        own = want.arg_rules  # the case has no from_call rule (``score_turn`` asks): only a call's own can be
+        if own:
+            for rule in own.values():
+                if rule.match == "from_call":  # no plan: the general path checks it
+                    return None
+        if i != p and not clean_when_equal(facts, want):
             return None
     plans: list[CallPlan | None] = [None] * n  # made when first needed: a cell of two different tools needs none
     rules: list[dict[str, ArgRule] | None] = [None] * n
@@ -279,15 +283,12 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
             plan = plans[i] = CallPlan(facts, expected[i])
         return plan
 
-    taken = set(row_of)
-    p = next(i for i in range(n) if i not in taken)  # the expected call no call equals
     typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
 
     def at_least(i: int, j: int, need: int) -> bool:
-        """Whether cell ``(i, j)`` costs at least ``need`` (counted only as far as that)."""
+        """Whether cell ``(i, j)``, of two calls to the same tool, costs at least ``need`` (counted only as
+        far as that; a cell of two tools costs ``WRONG_TOOL_COST``, more than any ``need`` asked here)."""
         got = actual[j]
-        if expected[i].name != got.name:
-            return WRONG_TOOL_COST >= need
         args = got.arguments
         if need == 1:
             want = expected[i]
@@ -309,19 +310,21 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     plan = plan_of(p)
     diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None
     cost = diagnosis.cost if diagnosis is not None else WRONG_TOOL_COST
-    a = cost // 2 + 1
+    a = cost // 2 + 1  # at most 501 and 500: a cell of two different tools (1000) always reaches them
     b = cost - a + 1
-    for j in range(n):
-        if j != q and not at_least(p, j, a):
+    tool = plan.tool
+    for j, other in enumerate(actual):
+        if j != q and other.name == tool and not at_least(p, j, a):
             return None
-    for i in range(n):
-        if i != p and not at_least(i, q, b):
+    tool = got.name
+    for i, want in enumerate(expected):
+        if i != p and want.name == tool and not at_least(i, q, b):
             return None
-    for j in range(n):
-        paired = row_of[j]
+    for j, other in enumerate(actual):
         if j != q:
-            for i in range(n):
-                if i != p and i != paired and not at_least(i, j, 1):
+            paired, tool = row_of[j], other.name
+            for i, want in enumerate(expected):
+                if i != p and i != paired and want.name == tool and not at_least(i, j, 1):
                     return None
     pairs = [(p, q) if j == q else (row_of[j], j) for j in range(n)]
     pairs.sort()
