@@ -249,7 +249,7 @@ def _pair_off(expected: Sequence[Call], actual: Sequence[RunCall]) -> tuple[list
 
 
 def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseFacts, row_of: list[int], q: int
-               ) -> tuple[list[tuple[int, int]], int, PairCheck | None] | None:
+               ) -> tuple[int, PairCheck | None] | None:
     """The pairing ``assign`` makes, where every call but the one at ``q`` equals a different expected call
     (``_pair_off``, as many calls as expected) and the optimum is provably unique; None otherwise.
 
@@ -260,8 +260,8 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     below every other cell's: any other assignment costs more (the linear program's duality), so this one is
     the unique optimum and the solver returns it too, whatever the order of the calls. Only bounds are needed
     off the pairing, counted until they reach what is asked (``counted``'s limit), and only the leftover pair
-    is diagnosed and written. Returns the pairs (sorted), ``p`` and the leftover pair's check (None for two
-    different tools)."""
+    is diagnosed and written. Returns ``p`` (the pairs are ``(p, q)`` and ``(row_of[j], j)``) and the leftover
+    pair's check (None for two different tools)."""
     n = len(expected)
     taken = set(row_of)
     p = next(i for i in range(n) if i not in taken)  # the expected call no call equals
@@ -326,17 +326,16 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
             for i, want in enumerate(expected):
                 if i != p and i != paired and want.name == tool and not at_least(i, j, 1):
                     return None
-    pairs = [(p, q) if j == q else (row_of[j], j) for j in range(n)]
-    pairs.sort()
     check = render(facts, plan, args, diagnosis, p, facts_context(facts)) if diagnosis is not None else None
-    return pairs, p, check
+    return p, check
 
 
 def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], facts: CaseFacts, p: int, q: int,
-                      check: PairCheck | None) -> CaseResult | None:
+                      check: PairCheck | None, *, compared: bool) -> CaseResult | None:
     """``score_turn``'s result for a certified pairing (``_certified``: every pair but ``(p, q)`` exact and
     clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
-    has a review (the judge may settle it: the general path decides)."""
+    has a review (the judge may settle it: the general path decides). ``compared``: ``_pair_off`` compared
+    the leftover call with every expected call (it came first) and it equals none."""
     expected = case.expected.calls
     want, got = expected[p], actual[q]
     n = len(expected)
@@ -351,10 +350,13 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
             note=f"called {got.name}{offered} where {want.name} was expected")]
     grounded = True
     args = got.arguments
-    for c in expected:  # ``grounding_errors`` of the one call that may have any (no alternative to search)
-        if c.name == got.name and equal_arguments(args, c.arguments):  # type: ignore[arg-type]
-            break  # a gold call: every value is one the annotator vouched for
-    else:
+    gold = False  # ``grounding_errors`` of the one call that may have any (no alternative to search)
+    if not compared:
+        for c in expected:
+            if c.name == got.name and equal_arguments(args, c.arguments):  # type: ignore[arg-type]
+                gold = True  # a gold call: every value is one the annotator vouched for
+                break
+    if not gold:
         for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts),  # type: ignore[arg-type]
                                     lambda: facts.gold_texts):
             grounded = False
@@ -707,7 +709,8 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
             row_of, q = off
             certified = _certified(expected.calls, actual, facts, row_of, q)
             if certified is not None:
-                lean = _certified_result(case, run.trial, actual, facts, certified[1], q, certified[2])
+                lean = _certified_result(case, run.trial, actual, facts, certified[0], q, certified[1],
+                                         compared=q == 0)
                 if lean is not None:
                     return lean
             exact = None
