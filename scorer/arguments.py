@@ -88,6 +88,74 @@ _EQUAL_MATCHES: Final = frozenset({"exact", "one_of", "any", "ci", "normalized",
 """Rules under which a value canonically equal to the gold value matches (``match_value`` says True)."""
 
 
+_MISSING = object()
+
+
+def equal_value(a: Any, b: Any) -> bool:
+    """``canonical.equal(a, b)``, with strings, numbers and lists and objects of them compared here (most
+    argument values: the recursion through ``equal`` was most of pairing parallel calls off) and anything
+    else by ``equal`` (tests/scorer/test_certified_pairing.py checks that the two agree)."""
+    ta, tb = type(a), type(b)
+    if ta is str or tb is str:
+        return ta is tb and a == b
+    if (ta is int or ta is float) and (tb is int or tb is float):
+        return a == b or (ta is float and tb is float and a != a and b != b)
+    if ta is list and tb is list:
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):
+            tx, ty = type(x), type(y)
+            if tx is str or ty is str:
+                if tx is not ty or x != y:
+                    return False
+            elif (tx is int or tx is float) and (ty is int or ty is float):
+                if x != y and not (tx is float and ty is float and x != x and y != y):
+                    return False
+            elif not equal(x, y):
+                return False
+        return True
+    if ta is dict and tb is dict:
+        return equal_arguments(a, b)
+    return equal(a, b)
+
+
+def equal_arguments(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """``canonical.equal(a, b)`` of two argument objects, each value as ``equal_value`` compares it."""
+    if type(a) is not dict or type(b) is not dict or len(a) != len(b):
+        return equal(a, b)
+    for key, value in a.items():
+        if type(key) is not str:
+            return equal(a, b)  # keys compared as JSON text: as ``equal`` does
+        other = b.get(key, _MISSING)
+        if other is _MISSING:
+            return False
+        tv, to = type(value), type(other)
+        if tv is str or to is str:  # ``equal_value``, inline for the commonest values
+            if tv is not to or value != other:
+                return False
+        elif (tv is int or tv is float) and (to is int or to is float):
+            if value != other and not (tv is float and to is float and value != value and other != other):
+                return False
+        elif not equal_value(value, other):
+            return False
+    return True
+
+
+def clean_when_equal(facts: CaseFacts, call: Call) -> bool:
+    """Whether arguments canonically equal to the expected call's are checked clean: no error, no review
+    (each gold key's rule, the call's own over the case's, accepts a value equal to the gold value:
+    ``counted`` then returns ``(0, None, False, True)`` and ``diagnose`` nothing)."""
+    rules = facts.rules(call.name)
+    own = call.arg_rules
+    if not rules and not own:
+        return True
+    for key in call.arguments:
+        rule = own[key] if key in own else rules.get(key)
+        if rule is not None and rule.match not in _EQUAL_MATCHES:
+            return False
+    return True
+
+
 def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, gold: Any, value: Any) -> Verdict:
     """``facts.match(rule, gold, value)`` for a value not canonically equal to the present gold value, the
     common rules compared here (what ``match_value`` answers for them)."""
@@ -311,6 +379,51 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[
         wrong.sort()
         return cost, wrong, review, True
     return cost, None, review, True
+
+
+def has_error(facts: CaseFacts, gold: dict[str, Any], rules: dict[str, ArgRule], args: dict[str, Any],
+              texts: dict[str, Any]) -> bool:
+    """Whether ``diagnose`` of ``args`` against the expected call with arguments ``gold`` and rules
+    ``rules`` (``CaseFacts.call_rules``) certainly finds an error, found cheaply: some argument the gold
+    sets has a value that fails its rule (whatever else the diagnosis finds, that key adds an error, and a
+    swapped pair of wrong values still counts one). False says only "not shown here". ``texts`` keeps the
+    ``normalized_text`` of strings, shared by the checks of one scoring (the same values recur across
+    expected calls)."""
+    for key, value in args.items():
+        wanted = gold.get(key, ABSENT)
+        if wanted is ABSENT or equal_value(value, wanted):
+            continue
+        rule = rules.get(key)
+        if rule is None:
+            return True
+        kind = rule.match
+        if kind == "normalized":
+            if type(value) is str:  # a string's text matches only a string's (``equal``): compared as such
+                form = texts.get(value)
+                if form is None:
+                    form = texts[value] = normalized_text(value)
+                for v in (wanted, *rule.accept) if rule.accept else (wanted,):
+                    if type(v) is str:
+                        other = texts.get(v)
+                        if other is None:
+                            other = texts[v] = normalized_text(v)
+                        if other == form:
+                            break
+                else:
+                    return True
+                continue
+            got = normalized_text(value)
+            if not any(equal(got, normalized_text(v)) for v in (wanted, *rule.accept)):
+                return True
+        elif kind == "exact" or kind == "one_of":
+            for v in rule.accept:
+                if equal(value, v):
+                    break
+            else:
+                return True
+        elif kind != "any" and facts.match(rule, wanted, value) is False:
+            return True
+    return False
 
 
 def plan_cost(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[str, bool] | None = None) -> int:
@@ -644,4 +757,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "counted", "diagnose", "from_call_errors", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "clean_when_equal", "counted", "diagnose", "equal_arguments", "equal_value", "from_call_errors", "has_error", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]

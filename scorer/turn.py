@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from scorer import canonical
 from scorer.arguments import (
@@ -20,9 +21,12 @@ from scorer.arguments import (
     PairCheck,
     check_pair,
     checked_by_plan,
+    clean_when_equal,
     counted,
     diagnose,
+    equal_arguments,
     from_call_errors,
+    has_error,
     pair_cost,
     render,
     swaps,
@@ -33,7 +37,7 @@ from scorer.facts import CaseFacts
 from scorer.grounding import Context, checked_keys, is_phone_key, scalar_texts, ungrounded
 from scorer.judging import Judge
 from scorer.matchers import show
-from scorer.model import Answer, Call, GoldCase, RunCall, RunRecord
+from scorer.model import Answer, ArgRule, Call, GoldCase, RunCall, RunRecord
 from scorer.results import CaseError, CaseResult, PartialCredit, Status, Verdicts, trusted, trusted_fields
 from scorer.verdict import AnswerScore, Label, build_result, choose, partial_ratios, verdicts_of
 
@@ -219,6 +223,181 @@ def _optimal(cost: list[list[int]], pending: dict[tuple[int, int], list[str] | N
     return sorted((r, c) for c, r in enumerate(chosen))
 
 
+def _pair_off(expected: Sequence[Call], actual: Sequence[RunCall]) -> tuple[list[int], int] | None:
+    """Each call's exactly equal expected call (same tool, canonically equal arguments; the first one not
+    taken, in order: equality is transitive, so greedy is exact), -1 for at most one call that has none
+    (the leftover, whose position comes second, -1 if none). None where two calls have none or a call's
+    arguments are unparseable."""
+    used = [False] * len(expected)
+    row_of = [-1] * len(actual)
+    q = -1
+    for j, got in enumerate(actual):
+        args = got.arguments
+        if isinstance(args, str):
+            return None
+        name = got.name
+        for i, want in enumerate(expected):
+            if not used[i] and want.name == name and equal_arguments(args, want.arguments):
+                used[i] = True
+                row_of[j] = i
+                break
+        else:
+            if q >= 0:
+                return None
+            q = j
+    return row_of, q
+
+
+def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseFacts, row_of: list[int], q: int
+               ) -> tuple[int, PairCheck | None] | None:
+    """The pairing ``assign`` makes, where every call but the one at ``q`` equals a different expected call
+    (``_pair_off``, as many calls as expected) and the optimum is provably unique; None otherwise.
+
+    The exact pairs cost 0; let the leftover pair ``(p, q)`` cost ``c``, ``a = c // 2 + 1`` and ``b = c - a + 1``.
+    If every other cell of row ``p`` costs at least ``a``, every other cell of column ``q`` at least ``b``, and
+    every cell off the pairing between exactly paired lines at least 1, then the potentials ``u_p = a - 1/2``,
+    ``v_q = b - 1/2`` (0 for every other row and column) sum to each paired cell's cost and stay strictly
+    below every other cell's: any other assignment costs more (the linear program's duality), so this one is
+    the unique optimum and the solver returns it too, whatever the order of the calls. Only bounds are needed
+    off the pairing, counted until they reach what is asked (``counted``'s limit), and only the leftover pair
+    is diagnosed and written. Returns ``p`` (the pairs are ``(p, q)`` and ``(row_of[j], j)``) and the leftover
+    pair's check (None for two different tools)."""
+    n = len(expected)
+    taken = set(row_of)
+    p = next(i for i in range(n) if i not in taken)  # the expected call no call equals
+    for i, want in enumerate(expected):
+        own = want.arg_rules  # the case has no from_call rule (``score_turn`` asks): only a call's own can be
+        if own:
+            for rule in own.values():
+                if rule.match == "from_call":  # no plan: the general path checks it
+                    return None
+        if i != p and not clean_when_equal(facts, want):
+            return None
+    plans: list[CallPlan | None] = [None] * n  # made when first needed: a cell of two different tools needs none
+    rules: list[dict[str, ArgRule] | None] = [None] * n
+    texts: dict[str, Any] = {}  # normalized strings, for ``has_error``
+
+    def plan_of(i: int) -> CallPlan:
+        plan = plans[i]
+        if plan is None:
+            plan = plans[i] = CallPlan(facts, expected[i])
+        return plan
+
+    typed: list[dict[str, bool]] = [{} for _ in actual]  # what the schema says of each call's keys
+
+    def at_least(i: int, j: int, need: int) -> bool:
+        """Whether cell ``(i, j)``, of two calls to the same tool, costs at least ``need`` (counted only as
+        far as that; a cell of two tools costs ``WRONG_TOOL_COST``, more than any ``need`` asked here)."""
+        got = actual[j]
+        args = got.arguments
+        if need == 1:
+            want = expected[i]
+            own = rules[i]
+            if own is None:
+                own = rules[i] = facts.call_rules(want)
+            if has_error(facts, want.arguments, own, args, texts):  # type: ignore[arg-type]
+                return True
+        plan = plan_of(i)
+        found, wrong, _, complete = counted(facts, plan, args, typed[j], need - 1)  # type: ignore[arg-type]
+        if not complete or found - (len(wrong) >> 1 if wrong else 0) >= need:
+            return True
+        return (found - swaps(facts, plan, args, wrong) if wrong else found) >= need  # type: ignore[arg-type]
+
+    got = actual[q]
+    args = got.arguments
+    if isinstance(args, str):  # never (``_pair_off`` stops first): for the type checker
+        return None
+    plan = plan_of(p)
+    diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None
+    cost = diagnosis.cost if diagnosis is not None else WRONG_TOOL_COST
+    a = cost // 2 + 1  # at most 501 and 500: a cell of two different tools (1000) always reaches them
+    b = cost - a + 1
+    tool = plan.tool
+    for j, other in enumerate(actual):
+        if j != q and other.name == tool and not at_least(p, j, a):
+            return None
+    tool = got.name
+    for i, want in enumerate(expected):
+        if i != p and want.name == tool and not at_least(i, q, b):
+            return None
+    for j, other in enumerate(actual):
+        if j != q:
+            paired, tool = row_of[j], other.name
+            for i, want in enumerate(expected):
+                if i != p and i != paired and want.name == tool and not at_least(i, j, 1):
+                    return None
+    check = render(facts, plan, args, diagnosis, p, facts_context(facts)) if diagnosis is not None else None
+    return p, check
+
+
+def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], facts: CaseFacts, p: int, q: int,
+                      check: PairCheck | None, *, compared: bool) -> CaseResult | None:
+    """``score_turn``'s result for a certified pairing (``_certified``: every pair but ``(p, q)`` exact and
+    clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
+    has a review (the judge may settle it: the general path decides). ``compared``: ``_pair_off`` compared
+    the leftover call with every expected call (it came first) and it equals none."""
+    expected = case.expected.calls
+    want, got = expected[p], actual[q]
+    n = len(expected)
+    if check is not None:
+        if check.reviews:
+            return None
+        errors = list(check.errors)
+    else:
+        offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
+        errors = [trusted(CaseError,
+            code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=p,
+            note=f"called {got.name}{offered} where {want.name} was expected")]
+    grounded = True
+    args = got.arguments
+    gold = False  # ``grounding_errors`` of the one call that may have any (no alternative to search)
+    if not compared:
+        for c in expected:
+            if c.name == got.name and equal_arguments(args, c.arguments):  # type: ignore[arg-type]
+                gold = True  # a gold call: every value is one the annotator vouched for
+                break
+    if not gold:
+        for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts),  # type: ignore[arg-type]
+                                    lambda: facts.gold_texts):
+            grounded = False
+            errors.append(trusted(CaseError,
+                code=ErrorCode.UNGROUNDED_VALUE, tool=got.name, arg=key, actual=text,
+                note=f"called {got.name} with {key} {show(text)}, which appears nowhere in the conversation"))
+    selection = check is not None
+    missed: set[str] | None = None  # the gold arguments the leftover call got wrong, for partial credit
+    if selection:
+        for e in errors:
+            code = e.code
+            if code in ARGUMENT_CODES:
+                if missed is None:
+                    missed = set()
+                if code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
+                    missed.update(e.expected)
+                else:
+                    missed.add(e.arg or "\0")
+    gold_args = 0
+    for c in expected:
+        gold_args += len(c.arguments)
+    if not selection:
+        matched, correct = gold_args - len(want.arguments), n - 1
+    elif missed:
+        matched, correct = gold_args - len(want.arguments.keys() & missed), n - 1
+    else:
+        matched, correct = gold_args, n
+    verdicts = verdicts_of(selection, missed is None if selection else None, None, True, grounded)
+    names = tuple(c.name for c in expected)
+    status: Status = "fail" if errors else "pass"
+    return trusted_fields(CaseResult, {  # every field, in field order (as ``build_result``)
+        "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
+        "matched": None if errors else "expected", "compared_with": "expected",
+        "errors": tuple(errors), "reviews": (), "verdicts": verdicts,
+        "expected_behavior": "call", "actual_behavior": "call",
+        "expected_tools": names, "actual_tools": tuple(c.name for c in actual),
+        "confusion": tuple(sorted([(want.name, got.name), *[(c, c) for i, c in enumerate(names) if i != p]])),
+        "sequence": None, "partial": partial_ratios(matched, gold_args, correct, n, n), "calls": n,
+        "redundant_calls": 0, "tags": case.tags, "split": case.split, "toolkit_size": len(case.tools)})
+
+
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
                       grounding: list[CaseError], memo: PairMemo | None = None) -> AnswerScore:
     expected = answer.calls
@@ -352,7 +531,7 @@ def _schema_given(prop: object, value: object) -> bool:
     return "default" in prop and canonical.equal(prop["default"], value)
 
 
-def grounding_errors(actual: tuple[RunCall, ...], facts: CaseFacts) -> list[CaseError]:
+def grounding_errors(actual: Sequence[RunCall], facts: CaseFacts) -> list[CaseError]:
     errors = []
     gold_calls = [c for a in (facts.case.expected, *facts.case.alternatives) for c in a.calls]
     for call in actual:
@@ -373,24 +552,27 @@ def _answers(case: GoldCase) -> Iterator[tuple[Label, Answer]]:
     yield from enumerate(case.alternatives)
 
 
-def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts) -> AnswerScore | None:
+def exact_answer(answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts, *,
+                 checked: bool = False) -> AnswerScore | None:
     """The score of an answer the agent's calls equal exactly (same tools, canonical-equal arguments, no
     ``from_call`` rule to check), or None. The common case, so it skips assignment and schema checks:
-    calls equal to the gold are as valid as the gold."""
-    if answer.behavior != "call":
-        if actual:
-            return None
-        return AnswerScore("expected", confusion=[(NO_CALL, NO_CALL)])
+    calls equal to the gold are as valid as the gold. ``checked``: the calls are known to pair off exactly
+    with the answer's (``_pair_off``)."""
     expected = answer.calls
-    if len(expected) != len(actual):
-        return None
-    if len(expected) == 1:
-        want, got = expected[0], actual[0]
-        if want.name != got.name or isinstance(got.arguments, str) or not canonical.equal(got.arguments,
-                                                                                            want.arguments):
+    if not checked:
+        if answer.behavior != "call":
+            if actual:
+                return None
+            return AnswerScore("expected", confusion=[(NO_CALL, NO_CALL)])
+        if len(expected) != len(actual):
             return None
-    elif not _same_multiset(expected, actual):
-        return None
+        if len(expected) == 1:
+            want, got = expected[0], actual[0]
+            if want.name != got.name or isinstance(got.arguments, str) or not canonical.equal(got.arguments,
+                                                                                                want.arguments):
+                return None
+        elif not _same_multiset(expected, actual):
+            return None
     if any(facts.has_from_call(c) for c in expected):
         return None
     if len(expected) == 1:
@@ -514,7 +696,26 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
     # the canonical order of same-name calls (by their arguments' JSON) is worked out only when needed.
     actual = made if len(made) < 2 else tuple(sorted(made, key=_name))
     status: Status = "pass"
-    exact = exact_answer(case.expected, actual, facts)
+    if len(made) > 1 and len(made) == len(expected.calls) and not case.alternatives and facts.compiled \
+            and expected.behavior == "call" and not expected.tool_only and not facts.any_from_call:
+        # Parallel calls, one answer: pair off the calls that equal a gold call exactly; all of them is an
+        # exact answer, all but one is usually a pairing provably unique (``_certified``), whatever the order.
+        off = _pair_off(expected.calls, actual)
+        if off is None:
+            exact = None
+        elif off[1] < 0:
+            exact = exact_answer(expected, actual, facts, checked=True)
+        else:
+            row_of, q = off
+            certified = _certified(expected.calls, actual, facts, row_of, q)
+            if certified is not None:
+                lean = _certified_result(case, run.trial, actual, facts, certified[0], q, certified[1],
+                                         compared=q == 0)
+                if lean is not None:
+                    return lean
+            exact = None
+    else:
+        exact = exact_answer(case.expected, actual, facts)
     if exact is not None:
         best = exact
     else:
