@@ -119,7 +119,7 @@ def equal_value(a: Any, b: Any) -> bool:
     return equal(a, b)
 
 
-def equal_arguments(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def equal_arguments(a: dict[Any, Any], b: dict[Any, Any]) -> bool:  # keys too: values nest any dict
     """``canonical.equal(a, b)`` of two argument objects, each value as ``equal_value`` compares it."""
     if type(a) is not dict or type(b) is not dict or len(a) != len(b):
         return equal(a, b)

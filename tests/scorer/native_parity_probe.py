@@ -25,7 +25,8 @@ from tests.scorer.test_trusted_results import _cases
 
 VALUES: tuple[Any, ...] = (0, 1, -7, 2**63, 1.5, -0.0, 1e308, True, False, None, "", "0", "true", " Boston ",
                            "ünï 漢字", "2026-03-10", "+1 415 555 0123", [], [1, "a", None], {}, {"k": [1.5]},
-                           {"a": {"b": [None, {"c": "d"}]}}, [[[]]], "x" * 300)
+                           {"a": {"b": [None, {"c": "d"}]}}, [[[]]], "x" * 300,
+                           {0: None}, [{1: "a"}])  # keys no JSON has: the Python API passes them
 KEYS = ("", "zz_unknown", "ключ", "0")
 SHARED_BFCL = SHARED_DATA / "bfcl"
 
