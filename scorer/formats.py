@@ -7,6 +7,7 @@ Reading works on an iterable of lines (text or bytes) and a source name, so erro
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Iterable, Iterator
@@ -96,33 +97,37 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     this returns one. None when it is not sure, and for anything wrong with the line: ``json_line`` and
     ``parse_record`` then read it again and say what is wrong, with their messages.
 
-    Faster in three ways: the line is parsed by orjson as it is, without decoding it to text and encoding it
+    Faster in four ways: the line is parsed by orjson as it is, without decoding it to text and encoding it
     back (``strict_json._fast``'s rules, in the same order); a tool list seen before is not validated again: its
     ``ToolSpec`` objects (frozen) are put in its place and pydantic takes them as they are, so records that
-    offer the same tools share them; and the depth walk then skips those tools (they nested few enough levels
-    in the record they were validated in, at the same place)."""
+    offer the same tools share them; a tool list seen before as these very bytes is not even parsed
+    (``_known_tools``: most of a gold case's bytes are its tools); and the depth walk then skips those tools
+    (they nested few enough levels in the record they were validated in, at the same place)."""
     if type(raw) is not bytes or len(raw) > MAX_LINE_BYTES or (number == 1 and raw.startswith(b"\xef\xbb\xbf")):
         return None
-    if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
-        return None
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    if type(value) is not dict:
-        return None
+    value, shared = _known_tools(raw) if _TOOL_SPANS else (None, None)
+    key = None
+    if value is None:
+        if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
+            return None
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if type(value) is not dict:
+            return None
+        tools = value.get("tools")
+        try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
+            key = orjson.dumps(tools) if type(tools) is list and tools else None
+        except TypeError:
+            return None
+        shared = _SHARED_TOOLS.get(key) if key is not None else None
+        if shared is not None:
+            value["tools"] = shared
     tag = value.get("format")
     model = _FAST_MODELS.get(tag) if type(tag) is str else None
     if model is None:
         return None
-    tools = value.get("tools")
-    try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
-        key = orjson.dumps(tools) if type(tools) is list and tools else None
-    except TypeError:
-        return None
-    shared = _SHARED_TOOLS.get(key) if key is not None else None
-    if shared is not None:
-        value["tools"] = shared
     try:
         record = model.model_validate(value)
     except ValidationError:
@@ -138,7 +143,121 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
         if len(_SHARED_TOOLS) >= SHARED_TOOLS_MAX:
             _SHARED_TOOLS.clear()
         _SHARED_TOOLS[key] = record.tools  # type: ignore[attr-defined]
+        _learn_tools_span(raw, record.tools)  # type: ignore[attr-defined]
     return record  # type: ignore[return-value]
+
+
+_TOOL_SPANS: dict[bytes, list[tuple[bytes, tuple[Any, ...]]]] = {}
+"""The ``ToolSpec`` objects of a tool list by the very bytes it was read from (the value of a record's ``tools``
+as the line wrote it), filed under their first ``SPAN_PREFIX`` bytes: the next line that writes its tools the
+same way (every line of an export, every record one tool writes) is parsed without them."""
+_SPANS_HELD = [0]
+SPAN_PREFIX: Final = 40
+_PLACEHOLDER: Final = b"73018452906113527"
+"""What stands for a known tool list while the rest of the line is parsed: an integer (orjson reads it as one),
+17 digits (not a long number), whose only spelling in JSON is these digits, so a line that holds it anywhere (a
+longer number, a string) is one ``in`` away."""
+_PLACEHOLDER_INT: Final = int(_PLACEHOLDER)
+_TOOLS_KEY: Final = b'"tools"'
+_JSON_SPACE: Final = b" \t\r\n"
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | None]:
+    """``(orjson's value of raw, the tools put in it)`` when ``raw``'s ``tools`` are a list seen before as these
+    bytes (``_TOOL_SPANS``), parsing the rest of the line only; ``(None, None)`` when not (then the whole line
+    is parsed as before).
+
+    Sure because of what is checked: the bytes found are a whole JSON value (they were, alone, when learnt);
+    the line holds no ``_PLACEHOLDER`` of its own; and with those bytes replaced by it the line parses with it
+    as the record's own ``tools`` (not a nested ``tools``, not a key given twice). JSON being what it is, the
+    line itself then parses to the same value with the list in that place: the list these bytes always parse
+    to, whose ``ToolSpec`` objects are the ones learnt. Nothing else changes: the bytes held no long number and
+    nested few enough levels at that very place when learnt."""
+    start = _tools_value_start(raw, 0)
+    tried = 0
+    while start is not None and tried < 4:
+        tried += 1
+        for span, specs in _TOOL_SPANS.get(raw[start:start + SPAN_PREFIX], ()):
+            if not raw.startswith(span, start) or _PLACEHOLDER in raw:
+                continue
+            data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
+            if strict_json.has_long_number(data):
+                return None, None
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return None, None
+            if type(value) is not dict:
+                return None, None
+            found = value.get("tools")
+            if type(found) is not int or found != _PLACEHOLDER_INT:
+                return None, None
+            value["tools"] = specs
+            return value, specs
+        start = _tools_value_start(raw, start)
+    return None, None
+
+
+def _tools_value_start(raw: bytes, after: int) -> int | None:
+    """Where the value of the next ``"tools":`` at or past ``after`` begins (a ``"tools"`` inside a string is
+    written ``\\"tools\\"``: never found; one that is a string value, not a key, is skipped)."""
+    at = raw.find(_TOOLS_KEY, after)
+    end = len(raw)
+    while at >= 0:
+        i = at + len(_TOOLS_KEY)
+        while i < end and raw[i] in _JSON_SPACE:
+            i += 1
+        if i < end and raw[i] == 58:  # ":"
+            i += 1
+            while i < end and raw[i] in _JSON_SPACE:
+                i += 1
+            return i
+        at = raw.find(_TOOLS_KEY, i)
+    return None
+
+
+def _learn_tools_span(raw: bytes, specs: tuple[Any, ...]) -> None:
+    """File the bytes ``raw`` wrote its own ``tools`` in (``_TOOL_SPANS``), with the objects they validated to;
+    nothing when they cannot be told for sure."""
+    if _PLACEHOLDER in raw:
+        return
+    start = _tools_value_start(raw, 0)
+    tried = 0
+    while start is not None and tried < 4:
+        tried += 1
+        end = _array_end(raw, start)
+        if end is not None:
+            span = raw[start:end]
+            try:
+                whole = orjson.loads(span)  # a whole JSON value on its own
+                value = orjson.loads(raw[:start] + _PLACEHOLDER + raw[end:])
+            except orjson.JSONDecodeError:
+                value = whole = None
+            if type(whole) is list and type(value) is dict and type(value.get("tools")) is int \
+                    and value["tools"] == _PLACEHOLDER_INT:
+                if _SPANS_HELD[0] >= SHARED_TOOLS_MAX:
+                    _TOOL_SPANS.clear()
+                    _SPANS_HELD[0] = 0
+                _TOOL_SPANS.setdefault(span[:SPAN_PREFIX], []).append((span, specs))
+                _SPANS_HELD[0] += 1
+                return
+        start = _tools_value_start(raw, start)
+
+
+def _array_end(raw: bytes, start: int) -> int | None:
+    """Just past the bracket that closes the array opening at ``start`` (strings skipped whole), or None."""
+    if raw[start:start + 1] != b"[":
+        return None
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(raw, start):
+        token = match.group()
+        if token[0] == 34:  # a string
+            continue
+        depth += 1 if token in (b"[", b"{") else -1
+        if depth == 0:
+            return match.end()
+    return None
 
 
 def parse_json_text(text: str | bytes, *, source: str | None = None, line: int | None = None) -> Any:
