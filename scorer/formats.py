@@ -426,7 +426,35 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
         if text is None:
             text = tools_text[0] = canonical.dumps_finite_json_values(tools_json)
         texts["tools"] = text
-    return canonical.dumps_finite_with(body, texts), tools_json
+    return _joined(body, texts), tools_json
+
+
+_STAND_INS: Final = (73018452906113527, 73018452906113528, 73018452906113529)
+"""Integers that stand for the parts ``_joined`` writes in (``_PLACEHOLDER``'s kind: 17 digits, one spelling)."""
+
+
+def _joined(body: dict[str, Any], texts: dict[str, str]) -> str:
+    """``canonical.dumps_finite_with(body, texts)``, faster: ``body`` written once by orjson with an integer
+    standing in for each part, that text checked once (``canonical._orjson_may_differ``), and each stand-in
+    replaced by its part. Only when each stand-in occurs once, as the value of its own key (the record holds no
+    such digits anywhere else); otherwise, and for any float orjson may write otherwise, ``dumps_finite_with``."""
+    if not texts or len(texts) > len(_STAND_INS) or texts.keys() & body.keys():
+        return canonical.dumps_finite_with(body, texts)
+    stand_ins = dict(zip(texts, _STAND_INS, strict=False))
+    try:
+        data = orjson.dumps({**body, **stand_ins}, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys that are not strings
+        return canonical.dumps_finite_with(body, texts)
+    if canonical._orjson_may_differ(data):
+        return canonical.dumps_finite_with(body, texts)
+    text = data.decode("utf-8")
+    for name, number in stand_ins.items():
+        digits = str(number)
+        member = f"{orjson.dumps(name).decode('utf-8')}:{digits}"
+        if text.count(digits) != 1 or member not in text:
+            return canonical.dumps_finite_with(body, texts)
+        text = text.replace(member, member[:-len(digits)] + texts[name], 1)
+    return text
 
 
 SPLIT_ITEMS: Final = 4

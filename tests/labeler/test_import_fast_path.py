@@ -142,6 +142,9 @@ EDGE_METADATA = [
     {"huge": 2 ** 70, "neg": -(2 ** 64), "edge": 2 ** 64 - 1, "i": -(2 ** 63)},
     {"nest": [[[[{"a": [1.0, 2]}]]]], "empty": [{}, [], ""], "b": [True, False, None]},
     {"keys": {"é": 1, "Z": 2, "a b": 3, "": 4, "\U0001f600": 5, "\uffff": 6}},
+    # the digits that stand for a part of the text while it is written (formats._joined), and for known tools
+    {"n": 73018452906113527, "m": 73018452906113528, "s": "73018452906113529", "t": "x73018452906113527"},
+    {"tools": 73018452906113527, "messages": "73018452906113528"},
 ]
 
 
@@ -326,3 +329,21 @@ def test_tools_read_from_their_bytes_are_the_objects_first_validated() -> None:
     assert first is not None and again is not None
     assert again.id == "g10" and again.tools[0] is first.tools[0]
     assert formats._TOOL_SPANS
+
+
+JOINED_BODIES = [
+    {"a": 1, "z": [True, None, "x"]},
+    {"expected": {"arguments": {"tools": 73018452906113527}}, "id": "g"},  # the stand-in itself, nested first
+    {"a": "73018452906113527", "zz": {"tools": 73018452906113527}},
+    {"a": {"messages": 73018452906113528, "tools": 73018452906113527}},
+    {"a": 1.0, "b": 2.5e-5},  # floats orjson writes otherwise
+    {"big": 2 ** 70},
+    {},
+]
+
+
+@pytest.mark.parametrize("body", JOINED_BODIES, ids=range(len(JOINED_BODIES)))
+@pytest.mark.parametrize("texts", [{"tools": '[{"name":"f"}]'}, {"messages": "[]", "tools": "[7]"}, {"m": "{}"}])
+def test_a_text_written_in_parts_is_the_one_written_whole(body: dict[str, Any], texts: dict[str, str]) -> None:
+    # dumps_finite_with: the reference (each part's text at its key, in key order), checked in tests/scorer
+    assert formats._joined(dict(body), texts) == canonical.dumps_finite_with(dict(body), texts)
