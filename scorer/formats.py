@@ -105,9 +105,10 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     (they nested few enough levels in the record they were validated in, at the same place)."""
     if type(raw) is not bytes or len(raw) > MAX_LINE_BYTES or (number == 1 and raw.startswith(b"\xef\xbb\xbf")):
         return None
-    value, shared = _known_tools(raw) if _TOOL_SPANS else (None, None)
+    value, shared, data = _known_tools(raw) if _TOOL_SPANS else (None, None, raw)
     key = None
     if value is None:
+        data = raw
         if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
             return None
         try:
@@ -135,10 +136,13 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     # Too deep (what strict_json refuses)? A field of a type that nests a fixed number of levels, now that it
     # validated, nests no deeper than its type; shared tools nested few enough levels where they were first
     # read, in the same place. So only the other fields are walked: as one list, one level below the record.
-    skip = numberless_fields(model)
-    rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
-    if strict_json.too_deep(rest):
-        return None
+    # No deeper than the brackets the line holds, once known tools stand for theirs (what strict_json._fast
+    # asks first too): most records need no walk at all.
+    if len(data) > strict_json.MAX_DEPTH and data.count(b"[") + data.count(b"{") > strict_json.MAX_DEPTH:
+        skip = numberless_fields(model)
+        rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
+        if strict_json.too_deep(rest):
+            return None
     if key is not None and shared is None:
         if len(_SHARED_TOOLS) >= SHARED_TOOLS_MAX:
             _SHARED_TOOLS.clear()
@@ -163,10 +167,10 @@ _JSON_SPACE: Final = b" \t\r\n"
 _STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
-def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | None]:
-    """``(orjson's value of raw, the tools put in it)`` when ``raw``'s ``tools`` are a list seen before as these
-    bytes (``_TOOL_SPANS``), parsing the rest of the line only; ``(None, None)`` when not (then the whole line
-    is parsed as before).
+def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | None, bytes]:
+    """``(orjson's value of raw, the tools put in it, the bytes parsed)`` when ``raw``'s ``tools`` are a list
+    seen before as these bytes (``_TOOL_SPANS``), parsing the rest of the line only; ``(None, None, raw)`` when
+    not (then the whole line is parsed as before).
 
     Sure because of what is checked: the bytes found are a whole JSON value (they were, alone, when learnt);
     the line holds no ``_PLACEHOLDER`` of its own; and with those bytes replaced by it the line parses with it
@@ -183,20 +187,20 @@ def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | N
                 continue
             data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
             if strict_json.has_long_number(data):
-                return None, None
+                return None, None, raw
             try:
                 value = orjson.loads(data)
             except orjson.JSONDecodeError:
-                return None, None
+                return None, None, raw
             if type(value) is not dict:
-                return None, None
+                return None, None, raw
             found = value.get("tools")
             if type(found) is not int or found != _PLACEHOLDER_INT:
-                return None, None
+                return None, None, raw
             value["tools"] = specs
-            return value, specs
+            return value, specs, data
         start = _tools_value_start(raw, start)
-    return None, None
+    return None, None, raw
 
 
 def _tools_value_start(raw: bytes, after: int) -> int | None:
@@ -402,25 +406,33 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
     tools = getattr(record, "tools", None)
     key = tuple(map(id, tools)) if tools else None
     known = _TOOLS_JSON.get(key) if key is not None else None
+    # Numberless fields all short (a gold case's one or two messages): written with the rest, in the one pass.
+    apart: set[str] = set()
+    for name in numberless:
+        value = getattr(record, name)
+        if type(value) not in _SHORT_KINDS or len(value) >= SPLIT_ITEMS:
+            apart = set(numberless)
+            break
     if known is not None:
-        body = to_json(record, exclude={*numberless, "tools"})
+        body = to_json(record, exclude={*apart, "tools"})
         tools_json, tools_text = known[1], known[2]
     else:
-        body = to_json(record, exclude=set(numberless))
+        body = to_json(record, exclude=apart or None)
         tools_json, tools_text = body.pop("tools", []), [None]
         if key is not None:
             if len(_TOOLS_JSON) >= SHARED_TOOLS_MAX:
                 _TOOLS_JSON.clear()
             _TOOLS_JSON[key] = (tools, tools_json, tools_text)  # type: ignore[assignment]
-    # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
-    # parse back, half the time), and integers stay integers however long.
-    plain = _faithful_serializer(model).to_python(record, mode="json", include=set(numberless))
     texts: dict[str, str] = {}
-    for name, value in plain.items():
-        if len(value) >= SPLIT_ITEMS:
-            texts[name] = canonical.dumps_float_free(value)
-        else:  # a short list is cheaper to write with the rest than as a part of its own
-            body[name] = value
+    if apart:
+        # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
+        # parse back, half the time), and integers stay integers however long.
+        plain = _faithful_serializer(model).to_python(record, mode="json", include=apart)
+        for name, value in plain.items():
+            if len(value) >= SPLIT_ITEMS:
+                texts[name] = canonical.dumps_float_free(value)
+            else:  # a short list is cheaper to write with the rest than as a part of its own
+                body[name] = value
     if with_tools and tools is not None:
         text = tools_text[0]
         if text is None:
@@ -458,6 +470,7 @@ def _joined(body: dict[str, Any], texts: dict[str, str]) -> str:
 
 
 SPLIT_ITEMS: Final = 4
+_SHORT_KINDS: Final = (tuple, list, dict)
 """Values of a numberless field with fewer items than this are written with the rest of the record."""
 _NUMBERLESS: dict[type[BaseModel], tuple[str, ...]] = {}
 
