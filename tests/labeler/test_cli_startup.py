@@ -130,7 +130,7 @@ def test_store_commands_on_a_current_database_load_no_alembic_numpy_or_aggregate
     assert heavy_in(imported, NOT_FOR_STORE_COMMANDS) == []
     # Everyday tool schemas need no jsonschema, and a progress bar no tqdm when stderr is not a terminal; a
     # toolgold file is told by the first importer, so no other importer is loaded.
-    assert heavy_in(imported, ("jsonschema", "referencing", "tqdm")) == []
+    assert heavy_in(imported, ("jsonschema", "referencing", "tqdm", "labeler.labels", "scorer.synthesize")) == []
     assert sorted(m for m in imported if m.startswith("scorer.importers.")) == [
         "scorer.importers.base", "scorer.importers.common", "scorer.importers.native", "scorer.importers.registry",
         "scorer.importers.tools_file"]  # tools_file (and common) for --tools
