@@ -100,7 +100,7 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     Faster in four ways: the line is parsed by orjson as it is, without decoding it to text and encoding it
     back (``strict_json._fast``'s rules, in the same order); a tool list seen before is not validated again: its
     ``ToolSpec`` objects (frozen) are put in its place and pydantic takes them as they are, so records that
-    offer the same tools share them; a tool list seen before as these very bytes is not even parsed
+    offer the same tools share them; a tool list seen twice before as these very bytes is not even parsed
     (``_known_tools``: most of a gold case's bytes are its tools); and the depth walk then skips those tools
     (they nested few enough levels in the record they were validated in, at the same place)."""
     if type(raw) is not bytes or len(raw) > MAX_LINE_BYTES or (number == 1 and raw.startswith(b"\xef\xbb\xbf")):
@@ -147,15 +147,24 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
         if len(_SHARED_TOOLS) >= SHARED_TOOLS_MAX:
             _SHARED_TOOLS.clear()
         _SHARED_TOOLS[key] = record.tools  # type: ignore[attr-defined]
+    elif key is not None and key not in _SPANS_TRIED:
+        # The second time these tools come: file their bytes (not the first time, so that records that each
+        # offer tools of their own, a BFCL file's, pay nothing for it).
+        if len(_SPANS_TRIED) >= SHARED_TOOLS_MAX:
+            _SPANS_TRIED.clear()
+        _SPANS_TRIED.add(key)
         _learn_tools_span(raw, record.tools)  # type: ignore[attr-defined]
     return record  # type: ignore[return-value]
 
 
 _TOOL_SPANS: dict[bytes, list[tuple[bytes, tuple[Any, ...]]]] = {}
 """The ``ToolSpec`` objects of a tool list by the very bytes it was read from (the value of a record's ``tools``
-as the line wrote it), filed under their first ``SPAN_PREFIX`` bytes: the next line that writes its tools the
-same way (every line of an export, every record one tool writes) is parsed without them."""
+as the line wrote it), filed under their first ``SPAN_PREFIX`` bytes the second time a tool list comes: the next
+line that writes its tools the same way (every line of an export, every record one tool writes) is parsed
+without them."""
 _SPANS_HELD = [0]
+_SPANS_TRIED: set[bytes] = set()
+"""The ``_SHARED_TOOLS`` keys whose bytes ``_learn_tools_span`` was asked to file (once each)."""
 SPAN_PREFIX: Final = 40
 _PLACEHOLDER: Final = b"73018452906113527"
 """What stands for a known tool list while the rest of the line is parsed: an integer (orjson reads it as one),

@@ -87,10 +87,12 @@ def _lines(records: list[Transcript | GoldCase]) -> Iterator[bytes]:
 def _fresh_memos() -> Iterator[None]:
     formats._SHARED_TOOLS.clear()
     formats._TOOL_SPANS.clear()
+    formats._SPANS_TRIED.clear()
     formats._TOOLS_JSON.clear()
     yield
     formats._SHARED_TOOLS.clear()
     formats._TOOL_SPANS.clear()
+    formats._SPANS_TRIED.clear()
     formats._TOOLS_JSON.clear()
 
 
@@ -325,10 +327,19 @@ def test_a_line_whose_tool_bytes_were_seen_reads_as_before(raw: bytes, monkeypat
 
 def test_tools_read_from_their_bytes_are_the_objects_first_validated() -> None:
     first = fast_record(2, _HEAD + b'"tools": ' + _T + b"}\n")
-    again = fast_record(3, _GOLD_HEAD + b'"tools": ' + _T + b', "id": "g10"}\n')
-    assert first is not None and again is not None
-    assert again.id == "g10" and again.tools[0] is first.tools[0]
-    assert formats._TOOL_SPANS
+    assert not formats._TOOL_SPANS  # seen once: nothing filed (records with tools of their own pay nothing)
+    second = fast_record(3, _GOLD_HEAD + b'"tools": ' + _T + b"}\n")
+    assert [span for spans in formats._TOOL_SPANS.values() for span, _ in spans] == [_T]
+    again = fast_record(4, _GOLD_HEAD + b'"tools": ' + _T + b', "id": "g10"}\n')
+    assert first is not None and second is not None and again is not None
+    assert again.id == "g10" and again.tools[0] is second.tools[0] is first.tools[0]
+
+
+def test_records_each_with_tools_of_their_own_file_no_bytes() -> None:
+    for n in range(20):
+        tools = json.dumps([{"name": f"f{n}", "parameters": {"type": "object"}}]).encode()
+        assert fast_record(2 + n, _HEAD + b'"tools": ' + tools + b"}\n") is not None
+    assert not formats._TOOL_SPANS and not formats._SPANS_TRIED
 
 
 JOINED_BODIES = [
