@@ -13,11 +13,14 @@ trajectory form.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from labeler.labels import LabelBody, RuleDraft
 from scorer.model import Transcript
-from scorer.synthesize import SYNTHETIC, Candidate
+from scorer.transforms import SYNTHETIC
+
+if TYPE_CHECKING:  # imported where used: the store imports this module (is_candidate) for every import
+    from labeler.labels import LabelBody
+    from scorer.synthesize import Candidate
 
 PROPOSED_LABEL: Final = "proposed_label"
 """Transcript metadata key of the label an annotator starts from (``LabelBody`` JSON)."""
@@ -25,6 +28,8 @@ PROPOSED_LABEL: Final = "proposed_label"
 
 def proposed_body(candidate: Candidate) -> LabelBody:
     """The label draft an annotator starts from: the candidate's expected answer, tags and rationale."""
+    from labeler.labels import LabelBody, RuleDraft
+
     case = candidate.case
     common: dict[str, Any] = {"tags": case.tags, "rationale": case.rationale, "split": case.split,
                               "reference_time": case.reference_time}
@@ -60,6 +65,8 @@ def proposed_label(transcript: Transcript) -> LabelBody | None:
     raw = transcript.metadata.get(PROPOSED_LABEL)
     if not isinstance(raw, dict):
         return None
+    from labeler.labels import LabelBody
+
     try:
         return LabelBody.model_validate(raw)
     except ValueError:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scorer import canonical
@@ -158,6 +157,8 @@ def argument_errors(spec: ToolSpec, arguments: dict[str, Any],
     ``required`` replaces the schema's own list (the annotator may waive or add required keys). An error
     about the whole object has argument ``""``.
     """
+    import jsonschema  # on first use: reading labels (the store, the CLI) needs none of it
+
     schema = dict(spec.parameters)
     if required is not None:
         schema["required"] = list(required)

@@ -7,6 +7,7 @@ Reading works on an iterable of lines (text or bytes) and a source name, so erro
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Iterable, Iterator
@@ -96,33 +97,38 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     this returns one. None when it is not sure, and for anything wrong with the line: ``json_line`` and
     ``parse_record`` then read it again and say what is wrong, with their messages.
 
-    Faster in three ways: the line is parsed by orjson as it is, without decoding it to text and encoding it
+    Faster in four ways: the line is parsed by orjson as it is, without decoding it to text and encoding it
     back (``strict_json._fast``'s rules, in the same order); a tool list seen before is not validated again: its
     ``ToolSpec`` objects (frozen) are put in its place and pydantic takes them as they are, so records that
-    offer the same tools share them; and the depth walk then skips those tools (they nested few enough levels
-    in the record they were validated in, at the same place)."""
+    offer the same tools share them; a tool list seen twice before as these very bytes is not even parsed
+    (``_known_tools``: most of a gold case's bytes are its tools); and the depth walk then skips those tools
+    (they nested few enough levels in the record they were validated in, at the same place)."""
     if type(raw) is not bytes or len(raw) > MAX_LINE_BYTES or (number == 1 and raw.startswith(b"\xef\xbb\xbf")):
         return None
-    if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
-        return None
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    if type(value) is not dict:
-        return None
+    value, shared, data = _known_tools(raw) if _TOOL_SPANS else (None, None, raw)
+    key = None
+    if value is None:
+        data = raw
+        if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
+            return None
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if type(value) is not dict:
+            return None
+        tools = value.get("tools")
+        try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
+            key = orjson.dumps(tools) if type(tools) is list and tools else None
+        except TypeError:
+            return None
+        shared = _SHARED_TOOLS.get(key) if key is not None else None
+        if shared is not None:
+            value["tools"] = shared
     tag = value.get("format")
     model = _FAST_MODELS.get(tag) if type(tag) is str else None
     if model is None:
         return None
-    tools = value.get("tools")
-    try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
-        key = orjson.dumps(tools) if type(tools) is list and tools else None
-    except TypeError:
-        return None
-    shared = _SHARED_TOOLS.get(key) if key is not None else None
-    if shared is not None:
-        value["tools"] = shared
     try:
         record = model.model_validate(value)
     except ValidationError:
@@ -130,15 +136,141 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     # Too deep (what strict_json refuses)? A field of a type that nests a fixed number of levels, now that it
     # validated, nests no deeper than its type; shared tools nested few enough levels where they were first
     # read, in the same place. So only the other fields are walked: as one list, one level below the record.
-    skip = numberless_fields(model)
-    rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
-    if strict_json.too_deep(rest):
-        return None
+    # No deeper than the brackets the line holds, once known tools stand for theirs (what strict_json._fast
+    # asks first too): most records need no walk at all.
+    if len(data) > strict_json.MAX_DEPTH and data.count(b"[") + data.count(b"{") > strict_json.MAX_DEPTH:
+        skip = numberless_fields(model)
+        rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
+        if strict_json.too_deep(rest):
+            return None
     if key is not None and shared is None:
         if len(_SHARED_TOOLS) >= SHARED_TOOLS_MAX:
             _SHARED_TOOLS.clear()
         _SHARED_TOOLS[key] = record.tools  # type: ignore[attr-defined]
+    elif key is not None and key not in _SPANS_TRIED:
+        # The second time these tools come: file their bytes (not the first time, so that records that each
+        # offer tools of their own, a BFCL file's, pay nothing for it).
+        if len(_SPANS_TRIED) >= SHARED_TOOLS_MAX:
+            _SPANS_TRIED.clear()
+        _SPANS_TRIED.add(key)
+        _learn_tools_span(raw, record.tools)  # type: ignore[attr-defined]
     return record  # type: ignore[return-value]
+
+
+_TOOL_SPANS: dict[bytes, list[tuple[bytes, tuple[Any, ...]]]] = {}
+"""The ``ToolSpec`` objects of a tool list by the very bytes it was read from (the value of a record's ``tools``
+as the line wrote it), filed under their first ``SPAN_PREFIX`` bytes the second time a tool list comes: the next
+line that writes its tools the same way (every line of an export, every record one tool writes) is parsed
+without them."""
+_SPANS_HELD = [0]
+_SPANS_TRIED: set[bytes] = set()
+"""The ``_SHARED_TOOLS`` keys whose bytes ``_learn_tools_span`` was asked to file (once each)."""
+SPAN_PREFIX: Final = 40
+_PLACEHOLDER: Final = b"73018452906113527"
+"""What stands for a known tool list while the rest of the line is parsed: an integer (orjson reads it as one),
+17 digits (not a long number), whose only spelling in JSON is these digits, so a line that holds it anywhere (a
+longer number, a string) is one ``in`` away."""
+_PLACEHOLDER_INT: Final = int(_PLACEHOLDER)
+_TOOLS_KEY: Final = b'"tools"'
+_JSON_SPACE: Final = b" \t\r\n"
+_STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | None, bytes]:
+    """``(orjson's value of raw, the tools put in it, the bytes parsed)`` when ``raw``'s ``tools`` are a list
+    seen before as these bytes (``_TOOL_SPANS``), parsing the rest of the line only; ``(None, None, raw)`` when
+    not (then the whole line is parsed as before).
+
+    Sure because of what is checked: the bytes found are a whole JSON value (they were, alone, when learnt);
+    the line holds no ``_PLACEHOLDER`` of its own; and with those bytes replaced by it the line parses with it
+    as the record's own ``tools`` (not a nested ``tools``, not a key given twice). JSON being what it is, the
+    line itself then parses to the same value with the list in that place: the list these bytes always parse
+    to, whose ``ToolSpec`` objects are the ones learnt. Nothing else changes: the bytes held no long number and
+    nested few enough levels at that very place when learnt."""
+    start = _tools_value_start(raw, 0)
+    tried = 0
+    while start is not None and tried < 4:
+        tried += 1
+        for span, specs in _TOOL_SPANS.get(raw[start:start + SPAN_PREFIX], ()):
+            if not raw.startswith(span, start) or _PLACEHOLDER in raw:
+                continue
+            data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
+            if strict_json.has_long_number(data):
+                return None, None, raw
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return None, None, raw
+            if type(value) is not dict:
+                return None, None, raw
+            found = value.get("tools")
+            if type(found) is not int or found != _PLACEHOLDER_INT:
+                return None, None, raw
+            value["tools"] = specs
+            return value, specs, data
+        start = _tools_value_start(raw, start)
+    return None, None, raw
+
+
+def _tools_value_start(raw: bytes, after: int) -> int | None:
+    """Where the value of the next ``"tools":`` at or past ``after`` begins (a ``"tools"`` inside a string is
+    written ``\\"tools\\"``: never found; one that is a string value, not a key, is skipped)."""
+    at = raw.find(_TOOLS_KEY, after)
+    end = len(raw)
+    while at >= 0:
+        i = at + len(_TOOLS_KEY)
+        while i < end and raw[i] in _JSON_SPACE:
+            i += 1
+        if i < end and raw[i] == 58:  # ":"
+            i += 1
+            while i < end and raw[i] in _JSON_SPACE:
+                i += 1
+            return i
+        at = raw.find(_TOOLS_KEY, i)
+    return None
+
+
+def _learn_tools_span(raw: bytes, specs: tuple[Any, ...]) -> None:
+    """File the bytes ``raw`` wrote its own ``tools`` in (``_TOOL_SPANS``), with the objects they validated to;
+    nothing when they cannot be told for sure."""
+    if _PLACEHOLDER in raw:
+        return
+    start = _tools_value_start(raw, 0)
+    tried = 0
+    while start is not None and tried < 4:
+        tried += 1
+        end = _array_end(raw, start)
+        if end is not None:
+            span = raw[start:end]
+            try:
+                whole = orjson.loads(span)  # a whole JSON value on its own
+                value = orjson.loads(raw[:start] + _PLACEHOLDER + raw[end:])
+            except orjson.JSONDecodeError:
+                value = whole = None
+            if type(whole) is list and type(value) is dict and type(value.get("tools")) is int \
+                    and value["tools"] == _PLACEHOLDER_INT:
+                if _SPANS_HELD[0] >= SHARED_TOOLS_MAX:
+                    _TOOL_SPANS.clear()
+                    _SPANS_HELD[0] = 0
+                _TOOL_SPANS.setdefault(span[:SPAN_PREFIX], []).append((span, specs))
+                _SPANS_HELD[0] += 1
+                return
+        start = _tools_value_start(raw, start)
+
+
+def _array_end(raw: bytes, start: int) -> int | None:
+    """Just past the bracket that closes the array opening at ``start`` (strings skipped whole), or None."""
+    if raw[start:start + 1] != b"[":
+        return None
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(raw, start):
+        token = match.group()
+        if token[0] == 34:  # a string
+            continue
+        depth += 1 if token in (b"[", b"{") else -1
+        if depth == 0:
+            return match.end()
+    return None
 
 
 def parse_json_text(text: str | bytes, *, source: str | None = None, line: int | None = None) -> Any:
@@ -283,34 +415,71 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
     tools = getattr(record, "tools", None)
     key = tuple(map(id, tools)) if tools else None
     known = _TOOLS_JSON.get(key) if key is not None else None
+    # Numberless fields all short (a gold case's one or two messages): written with the rest, in the one pass.
+    apart: set[str] = set()
+    for name in numberless:
+        value = getattr(record, name)
+        if type(value) not in _SHORT_KINDS or len(value) >= SPLIT_ITEMS:
+            apart = set(numberless)
+            break
     if known is not None:
-        body = to_json(record, exclude={*numberless, "tools"})
+        body = to_json(record, exclude={*apart, "tools"})
         tools_json, tools_text = known[1], known[2]
     else:
-        body = to_json(record, exclude=set(numberless))
+        body = to_json(record, exclude=apart or None)
         tools_json, tools_text = body.pop("tools", []), [None]
         if key is not None:
             if len(_TOOLS_JSON) >= SHARED_TOOLS_MAX:
                 _TOOLS_JSON.clear()
             _TOOLS_JSON[key] = (tools, tools_json, tools_text)  # type: ignore[assignment]
-    # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
-    # parse back, half the time), and integers stay integers however long.
-    plain = _faithful_serializer(model).to_python(record, mode="json", include=set(numberless))
     texts: dict[str, str] = {}
-    for name, value in plain.items():
-        if len(value) >= SPLIT_ITEMS:
-            texts[name] = canonical.dumps_float_free(value)
-        else:  # a short list is cheaper to write with the rest than as a part of its own
-            body[name] = value
+    if apart:
+        # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
+        # parse back, half the time), and integers stay integers however long.
+        plain = _faithful_serializer(model).to_python(record, mode="json", include=apart)
+        for name, value in plain.items():
+            if len(value) >= SPLIT_ITEMS:
+                texts[name] = canonical.dumps_float_free(value)
+            else:  # a short list is cheaper to write with the rest than as a part of its own
+                body[name] = value
     if with_tools and tools is not None:
         text = tools_text[0]
         if text is None:
             text = tools_text[0] = canonical.dumps_finite_json_values(tools_json)
         texts["tools"] = text
-    return canonical.dumps_finite_with(body, texts), tools_json
+    return _joined(body, texts), tools_json
+
+
+_STAND_INS: Final = (73018452906113527, 73018452906113528, 73018452906113529)
+"""Integers that stand for the parts ``_joined`` writes in (``_PLACEHOLDER``'s kind: 17 digits, one spelling)."""
+
+
+def _joined(body: dict[str, Any], texts: dict[str, str]) -> str:
+    """``canonical.dumps_finite_with(body, texts)``, faster: ``body`` written once by orjson with an integer
+    standing in for each part, that text checked once (``canonical._orjson_may_differ``), and each stand-in
+    replaced by its part. Only when each stand-in occurs once, as the value of its own key (the record holds no
+    such digits anywhere else); otherwise, and for any float orjson may write otherwise, ``dumps_finite_with``."""
+    if not texts or len(texts) > len(_STAND_INS) or texts.keys() & body.keys():
+        return canonical.dumps_finite_with(body, texts)
+    stand_ins = dict(zip(texts, _STAND_INS, strict=False))
+    try:
+        data = orjson.dumps({**body, **stand_ins}, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys that are not strings
+        return canonical.dumps_finite_with(body, texts)
+    if canonical._orjson_may_differ(data):
+        return canonical.dumps_finite_with(body, texts)
+    text = data.decode("utf-8")
+    for name, number in stand_ins.items():
+        digits = str(number)
+        member = f"{orjson.dumps(name).decode('utf-8')}:{digits}"
+        if text.count(digits) != 1 or member not in text:
+            return canonical.dumps_finite_with(body, texts)
+        text = text.replace(member, member[:-len(digits)] + texts[name], 1)
+    return text
 
 
 SPLIT_ITEMS: Final = 4
+_SHORT_KINDS: Final = (tuple, list, dict)
 """Values of a numberless field with fewer items than this are written with the rest of the record."""
 _NUMBERLESS: dict[type[BaseModel], tuple[str, ...]] = {}
 

@@ -230,6 +230,76 @@ class ArgumentSchema:
         return [SchemaProblem(arg, first[arg][1]) for arg in sorted(first, key=lambda a: (a is not None, a or ""))]
 
 
+# -- is it a JSON Schema at all? --------------------------------------------------------------------------
+
+METASCHEMA_KEYWORDS: Final = frozenset({
+    "$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef", "$id", "$recursiveAnchor", "$recursiveRef",
+    "$ref", "$schema", "$vocabulary", "additionalProperties", "allOf", "anyOf", "const", "contains",
+    "contentEncoding", "contentMediaType", "contentSchema", "default", "definitions", "dependencies",
+    "dependentRequired", "dependentSchemas", "deprecated", "description", "else", "enum", "examples",
+    "exclusiveMaximum", "exclusiveMinimum", "format", "if", "items", "maxContains", "maxItems", "maxLength",
+    "maxProperties", "maximum", "minContains", "minItems", "minLength", "minProperties", "minimum", "multipleOf",
+    "not", "oneOf", "pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "readOnly",
+    "required", "then", "title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly"})
+"""Every keyword Draft 2020-12's meta-schema (with its vocabularies) says anything of; it says nothing of any
+other key, whatever its value (tests/scorer/test_schemas.py reads them from jsonschema's own copy)."""
+_ANY_VALUE: Final = frozenset({"default", "const"})
+_STRING_VALUE: Final = frozenset({"description", "title", "$comment", "format"})
+_NUMBER_VALUE: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_COUNT_VALUE: Final = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties",
+                                 "maxProperties"})
+_FLAG_VALUE: Final = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
+_SCHEMA_VALUE: Final = frozenset({"items", "additionalProperties", "not"})
+_SCHEMAS_VALUE: Final = frozenset({"anyOf", "oneOf", "allOf"})
+
+
+def surely_valid_schema(schema: Any) -> bool:
+    """Whether ``schema`` is a valid JSON Schema for sure: what ``jsonschema``'s ``check_schema`` accepts
+    (Draft 2020-12, which applies when no ``$schema`` names another), told without importing it (a tenth of
+    a second of every command that reads tools). Only the everyday keywords are looked at: ``type``,
+    ``properties``, ``required``, ``enum``, annotations, bounds and counts, ``items``, ``additionalProperties``,
+    ``anyOf`` / ``oneOf`` / ``allOf`` / ``not``, each with the value the meta-schema asks of it, and keys the
+    meta-schema says nothing of. False is "not sure", never "invalid": a ``$ref``, a ``pattern`` (checked as a
+    regular expression), ``$schema`` or any other keyword, or a value that may be wrong, goes to ``jsonschema``,
+    whose verdict and message stand (tests/scorer/test_schemas.py checks the two agree on generated schemas
+    and on every real tool's)."""
+    if type(schema) is bool:
+        return True
+    if type(schema) is not dict:
+        return False
+    for key, value in schema.items():
+        kind = type(value)
+        if key == "type":
+            ok = value in _TYPE_NAMES if kind is str else (
+                kind is list and bool(value) and all(type(t) is str and t in _TYPE_NAMES for t in value)
+                and len(set(value)) == len(value))
+        elif key == "properties":
+            ok = kind is dict and all(surely_valid_schema(v) for v in value.values())
+        elif key == "required":
+            ok = kind is list and all(type(r) is str for r in value) and len(set(value)) == len(value)
+        elif key in _STRING_VALUE:
+            ok = kind is str
+        elif key == "enum" or key == "examples":
+            ok = kind is list
+        elif key in _ANY_VALUE:
+            ok = True
+        elif key in _SCHEMA_VALUE:
+            ok = surely_valid_schema(value)
+        elif key in _NUMBER_VALUE:
+            ok = kind is int or kind is float
+        elif key in _COUNT_VALUE:
+            ok = kind is int and value >= 0
+        elif key in _FLAG_VALUE:
+            ok = kind is bool
+        elif key in _SCHEMAS_VALUE:
+            ok = kind is list and bool(value) and all(surely_valid_schema(v) for v in value)
+        else:
+            ok = key not in METASCHEMA_KEYWORDS
+        if not ok:
+            return False
+    return True
+
+
 @lru_cache(maxsize=2048)
 def _compiled(schema_text: str) -> ArgumentSchema:
     return ArgumentSchema(json.loads(schema_text))
@@ -253,4 +323,4 @@ def compiled(schema: dict[str, Any]) -> ArgumentSchema:
     return result
 
 
-__all__ = ["ArgumentSchema", "SchemaProblem", "compiled"]
+__all__ = ["METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "surely_valid_schema"]

@@ -12,7 +12,6 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 from pydantic import ValidationError
-from tqdm import tqdm
 
 from labeler.cli.import_pool import (
     MIN_BYTES,
@@ -30,6 +29,8 @@ from labeler.files import OutputError, check_writable, describe_os_error, output
 from labeler.store import ImportItem, PreparedItem, StagedItem, Store, StoreError
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from labeler.store import ImportResult
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord
@@ -39,9 +40,27 @@ from scorer.importers.tools_file import tools_from_json
 from scorer.model import GoldCase, Split, ToolSpec
 
 
-def _progress(*, desc: str, unit: str, total: int | None = None) -> tqdm[NoReturn]:
-    """A progress bar on stderr, hidden when stderr is not a terminal (CI logs stay clean)."""
-    return tqdm(file=sys.stderr, disable=not sys.stderr.isatty(), desc=desc, unit=unit, total=total)
+class _NoBar:
+    """What stands for the progress bar when stderr is not a terminal: nothing shown, tqdm not imported."""
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
+def _progress(*, desc: str, unit: str, total: int | None = None) -> tqdm[NoReturn] | _NoBar:
+    """A progress bar on stderr, only when stderr is a terminal (CI logs stay clean; tqdm is imported only
+    then: 40 ms of every import's start-up)."""
+    if not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, desc=desc, unit=unit, total=total)
 
 
 def load_tools(path: Path) -> tuple[ToolSpec, ...]:

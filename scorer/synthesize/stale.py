@@ -12,8 +12,6 @@ import random
 import string
 from typing import Any
 
-import jsonschema
-
 from scorer.grounding import Context
 from scorer.model import Call, GoldCase, Message
 from scorer.synthesize.common import derive, rng_for, user_grounded_values, words
@@ -62,6 +60,8 @@ def _replace(value: Any, old: str, new: Any) -> Any:
 
 def _valid(case: GoldCase, calls: tuple[Call, ...]) -> bool:
     """Every call the switch changed still fits its tool's schema (the others are the gold's as it was)."""
+    import jsonschema  # here: importing the synthesizer's names (the store does, for every import) needs none of it
+
     for call, before in zip(calls, case.expected.calls, strict=True):
         spec = case.tool(call.name)
         if spec is None or call == before:

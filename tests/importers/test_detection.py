@@ -37,6 +37,20 @@ REAL_FILES = {
 }
 
 
+def test_the_registry_names_and_describes_each_importer_as_its_module_does() -> None:
+    import importlib
+    import pkgutil
+
+    import scorer.importers
+
+    modules = {info.name for info in pkgutil.iter_modules(scorer.importers.__path__)
+               if hasattr(importlib.import_module(f"scorer.importers.{info.name}"), "sniff")}
+    assert {i.module_name.rpartition(".")[2] for i in IMPORTERS} == modules  # type: ignore[attr-defined]
+    for importer in IMPORTERS:
+        module = importlib.import_module(importer.module_name)  # type: ignore[attr-defined]
+        assert (importer.NAME, importer.DESCRIPTION) == (module.NAME, module.DESCRIPTION)
+
+
 def test_the_registry_lists_native_first_and_every_format_once() -> None:
     names = [i.NAME for i in IMPORTERS]
     assert names == ["toolgold", "inspect-ai", "tau-bench", "tau2-bench", "tooltalk", "bfcl", "seed", "langfuse", "mcp",

@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from labeler.cli import cli
@@ -48,6 +50,18 @@ def test_anthropic_tool_whose_schema_is_not_a_schema_is_one_line(tmp_path: Path)
         json.dumps({"request": {**ANTHROPIC_REQUEST, "tools": [tool]},
                     "response": {"role": "assistant", "content": [{"type": "text", "text": "sunny"}]}})])
     assert_refused(path, 1, "tools[0].parameters", "not a valid JSON Schema", fmt="anthropic")
+
+
+@pytest.mark.parametrize("draft", [1, [], {}, None, True])
+def test_a_tool_schema_whose_dollar_schema_is_not_a_string_is_one_line(tmp_path: Path, draft: Any) -> None:
+    """Found: ``"$schema": 1`` (or a list, an object...) in a tool's parameters crashed jsonschema's lookup of
+    the draft it names (AttributeError / TypeError from urlsplit: exit 1, a traceback)."""
+    tool = {"name": "f", "parameters": {"$schema": draft, "type": "object"}}
+    path = write_lines(tmp_path / "gold.jsonl", [json.dumps({
+        "format": "toolgold.gold/1", "id": "c1", "tools": [tool], "messages": [{"role": "user", "content": "x"}],
+        "expected": {"behavior": "no_call"}})])
+    assert_refused(path, 1, "tools.0.parameters: parameters is not a valid JSON Schema", "is not of type 'string'",
+                   "$schema")
 
 
 def test_responses_tool_whose_schema_is_not_a_schema_is_one_line(tmp_path: Path) -> None:

@@ -66,6 +66,8 @@ def test_scoring_a_small_file_loads_no_store_sql_scipy_or_sdk(tmp_path: Path) ->
     # and worker processes.
     assert heavy_in(modules, ("numpy", "scorer.synthesize", "scorer.render.junit", "scorer.render.html",
                               "xml.sax", "multiprocessing.pool")) == []
+    # Nor jsonschema: an everyday tool schema is told valid without it (scorer.schemas.surely_valid_schema).
+    assert heavy_in(modules, ("jsonschema", "referencing", "tqdm")) == []
 
 
 def test_app_command_loads_no_store_before_streamlit_starts() -> None:
@@ -126,6 +128,12 @@ def test_store_commands_on_a_current_database_load_no_alembic_numpy_or_aggregate
     again = _gold_file(tmp_path / "more.jsonl", 25)
     imported = loaded_by("import", str(again), "--db", str(db))
     assert heavy_in(imported, NOT_FOR_STORE_COMMANDS) == []
+    # Everyday tool schemas need no jsonschema, and a progress bar no tqdm when stderr is not a terminal; a
+    # toolgold file is told by the first importer, so no other importer is loaded.
+    assert heavy_in(imported, ("jsonschema", "referencing", "tqdm", "labeler.labels", "scorer.synthesize")) == []
+    assert sorted(m for m in imported if m.startswith("scorer.importers.")) == [
+        "scorer.importers.base", "scorer.importers.common", "scorer.importers.native", "scorer.importers.registry",
+        "scorer.importers.tools_file"]  # tools_file (and common) for --tools
     assert heavy_in(loaded_by("users", "list", "--db", str(db)), (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []
     lines = loaded_by("export", "--db", str(db))  # to stdout, the same way
     assert heavy_in(lines, (*NOT_FOR_STORE_COMMANDS, *NOT_FOR_EXPORT)) == []

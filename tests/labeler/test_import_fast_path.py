@@ -86,9 +86,13 @@ def _lines(records: list[Transcript | GoldCase]) -> Iterator[bytes]:
 @pytest.fixture(autouse=True)
 def _fresh_memos() -> Iterator[None]:
     formats._SHARED_TOOLS.clear()
+    formats._TOOL_SPANS.clear()
+    formats._SPANS_TRIED.clear()
     formats._TOOLS_JSON.clear()
     yield
     formats._SHARED_TOOLS.clear()
+    formats._TOOL_SPANS.clear()
+    formats._SPANS_TRIED.clear()
     formats._TOOLS_JSON.clear()
 
 
@@ -110,6 +114,7 @@ def test_every_real_record_reads_and_stores_as_before() -> None:
             assert _rows(fast) == _rows(slow) == _expected_rows(slow), raw[:120]
     assert fast_reads == 4 * len(records)  # none of them needed the plain path
     assert len(formats._SHARED_TOOLS) > 5
+    assert sum(map(len, formats._TOOL_SPANS.values())) > 5  # the second round read those tools from their bytes
 
 
 def _transcript(**extra: Any) -> dict[str, Any]:
@@ -139,6 +144,9 @@ EDGE_METADATA = [
     {"huge": 2 ** 70, "neg": -(2 ** 64), "edge": 2 ** 64 - 1, "i": -(2 ** 63)},
     {"nest": [[[[{"a": [1.0, 2]}]]]], "empty": [{}, [], ""], "b": [True, False, None]},
     {"keys": {"é": 1, "Z": 2, "a b": 3, "": 4, "\U0001f600": 5, "\uffff": 6}},
+    # the digits that stand for a part of the text while it is written (formats._joined), and for known tools
+    {"n": 73018452906113527, "m": 73018452906113528, "s": "73018452906113529", "t": "x73018452906113527"},
+    {"tools": 73018452906113527, "messages": "73018452906113528"},
 ]
 
 
@@ -266,3 +274,87 @@ def test_the_fields_written_without_a_float_check_hold_no_float() -> None:
         for name in ("metadata", "tools", "expected", "alternatives", "arg_rules", "forbidden", "provenance"):
             assert name not in formats.numberless_fields(model)
     assert REPO.is_dir()
+
+
+def _plain(number: int, raw: bytes, monkeypatch: pytest.MonkeyPatch) -> Any:
+    with monkeypatch.context() as patch:
+        patch.setattr("scorer.importers.native.fast_record", lambda number, raw: None)
+        return convert_line(number, raw, "f.jsonl", ImportOptions())
+
+
+_T = json.dumps(_transcript()["tools"]).encode()  # the tool list's bytes as the good lines below write them
+_OTHER = json.dumps([{"name": "cancel", "parameters": {"type": "object"}}]).encode()
+_HEAD = b'{"format": "toolgold.transcript/1", "id": "t9", "messages": [{"role": "user", "content": "hi"}], '
+_GOLD_HEAD = (b'{"format": "toolgold.gold/1", "id": "g9", "expected": {"behavior": "no_call"}, '
+              b'"messages": [{"role": "user", "content": "hi"}], ')
+TOOL_BYTES_LINES = [
+    _HEAD + b'"tools": ' + _T + b"}\n",  # the tools as learnt
+    _GOLD_HEAD + b'"tools":' + _T + b"}\n",  # no space: still the same bytes for the list
+    _HEAD + b'"metadata": {"tools": ' + _T + b'}, "tools": ' + _OTHER + b"}\n",  # nested first: not the record's
+    _HEAD + b'"metadata": {"tools": ' + _T + b'}, "tools": 73018452906113527}\n',  # the placeholder itself
+    _HEAD + b'"metadata": {"tools": ' + _T + b'}, "tools": 73018452906113527.0}\n',
+    _HEAD + b'"metadata": {"n": 73018452906113527}, "tools": ' + _T + b"}\n",
+    _HEAD + b'"tools": ' + _T + b', "tools": ' + _OTHER + b"}\n",  # a key given twice
+    _HEAD + b'"tools": ' + _OTHER + b', "tools": ' + _T + b"}\n",
+    _HEAD + b'"tags": ["tools"], "tools": ' + _T + b"}\n",
+    _HEAD + b'"metadata": {"note": "\\"tools\\": ' + _T.replace(b'"', b'\\"') + b'"}, "tools": ' + _OTHER + b"}\n",
+    _HEAD + b'"tools": ' + _T + b"5}\n",  # not JSON once the list ends
+    _HEAD + b'"tools": ' + _T[:-1] + b', {"name": "book"}]}\n',  # the list and more: a longer list
+    _HEAD + b'"tools": ' + _T + b', "metadata": {"deep": ' + json.dumps(_deep(198)).encode() + b"}}\n",
+    _HEAD + b'"tools": ' + _T + b', "metadata": {"n": 1' + b"0" * 30 + b"}}\n",
+    _GOLD_HEAD + b'"tools": ' + _T + b', "expected": {"behavior": "call", "calls": [{"name": "nope"}]}}\n',
+]
+
+
+@pytest.mark.parametrize("raw", TOOL_BYTES_LINES, ids=range(len(TOOL_BYTES_LINES)))
+def test_a_line_whose_tool_bytes_were_seen_reads_as_before(raw: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a good line learns the tools' bytes (read from them alone the next time they come, as they come)
+    good = _HEAD + b'"tools": ' + _T + b"}\n"
+    for number in (5, 6):
+        assert isinstance(convert_line(number, good, "f.jsonl", ImportOptions()), Converted)
+    assert [span for spans in formats._TOOL_SPANS.values() for span, _ in spans] == [_T]
+    got = convert_line(2, raw, "f.jsonl", ImportOptions())
+    plain = _plain(2, raw, monkeypatch)
+    if isinstance(plain, InvalidRecord):
+        assert isinstance(got, InvalidRecord)
+        assert (got.message, got.line) == (plain.message, plain.line)
+    else:
+        assert isinstance(got, Converted) and isinstance(plain, Converted)
+        assert got.record == plain.record
+        assert got.record.model_fields_set == plain.record.model_fields_set
+        assert _rows(got.record) == _rows(plain.record) == _expected_rows(plain.record)
+
+
+def test_tools_read_from_their_bytes_are_the_objects_first_validated() -> None:
+    first = fast_record(2, _HEAD + b'"tools": ' + _T + b"}\n")
+    assert not formats._TOOL_SPANS  # seen once: nothing filed (records with tools of their own pay nothing)
+    second = fast_record(3, _GOLD_HEAD + b'"tools": ' + _T + b"}\n")
+    assert [span for spans in formats._TOOL_SPANS.values() for span, _ in spans] == [_T]
+    again = fast_record(4, _GOLD_HEAD + b'"tools": ' + _T + b', "id": "g10"}\n')
+    assert first is not None and second is not None and again is not None
+    assert again.id == "g10" and again.tools[0] is second.tools[0] is first.tools[0]
+
+
+def test_records_each_with_tools_of_their_own_file_no_bytes() -> None:
+    for n in range(20):
+        tools = json.dumps([{"name": f"f{n}", "parameters": {"type": "object"}}]).encode()
+        assert fast_record(2 + n, _HEAD + b'"tools": ' + tools + b"}\n") is not None
+    assert not formats._TOOL_SPANS and not formats._SPANS_TRIED
+
+
+JOINED_BODIES = [
+    {"a": 1, "z": [True, None, "x"]},
+    {"expected": {"arguments": {"tools": 73018452906113527}}, "id": "g"},  # the stand-in itself, nested first
+    {"a": "73018452906113527", "zz": {"tools": 73018452906113527}},
+    {"a": {"messages": 73018452906113528, "tools": 73018452906113527}},
+    {"a": 1.0, "b": 2.5e-5},  # floats orjson writes otherwise
+    {"big": 2 ** 70},
+    {},
+]
+
+
+@pytest.mark.parametrize("body", JOINED_BODIES, ids=range(len(JOINED_BODIES)))
+@pytest.mark.parametrize("texts", [{"tools": '[{"name":"f"}]'}, {"messages": "[]", "tools": "[7]"}, {"m": "{}"}])
+def test_a_text_written_in_parts_is_the_one_written_whole(body: dict[str, Any], texts: dict[str, str]) -> None:
+    # dumps_finite_with: the reference (each part's text at its key, in key order), checked in tests/scorer
+    assert formats._joined(dict(body), texts) == canonical.dumps_finite_with(dict(body), texts)

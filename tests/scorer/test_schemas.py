@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.schemas import SchemaProblem, compiled
+from scorer.schemas import METASCHEMA_KEYWORDS, SchemaProblem, compiled, surely_valid_schema
 
 TYPES = ["string", "integer", "number", "boolean", "null", "array", "object"]
 
@@ -88,3 +89,124 @@ def test_validators_are_cached_by_canonical_schema() -> None:
     one = compiled({"type": "object", "properties": {"a": {"type": "string"}}})
     two = compiled({"properties": {"a": {"type": "string"}}, "type": "object"})
     assert one is two
+
+
+# -- is it a JSON Schema at all (surely_valid_schema, before jsonschema's check_schema) ----------------------
+
+
+def _check_schema_accepts(schema: Any) -> bool:
+    """What a tool's ``parameters`` must pass (``scorer.model.json_schema_problem``), by jsonschema alone."""
+    named = isinstance(schema, dict) and "$schema" in schema
+    validator = (jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+                 if not named or isinstance(schema["$schema"], str) else jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return True
+
+
+def test_the_keywords_left_to_jsonschema_are_every_keyword_of_the_2020_12_meta_schema() -> None:
+    from jsonschema_specifications import REGISTRY
+
+    base = "https://json-schema.org/draft/2020-12/"
+    found: set[str] = set(REGISTRY.contents(base + "schema")["properties"])
+    for vocabulary in ("core", "applicator", "unevaluated", "validation", "meta-data", "format-annotation",
+                       "content"):
+        found |= set(REGISTRY.contents(f"{base}meta/{vocabulary}")["properties"])
+    assert METASCHEMA_KEYWORDS == found
+
+
+ANY_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 3) | st.sampled_from([0.5, 1.0, -1.5]) |
+    st.sampled_from(["", "a", "string", "object", "integer", "[", "(", "#/x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["type", "a", "x"]), inner,
+                                                                 max_size=2),
+    max_leaves=4)
+KEYWORD = st.sampled_from(sorted(METASCHEMA_KEYWORDS | {"x-extension", "nullable", "example", "Type"}))
+META_SCHEMA = st.recursive(
+    st.booleans() | st.dictionaries(KEYWORD, ANY_VALUE, max_size=3) | LEAF,
+    lambda inner: st.one_of(
+        st.dictionaries(st.sampled_from(["properties", "$defs", "patternProperties", "dependentSchemas"]),
+                        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2), max_size=1),
+        st.dictionaries(st.sampled_from(["items", "additionalProperties", "not", "contains", "if"]), inner,
+                        max_size=2),
+        st.dictionaries(st.sampled_from(["anyOf", "oneOf", "allOf", "prefixItems"]), st.lists(inner, max_size=2),
+                        max_size=1),
+        st.builds(lambda a, b: {**a, **b}, inner.filter(lambda s: isinstance(s, dict)),
+                  st.dictionaries(KEYWORD, ANY_VALUE, max_size=2))),
+    max_leaves=6)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(META_SCHEMA)
+def test_a_schema_surely_valid_is_one_jsonschema_accepts(schema: Any) -> None:
+    if surely_valid_schema(schema):
+        assert _check_schema_accepts(schema), schema
+
+
+def test_everyday_schemas_are_surely_valid_and_broken_ones_are_left_to_jsonschema() -> None:
+    good = [{"type": "object", "properties": {"n": {"type": ["integer", "null"], "minimum": 0, "default": 1},
+                                              "s": {"type": "string", "enum": ["a", "b"], "format": "date",
+                                                    "maxLength": 9, "description": "d", "title": "t"},
+                                              "l": {"type": "array", "items": {"anyOf": [{"type": "string"}, True]},
+                                                    "uniqueItems": True, "minItems": 0},
+                                              "x": {"nullable": True, "x-extension": {"type": 5}}},
+             "required": ["n"], "additionalProperties": False, "examples": [{}]}, {}, True]
+    broken = [{"type": "dict"}, {"type": []}, {"type": ["string", "string"]}, {"required": ["a", "a"]},
+              {"required": "a"}, {"properties": {"a": 3}}, {"minimum": "1"}, {"minLength": -1}, {"anyOf": []},
+              {"items": [{"type": "string"}]}, {"description": None}, {"uniqueItems": 1}, {"enum": "a"}]
+    for schema in good:
+        assert surely_valid_schema(schema) and _check_schema_accepts(schema), schema
+    for schema in broken:
+        assert not surely_valid_schema(schema) and not _check_schema_accepts(schema), schema
+    # not sure: left to jsonschema, valid or not
+    for schema in ({"pattern": "^a"}, {"pattern": "("}, {"$ref": "#/$defs/a", "$defs": {"a": {}}}, {"minimum": True},
+                   {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, {"minLength": 1.0}):
+        assert not surely_valid_schema(schema), schema
+
+
+def _real_parameters() -> list[Any]:
+    """Every distinct ``parameters`` object in the public datasets and the repository's real data (as their
+    files write them: BFCL's own ``"type": "dict"`` is not JSON Schema, and stays in)."""
+    from scorer import canonical
+    from tests.conftest import SHARED_DATA, TEST_DATA
+
+    found: dict[str, Any] = {}
+
+    def walk(value: Any) -> None:
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                schema = item.get("parameters")
+                if isinstance(schema, dict):
+                    found.setdefault(canonical.dumps(schema), schema)
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+
+    files = [p for root in (SHARED_DATA, TEST_DATA / "real") for p in sorted(root.rglob("*"))
+             if p.suffix in (".json", ".jsonl")]
+    assert len(files) > 10, "the public datasets are missing: set TOOLGOLD_SHARED_DATA"
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            walk(json.loads(text))
+        except ValueError:
+            for line in text.splitlines():
+                try:
+                    walk(json.loads(line))
+                except ValueError:
+                    continue
+    return list(found.values())
+
+
+def test_every_real_tool_schema_gets_the_verdict_jsonschema_gives() -> None:
+    schemas = _real_parameters()
+    assert len(schemas) > 1000
+    sure = [s for s in schemas if surely_valid_schema(s)]
+    for schema in sure:
+        assert _check_schema_accepts(schema), schema
+    valid = [s for s in schemas if _check_schema_accepts(s)]
+    assert len(sure) >= 0.95 * len(valid)  # the everyday schema needs no jsonschema
