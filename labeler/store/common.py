@@ -90,7 +90,8 @@ def require_role(conn: Connection, actor: str, roles: Sequence[str], what: str) 
 
 def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str]:
     """A stored transcript with its tools, and its source."""
-    row = conn.execute(select(t.TranscriptRow.id, t.TranscriptRow.body, t.TranscriptRow.source)
+    row = conn.execute(select(t.TranscriptRow.id, t.TranscriptBodyRow.body, t.TranscriptRow.source)
+                       .join(t.TranscriptBodyRow, t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
                        .where(t.TranscriptRow.external_id == external_id)).first()
     if row is None:
         raise StoreError(f"no transcript with id {external_id!r}")

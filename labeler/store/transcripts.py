@@ -241,10 +241,11 @@ _STAGE_PAGE_SIZE = "PRAGMA page_size=65536;"
 4 KiB overflow pages (the workers' stage write took half the CPU: 48 against 86 µs per transcript)."""
 _STAGE_SCHEMA = """
 CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, content_hash TEXT, src TEXT,
-                          line INTEGER, seq INTEGER, n_turns INTEGER);
+                          line INTEGER, seq INTEGER, n_turns INTEGER, body_id INTEGER);
 CREATE TABLE gold_cases (id TEXT PRIMARY KEY, content_hash TEXT, src TEXT, line INTEGER, seq INTEGER);
 CREATE TABLE rows_transcripts (seq INTEGER PRIMARY KEY, external_id TEXT, source TEXT, content_hash TEXT, title TEXT,
-                               body TEXT, n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT);
+                               n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT);
+CREATE TABLE rows_transcript_bodies (seq INTEGER PRIMARY KEY, body TEXT);
 CREATE TABLE rows_transcript_tools (key INTEGER PRIMARY KEY, schema_hash TEXT);
 CREATE TABLE rows_tool_schemas (hash TEXT PRIMARY KEY, name TEXT, body TEXT);
 CREATE TABLE rows_turns (key INTEGER PRIMARY KEY, ordinal INTEGER, message_index INTEGER, observed TEXT,
@@ -257,8 +258,10 @@ CREATE TABLE rows_gold_case_tags (key INTEGER PRIMARY KEY, case_id TEXT, tag TEX
 """Two kinds of tables. ``rows_*``: every record's rows as written (by a worker process, or by the importing
 process for what it converts itself), under the record's ``seq``; a child row (tool link, turn, tag) under
 ``seq << CHILD_BITS | its position``, so a record's children are one key range. ``transcripts`` and
-``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets; only
-these are published (joined to their rows), so a duplicate or a reject needs no row taken out."""
+``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets (and the
+id of its body, written into the store ahead of the publish: ``_write_bodies``); only these are published (joined
+to their rows), so a duplicate or a reject needs no row taken out. A transcript's body is a table of its own
+(``rows_transcript_bodies``), so the publish reads none of the bodies' pages."""
 CHILD_BITS = 20
 MAIN_CHUNKS = 1 << 22
 """Chunk numbers from here on are the importing process's own (below: the workers', one per chunk of lines)."""
@@ -326,7 +329,7 @@ class StageWriter:
         transaction; return what stands for each."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
-        transcripts, links, tools, turns, gold, tags, out = [], [], {}, [], [], [], []
+        transcripts, bodies, links, tools, turns, gold, tags, out = [], [], [], {}, [], [], [], []
         for index, prepared in enumerate(records):
             seq = number << CHILD_BITS | index
             staged = prepared.staged
@@ -334,6 +337,7 @@ class StageWriter:
             key = seq << CHILD_BITS
             if prepared.transcript:
                 transcripts.append((seq, *_TRANSCRIPT_ROW(row)))
+                bodies.append((seq, row["body"]))
                 for position, tool in enumerate(staged.tools):
                     links.append((key | position, tool[0]))
                     tools[tool[0]] = tool
@@ -346,7 +350,8 @@ class StageWriter:
         run = self.conn.executemany
         try:
             with _stage_transaction(self.conn):
-                run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
+                run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
+                run("INSERT INTO rows_transcript_bodies VALUES (?, ?)", bodies)
                 run("INSERT INTO rows_transcript_tools VALUES (?, ?)", links)
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
                 run("INSERT INTO rows_turns VALUES (?, ?, ?, ?, ?, ?)", turns)
@@ -360,8 +365,9 @@ class StageWriter:
         self.conn.close()
 
 
-_TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "body", "n_messages", "n_turns",
-                       "n_tool_calls", "started_at")
+_TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "n_messages", "n_turns", "n_tool_calls",
+                       "started_at")
+"""A transcript's columns in the store and the stage but its body (``transcript_bodies``, ``rows_transcript_bodies``)."""
 _TURN_COLUMNS = ("ordinal", "message_index", "observed", "observed_behavior", "n_calls")
 _GOLD_COLUMNS = ("id", "conversation_id", "turn", "split", "kind", "status", "behavior", "tags", "source", "body",
                  "content_hash")
@@ -410,7 +416,7 @@ class _Stage:
             self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
 
     def body(self, staged: StagedItem) -> str:
-        table = "rows_transcripts" if staged.transcript else "rows_gold_cases"
+        table = "rows_transcript_bodies" if staged.transcript else "rows_gold_cases"
         return str(self.conn.execute(f"SELECT body FROM {table} WHERE seq = ?", (staged.seq,)).fetchone()[0])
 
     def tools(self, staged: StagedItem) -> list[tuple[str, str, str]]:
@@ -428,9 +434,10 @@ class _Stage:
         self.conn.close()
         os.close(self.lock)
 
-    def drop(self, clashes: Sequence[_Clash], result: ImportResult, skip: bool) -> None:
+    def drop(self, clashes: Sequence[_Clash], result: ImportResult, skip: bool) -> list[int]:
         """Take out of the stage the records another writer added to the store since they were staged: the
-        same content is counted unchanged, other content is a conflict (raised, or a reject with ``skip``)."""
+        same content is counted unchanged, other content is a conflict (raised, or a reject with ``skip``).
+        Returns the ids of the bodies written ahead for the transcripts taken out (to delete: ``_delete_bodies``)."""
         for clash in clashes:
             if clash.same:
                 if clash.table == "transcripts":
@@ -443,10 +450,13 @@ class _Stage:
                                                "content (it was added while this import ran)",
                                                source=clash.source, line=clash.line), result, skip)
         run = self.conn.execute
+        bodies = []
         run("BEGIN IMMEDIATE")
         for clash in clashes:  # out of the accepted records: their rows are then never published
             if clash.table == "transcripts":
-                (turns,) = run("SELECT n_turns FROM transcripts WHERE external_id = ?", (clash.id,)).fetchone()
+                turns, body_id = run("SELECT n_turns, body_id FROM transcripts WHERE external_id = ?",
+                                     (clash.id,)).fetchone()
+                bodies.append(body_id)
                 result.turns_added -= turns
                 run("DELETE FROM transcripts WHERE external_id = ?", (clash.id,))
                 result.transcripts_added -= 1
@@ -454,6 +464,7 @@ class _Stage:
                 run("DELETE FROM gold_cases WHERE id = ?", (clash.id,))
                 result.gold_added -= 1
         self.commit()
+        return bodies
 
 
 @dataclass(frozen=True)
@@ -478,17 +489,8 @@ NO_FLOCK_MESSAGE = ("importing into a SQLite database needs fcntl file locks (Li
 def _remove_stale_stages(db_file: Path) -> None:
     """Delete the stage files of imports that died (killed, power cut): nothing of them reached the store."""
     for path in db_file.parent.glob(glob.escape(db_file.name) + "-import-*.stage"):
-        try:
-            fd = os.open(path, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a running import's
-            continue
-        finally:
-            os.close(fd)
-        path.unlink(missing_ok=True)
+        if path.exists() and not _stage_alive(path):
+            path.unlink(missing_ok=True)
 
 
 def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | PreparedItem | StagedItem], *,
@@ -500,6 +502,7 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
         raise DatabaseUnavailable(NO_FLOCK_MESSAGE)
     try:
         _remove_stale_stages(db_file)
+        _sweep_dead_bodies(db, db_file)
         # Locked before it is named like a stage file, so no other import takes it for a dead one's.
         fd, name = tempfile.mkstemp(prefix=db_file.name + "-import-", suffix=".new", dir=db_file.parent)
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -514,30 +517,105 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
             os.close(fd)
             raise _stage_failed(db, exc) from None
         try:
-            try:
-                if on_stage is not None:
-                    on_stage(path)
-                sources = _fill_stage(db, stage, items, result, skip_invalid)
-                stage.commit()
-            except (sqlite3.Error, StageFailed) as exc:  # the stage file's own database (a full disk, say)
-                raise _stage_failed(db, exc) from None
-            for _ in range(5):
-                if not (result.transcripts_added or result.gold_added or stage.retools):
-                    break
+            # The checkpoints' sync of what the body writes and the publish copied: here, not in a later save.
+            with db.flushing():
                 try:
-                    with db.flushing():  # the checkpoint's sync of what it copied: here, not in a later save
+                    if on_stage is not None:
+                        on_stage(path)
+                    sources = _fill_stage(db, stage, items, result, skip_invalid)
+                    stage.commit()
+                except (sqlite3.Error, StageFailed) as exc:  # the stage file's own database (a full disk, say)
+                    raise _stage_failed(db, exc) from None
+                for _ in range(5):
+                    if not (result.transcripts_added or result.gold_added or stage.retools):
+                        break
+                    try:
                         _publish(db, stage, actor, result, sources)
-                    break
-                except _Clashed as clashed:
-                    stage.drop(clashed.clashes, result, skip_invalid)
-            else:
-                raise StoreError("other writers kept adding the records this import holds; nothing was imported: "
-                                 "run it again")
+                        break
+                    except _Clashed as clashed:
+                        _delete_bodies(db, stage.drop(clashed.clashes, result, skip_invalid))
+                else:
+                    raise StoreError("other writers kept adding the records this import holds; nothing was "
+                                     "imported: run it again")
+        except BaseException:
+            # The bodies written ahead are unreachable; delete them now (best effort: else the next import does).
+            with contextlib.suppress(Exception):
+                _discard_pending(db, path.name)
+            raise
         finally:
             stage.close()
     finally:
         path.unlink(missing_ok=True)
     return result
+
+
+def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int]) -> int:
+    """Copy the staged bodies of ``seqs`` (accepted transcripts, in order) into ``transcript_bodies`` under new
+    ids, in one short transaction of their own, and note them as this import's (``pending_bodies``); return
+    the first id (the rest follow in order). Nothing refers to them until the publish commits the transcripts
+    that do, so no reader sees them, and the publish copies no body while it holds the write lock."""
+    with db.write_attached("stage", stage.path) as conn:
+        run = conn.exec_driver_sql
+        first = (run("SELECT coalesce(max(id), 0) FROM main.transcript_bodies").scalar() or 0) + 1
+        run("INSERT INTO main.transcript_bodies (id, body) SELECT ?, body FROM stage.rows_transcript_bodies "
+            "WHERE seq = ?", [(first + n, seq) for n, seq in enumerate(seqs)])
+        run("INSERT INTO main.pending_bodies (first_id, last_id, stage) VALUES (?, ?, ?)",
+            (first, first + len(seqs) - 1, stage.path.name))
+    return first
+
+
+_STORED_BODY = (select(t.TranscriptBodyRow.body).where(t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
+                .scalar_subquery().label("body"))
+"""A stored transcript's body, beside its other columns in a query of ``transcripts``."""
+
+
+_NOT_PUBLISHED = ~select(t.TranscriptRow.id).where(t.TranscriptRow.body_id == t.TranscriptBodyRow.id).exists()
+
+
+def _delete_bodies(db: Database, ids: Sequence[int]) -> None:
+    """Delete bodies written ahead for transcripts that will not be published (another writer added them)."""
+    for start in range(0, len(ids), CHUNK):
+        with db.write() as conn:
+            conn.execute(delete(t.TranscriptBodyRow).where(t.TranscriptBodyRow.id.in_(ids[start:start + CHUNK]),
+                                                           _NOT_PUBLISHED))
+
+
+def _discard_pending(db: Database, stage_name: str) -> None:
+    """Delete the bodies the import staged in ``stage_name`` wrote ahead and did not publish, one of its
+    writes (a few hundred bodies) per transaction, so saves get the lock in between."""
+    while True:
+        with db.write() as conn:
+            span = conn.execute(select(t.PendingBodiesRow.first_id, t.PendingBodiesRow.last_id)
+                                .where(t.PendingBodiesRow.stage == stage_name).limit(1)).first()
+            if span is None:
+                return
+            conn.execute(delete(t.TranscriptBodyRow).where(t.TranscriptBodyRow.id.between(*span), _NOT_PUBLISHED))
+            conn.execute(delete(t.PendingBodiesRow).where(t.PendingBodiesRow.first_id == span[0]))
+
+
+def _sweep_dead_bodies(db: Database, db_file: Path) -> None:
+    """Delete the bodies that imports which died (killed, power cut) wrote ahead: those noted under a stage file
+    that is gone or that no running import holds locked. A running import's are kept."""
+    with db.read() as conn:
+        stages = list(conn.scalars(select(t.PendingBodiesRow.stage).distinct()))
+    for name in stages:
+        if Path(name).name != name or not _stage_alive(db_file.parent / name):
+            _discard_pending(db, name)
+
+
+def _stage_alive(path: Path) -> bool:
+    """Whether a running import holds the stage file ``path`` (its lock cannot be taken)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _stage_failed(db: Database, exc: BaseException) -> DatabaseUnavailable:
@@ -639,16 +717,17 @@ def _stored_and_staged(db: Database, stage: _Stage, batch: Sequence[StagedItem],
 def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem], result: ImportResult,
                        skip: bool) -> None:
     stored, existing = _stored_and_staged(db, stage, batch, t.TranscriptRow.external_id, t.TranscriptRow.content_hash,
-                                          t.TranscriptRow.body, "transcripts")
+                                          _STORED_BODY, "transcripts")
     # The same conversation with other tools: the conversation's tool set changed (replaced at the publish).
     kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == stage.body(staged))
     stage.retools += [_Staged(s.id, s.digest, s.source, s.line, {}, stage.tools(s)) for s in retooled]
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
+    first_body = _write_bodies(db, stage, [s.seq for s in new]) if new else 0
     rows = []
-    for staged in new:
+    for n, staged in enumerate(new):
         rows.append((stage.next_id, staged.id, staged.digest, staged.source, staged.line, staged.seq,
-                     staged.n_children))
+                     staged.n_children, first_body + n))
         stage.next_id += 1
     stage.accept("transcripts", rows)
     result.transcripts_added += len(rows)
@@ -701,10 +780,12 @@ def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sour
             "FROM stage.rows_tool_schemas WHERE hash NOT IN (SELECT hash FROM main.tool_schemas) AND hash IN "
             f"(SELECT r.schema_hash FROM stage.transcripts AS k CROSS JOIN stage.rows_transcript_tools AS r "
             f"ON {children})", (stamp,))
-        run(f"INSERT INTO main.transcripts (id, {cols}, imported_at) SELECT k.id + ?, "
+        # Their bodies are in the store already (``_write_bodies``): no longer this import's to delete.
+        run(f"INSERT INTO main.transcripts (id, body_id, {cols}, imported_at) SELECT k.id + ?, k.body_id, "
             f"{', '.join('r.' + c for c in _TRANSCRIPT_COLUMNS)}, ? "
             "FROM stage.transcripts AS k CROSS JOIN stage.rows_transcripts AS r ON r.seq = k.seq ORDER BY k.id",
             (base, stamp))
+        run("DELETE FROM main.pending_bodies WHERE stage = ?", (stage.path.name,))
         run("INSERT INTO main.transcript_tools (transcript_id, position, schema_hash) "
             f"SELECT k.id + ?, r.key & {(1 << CHILD_BITS) - 1}, r.schema_hash FROM stage.transcripts AS k "
             f"CROSS JOIN stage.rows_transcript_tools AS r ON {children} ORDER BY k.id, r.key", (base,))
@@ -802,7 +883,7 @@ def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
 def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool,
                         actor: str) -> None:
     existing = {ext: (pk, digest, body) for ext, pk, digest, body in conn.execute(
-        select(t.TranscriptRow.external_id, t.TranscriptRow.id, t.TranscriptRow.content_hash, t.TranscriptRow.body)
+        select(t.TranscriptRow.external_id, t.TranscriptRow.id, t.TranscriptRow.content_hash, _STORED_BODY)
         .where(t.TranscriptRow.external_id.in_([s.id for s in batch]))
     ).all()}
     seen_in_batch: dict[str, str] = {}
@@ -830,6 +911,10 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
         rows.append({**staged.row, "imported_at": stamp})
     if not rows:
         return
+    body_ids = conn.scalars(insert(t.TranscriptBodyRow).returning(t.TranscriptBodyRow.id, sort_by_parameter_order=True),
+                            [{"body": row.pop("body")} for row in rows]).all()
+    for row, body_id in zip(rows, body_ids, strict=True):
+        row["body_id"] = body_id
     id_of = {ext: pk for pk, ext in conn.execute(
         insert(t.TranscriptRow).returning(t.TranscriptRow.id, t.TranscriptRow.external_id),
         rows)}
@@ -999,7 +1084,9 @@ def count_transcripts(db: Database) -> int:
 
 def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
     with db.read() as conn:
-        row = conn.execute(select(t.TranscriptRow).where(t.TranscriptRow.external_id == external_id)).first()
+        row = conn.execute(select(t.TranscriptRow, t.TranscriptBodyRow.body)
+                           .join(t.TranscriptBodyRow, t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
+                           .where(t.TranscriptRow.external_id == external_id)).first()
         if row is None:
             raise StoreError(f"no transcript with id {external_id!r}")
         pk = row.id
