@@ -96,6 +96,7 @@ class TranscriptRow(Base):
     content_hash: Mapped[str] = mapped_column(unique=True)
     title: Mapped[str] = mapped_column(default="")
     body_id: Mapped[int] = mapped_column(ForeignKey("transcript_bodies.id"), unique=True)
+    tool_set_id: Mapped[int | None] = mapped_column(ForeignKey("tool_sets.id"))  # None: it offers no tools
     n_messages: Mapped[int] = mapped_column()
     n_turns: Mapped[int] = mapped_column()
     n_tool_calls: Mapped[int] = mapped_column()
@@ -113,9 +114,20 @@ class ToolSchemaRow(Base):
     first_seen: Mapped[str] = mapped_column(Timestamp)
 
 
-class TranscriptToolRow(Base):
-    __tablename__ = "transcript_tools"
-    transcript_id: Mapped[int] = mapped_column(ForeignKey("transcripts.id", ondelete="CASCADE"), primary_key=True)
+class ToolSetRow(Base):
+    """An ordered list of tool schemas that transcripts offer (revision 0004): most transcripts of a source
+    offer the same one, so a transcript names its set (``transcripts.tool_set_id``) instead of a row per tool,
+    and publishing an import writes a row per distinct list. Content-addressed: ``hash`` is the sha256 of the
+    schema hashes in order, joined by spaces; never changed once written."""
+
+    __tablename__ = "tool_sets"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(unique=True)
+
+
+class ToolSetToolRow(Base):
+    __tablename__ = "tool_set_tools"
+    tool_set_id: Mapped[int] = mapped_column(ForeignKey("tool_sets.id"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
     schema_hash: Mapped[str] = mapped_column(ForeignKey("tool_schemas.hash"), index=True)
 

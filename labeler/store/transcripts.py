@@ -30,7 +30,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
-from labeler.store.common import audit, stored_transcript
+from labeler.store.common import audit, stored_transcript, tool_bodies
 from labeler.store.engine import (
     CHUNK,
     IMPORT_LOCK,
@@ -241,12 +241,12 @@ _STAGE_PAGE_SIZE = "PRAGMA page_size=65536;"
 4 KiB overflow pages (the workers' stage write took half the CPU: 48 against 86 µs per transcript)."""
 _STAGE_SCHEMA = """
 CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, content_hash TEXT, src TEXT,
-                          line INTEGER, seq INTEGER, n_turns INTEGER, body_id INTEGER);
+                          line INTEGER, seq INTEGER, n_turns INTEGER, body_id INTEGER, tool_list INTEGER);
+CREATE TABLE tool_lists (id INTEGER PRIMARY KEY, hashes TEXT NOT NULL UNIQUE);
 CREATE TABLE gold_cases (id TEXT PRIMARY KEY, content_hash TEXT, src TEXT, line INTEGER, seq INTEGER);
 CREATE TABLE rows_transcripts (seq INTEGER PRIMARY KEY, external_id TEXT, source TEXT, content_hash TEXT, title TEXT,
-                               n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT);
+                               n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT, tools TEXT);
 CREATE TABLE rows_transcript_bodies (seq INTEGER PRIMARY KEY, body TEXT);
-CREATE TABLE rows_transcript_tools (key INTEGER PRIMARY KEY, schema_hash TEXT);
 CREATE TABLE rows_tool_schemas (hash TEXT PRIMARY KEY, name TEXT, body TEXT);
 CREATE TABLE rows_turns (key INTEGER PRIMARY KEY, ordinal INTEGER, message_index INTEGER, observed TEXT,
                          observed_behavior TEXT, n_calls INTEGER);
@@ -261,7 +261,9 @@ process for what it converts itself), under the record's ``seq``; a child row (t
 ``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets (and the
 id of its body, written into the store ahead of the publish: ``_write_bodies``); only these are published (joined
 to their rows), so a duplicate or a reject needs no row taken out. A transcript's body is a table of its own
-(``rows_transcript_bodies``), so the publish reads none of the bodies' pages."""
+(``rows_transcript_bodies``), so the publish reads none of the bodies' pages. A transcript's tools are the
+schema hashes in order, joined by spaces (``rows_transcripts.tools``); ``tool_lists`` numbers the distinct lists
+of the accepted transcripts (``transcripts.tool_list``; none for no tools), each a tool set in the store."""
 CHILD_BITS = 20
 MAIN_CHUNKS = 1 << 22
 """Chunk numbers from here on are the importing process's own (below: the workers', one per chunk of lines)."""
@@ -329,17 +331,16 @@ class StageWriter:
         transaction; return what stands for each."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
-        transcripts, bodies, links, tools, turns, gold, tags, out = [], [], [], {}, [], [], [], []
+        transcripts, bodies, tools, turns, gold, tags, out = [], [], {}, [], [], [], []
         for index, prepared in enumerate(records):
             seq = number << CHILD_BITS | index
             staged = prepared.staged
             row = staged.row
             key = seq << CHILD_BITS
             if prepared.transcript:
-                transcripts.append((seq, *_TRANSCRIPT_ROW(row)))
+                transcripts.append((seq, *_TRANSCRIPT_ROW(row), " ".join(tool[0] for tool in staged.tools)))
                 bodies.append((seq, row["body"]))
-                for position, tool in enumerate(staged.tools):
-                    links.append((key | position, tool[0]))
+                for tool in staged.tools:
                     tools[tool[0]] = tool
                 turns += [(key | n, *_TURN_ROW(turn)) for n, turn in enumerate(staged.children)]
             else:
@@ -350,9 +351,8 @@ class StageWriter:
         run = self.conn.executemany
         try:
             with _stage_transaction(self.conn):
-                run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
+                run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
                 run("INSERT INTO rows_transcript_bodies VALUES (?, ?)", bodies)
-                run("INSERT INTO rows_transcript_tools VALUES (?, ?)", links)
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
                 run("INSERT INTO rows_turns VALUES (?, ?, ?, ?, ?, ?)", turns)
                 run(f"INSERT INTO rows_gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 1))})", gold)
@@ -394,6 +394,8 @@ class _Stage:
         # Stored transcripts that came again with the same conversation and other tools (rare: kept in memory),
         # their tools replaced when the import publishes.
         self.retools: list[_Staged] = []
+        self.lists: dict[str, int] = {}
+        """``tool_lists`` by their text (space-joined schema hashes)."""
 
     def known(self, table: str, key: str, ids: Sequence[str]) -> dict[str, str]:
         marks = ", ".join("?" * len(ids))
@@ -421,11 +423,25 @@ class _Stage:
 
     def tools(self, staged: StagedItem) -> list[tuple[str, str, str]]:
         """A staged transcript's tools (hash, name, canonical JSON), in order."""
-        key = staged.seq << CHILD_BITS
-        return [(h, name, text) for h, name, text in self.conn.execute(
-            "SELECT s.hash, s.name, s.body FROM rows_transcript_tools AS l JOIN rows_tool_schemas AS s "
-            "ON s.hash = l.schema_hash WHERE l.key BETWEEN ? AND ? ORDER BY l.key",
-            (key, key | ((1 << CHILD_BITS) - 1)))]
+        (hashes,) = self.conn.execute("SELECT tools FROM rows_transcripts WHERE seq = ?", (staged.seq,)).fetchone()
+        found = []
+        for digest in hashes.split():
+            name, text = self.conn.execute("SELECT name, body FROM rows_tool_schemas WHERE hash = ?",
+                                           (digest,)).fetchone()
+            found.append((digest, name, text))
+        return found
+
+    def tool_lists(self, seqs: Sequence[int]) -> list[int | None]:
+        """The number (``tool_lists``) of each staged transcript's list of tools, made when new; None for none."""
+        marks = ", ".join("?" * len(seqs))
+        listed = dict(self.conn.execute(f"SELECT seq, tools FROM rows_transcripts WHERE seq IN ({marks})", seqs))
+        new = [hashes for hashes in dict.fromkeys(listed.values()) if hashes and hashes not in self.lists]
+        fresh = list(enumerate(new, start=len(self.lists) + 1))
+        if fresh:
+            with _stage_transaction(self.conn):
+                self.conn.executemany("INSERT INTO tool_lists (id, hashes) VALUES (?, ?)", fresh)
+            self.lists.update((hashes, n) for n, hashes in fresh)
+        return [self.lists.get(listed[seq]) if listed[seq] else None for seq in seqs]
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # failing already (a full disk): the file is deleted next
@@ -724,10 +740,11 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem],
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
     first_body = _write_bodies(db, stage, [s.seq for s in new]) if new else 0
+    lists = stage.tool_lists([s.seq for s in new]) if new else []
     rows = []
     for n, staged in enumerate(new):
         rows.append((stage.next_id, staged.id, staged.digest, staged.source, staged.line, staged.seq,
-                     staged.n_children, first_body + n))
+                     staged.n_children, first_body + n, lists[n]))
         stage.next_id += 1
     stage.accept("transcripts", rows)
     result.transcripts_added += len(rows)
@@ -776,19 +793,27 @@ def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sour
         # The accepted records (key tables, in input order) joined to their rows; a child's key range is
         # its record's seq shifted (see _STAGE_SCHEMA). CROSS JOIN keeps the accepted records driving.
         children = f"r.key BETWEEN k.seq << {CHILD_BITS} AND (k.seq << {CHILD_BITS}) + {(1 << CHILD_BITS) - 1}"
+        # The accepted transcripts' distinct lists of tools (a few: most transcripts of a source share one),
+        # their schemas and tool sets made where new; then each transcript names its set.
+        lists = run("SELECT id, hashes FROM stage.tool_lists WHERE id IN "
+                    "(SELECT DISTINCT tool_list FROM stage.transcripts)").all()
+        needed = sorted({digest for _, hashes in lists for digest in hashes.split()})
         run("INSERT INTO main.tool_schemas (hash, name, body, first_seen) SELECT hash, name, body, ? "
-            "FROM stage.rows_tool_schemas WHERE hash NOT IN (SELECT hash FROM main.tool_schemas) AND hash IN "
-            f"(SELECT r.schema_hash FROM stage.transcripts AS k CROSS JOIN stage.rows_transcript_tools AS r "
-            f"ON {children})", (stamp,))
+            "FROM stage.rows_tool_schemas WHERE hash IN (SELECT value FROM json_each(?)) "
+            "AND hash NOT IN (SELECT hash FROM main.tool_schemas)", (stamp, json.dumps(needed)))
+        sets = _ensure_tool_sets(conn, [hashes.split() for _, hashes in lists])
+        run("DROP TABLE IF EXISTS temp.publish_tool_sets")
+        run("CREATE TEMP TABLE publish_tool_sets (list INTEGER PRIMARY KEY, tool_set INTEGER NOT NULL)")
+        if lists:
+            run("INSERT INTO temp.publish_tool_sets VALUES (?, ?)",
+                [(number, tool_set) for (number, _), tool_set in zip(lists, sets, strict=True)])
         # Their bodies are in the store already (``_write_bodies``): no longer this import's to delete.
-        run(f"INSERT INTO main.transcripts (id, body_id, {cols}, imported_at) SELECT k.id + ?, k.body_id, "
-            f"{', '.join('r.' + c for c in _TRANSCRIPT_COLUMNS)}, ? "
-            "FROM stage.transcripts AS k CROSS JOIN stage.rows_transcripts AS r ON r.seq = k.seq ORDER BY k.id",
-            (base, stamp))
+        run(f"INSERT INTO main.transcripts (id, body_id, tool_set_id, {cols}, imported_at) "
+            f"SELECT k.id + ?, k.body_id, s.tool_set, {', '.join('r.' + c for c in _TRANSCRIPT_COLUMNS)}, ? "
+            "FROM stage.transcripts AS k CROSS JOIN stage.rows_transcripts AS r ON r.seq = k.seq "
+            "LEFT JOIN temp.publish_tool_sets AS s ON s.list = k.tool_list ORDER BY k.id", (base, stamp))
+        run("DROP TABLE temp.publish_tool_sets")
         run("DELETE FROM main.pending_bodies WHERE stage = ?", (stage.path.name,))
-        run("INSERT INTO main.transcript_tools (transcript_id, position, schema_hash) "
-            f"SELECT k.id + ?, r.key & {(1 << CHILD_BITS) - 1}, r.schema_hash FROM stage.transcripts AS k "
-            f"CROSS JOIN stage.rows_transcript_tools AS r ON {children} ORDER BY k.id, r.key", (base,))
         run(f"INSERT INTO main.turns (transcript_id, {turn_cols}) SELECT k.id + ?, "
             f"{', '.join('r.' + c for c in _TURN_COLUMNS)} FROM stage.transcripts AS k "
             f"CROSS JOIN stage.rows_turns AS r ON {children} ORDER BY k.id, r.key", (base,))
@@ -887,7 +912,7 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
         .where(t.TranscriptRow.external_id.in_([s.id for s in batch]))
     ).all()}
     seen_in_batch: dict[str, str] = {}
-    rows, tool_links, new = [], [], []
+    rows, new = [], []
     stamp = now_iso()
     for staged in batch:
         stored = existing.get(staged.id)
@@ -913,20 +938,16 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
         return
     body_ids = conn.scalars(insert(t.TranscriptBodyRow).returning(t.TranscriptBodyRow.id, sort_by_parameter_order=True),
                             [{"body": row.pop("body")} for row in rows]).all()
-    for row, body_id in zip(rows, body_ids, strict=True):
-        row["body_id"] = body_id
+    _ensure_tool_schemas(conn, [tool for staged in new for tool in staged.tools])
+    sets = _ensure_tool_sets(conn, [[digest for digest, _, _ in staged.tools] for staged in new])
+    for row, body_id, tool_set in zip(rows, body_ids, sets, strict=True):
+        row["body_id"], row["tool_set_id"] = body_id, tool_set
     id_of = {ext: pk for pk, ext in conn.execute(
         insert(t.TranscriptRow).returning(t.TranscriptRow.id, t.TranscriptRow.external_id),
         rows)}
-    _ensure_tool_schemas(conn, [tool for staged in new for tool in staged.tools])
     turn_rows = []
     for staged in new:
-        pk = id_of[staged.id]
-        tool_links += [{"transcript_id": pk, "position": i, "schema_hash": digest}
-                       for i, (digest, _, _) in enumerate(staged.tools)]
-        turn_rows += [{**turn, "transcript_id": pk} for turn in staged.children]
-    if tool_links:
-        conn.execute(insert(t.TranscriptToolRow), tool_links)
+        turn_rows += [{**turn, "transcript_id": id_of[staged.id]} for turn in staged.children]
     if turn_rows:
         conn.execute(insert(t.TurnRow), turn_rows)
     result.transcripts_added += len(rows)
@@ -935,15 +956,13 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
 
 def _retool(conn: Connection, pk: int, staged: _Staged, actor: str) -> None:
     """Replace the stored transcript ``pk``'s tools with ``staged``'s (its conversation is the same)."""
-    before = list(conn.scalars(select(t.TranscriptToolRow.schema_hash).where(
-        t.TranscriptToolRow.transcript_id == pk).order_by(t.TranscriptToolRow.position)))
+    before = list(conn.scalars(select(t.ToolSetToolRow.schema_hash)
+                               .join(t.TranscriptRow, t.TranscriptRow.tool_set_id == t.ToolSetToolRow.tool_set_id)
+                               .where(t.TranscriptRow.id == pk).order_by(t.ToolSetToolRow.position)))
     _ensure_tool_schemas(conn, staged.tools)
-    conn.execute(delete(t.TranscriptToolRow).where(t.TranscriptToolRow.transcript_id == pk))
-    if staged.tools:
-        conn.execute(insert(t.TranscriptToolRow), [
-            {"transcript_id": pk, "position": i, "schema_hash": digest}
-            for i, (digest, _, _) in enumerate(staged.tools)])
-    conn.execute(update(t.TranscriptRow).where(t.TranscriptRow.id == pk).values(content_hash=staged.digest))
+    (tool_set,) = _ensure_tool_sets(conn, [[digest for digest, _, _ in staged.tools]])
+    conn.execute(update(t.TranscriptRow).where(t.TranscriptRow.id == pk)
+                 .values(content_hash=staged.digest, tool_set_id=tool_set))
     audit(conn, actor=actor, action="transcript.tools", entity="transcript", entity_id=staged.id,
           before={"tools": before}, after={"tools": [digest for digest, _, _ in staged.tools]},
           note=f"re-imported from {staged.source}" + (f":{staged.line}" if staged.line else "")
@@ -981,6 +1000,30 @@ def _tools_canonical(tools: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
         _TOOL_LISTS.clear()
     _TOOL_LISTS[id(tools)] = (tools, found)
     return found
+
+
+def _ensure_tool_sets(conn: Connection, lists: Sequence[Sequence[str]]) -> list[int | None]:
+    """The tool set of each list of schema hashes (the schemas stored already), made where new; None for an
+    empty list. A fixed handful of statements however many lists."""
+    by_hash = {_tool_set_hash(hashes): hashes for hashes in lists if hashes}
+    known: dict[str, int] = {}
+    if by_hash:
+        known = {h: pk for h, pk in conn.execute(
+            select(t.ToolSetRow.hash, t.ToolSetRow.id).where(t.ToolSetRow.hash.in_(list(by_hash))))}
+        fresh = [h for h in by_hash if h not in known]
+        if fresh:
+            conn.execute(insert(t.ToolSetRow), [{"hash": h} for h in fresh])
+            made = {h: pk for h, pk in conn.execute(
+                select(t.ToolSetRow.hash, t.ToolSetRow.id).where(t.ToolSetRow.hash.in_(fresh)))}
+            conn.execute(insert(t.ToolSetToolRow), [{"tool_set_id": made[h], "position": n, "schema_hash": digest}
+                                                    for h in fresh for n, digest in enumerate(by_hash[h])])
+            known.update(made)
+    return [known[_tool_set_hash(hashes)] if hashes else None for hashes in lists]
+
+
+def _tool_set_hash(hashes: Sequence[str]) -> str:
+    """``tool_sets.hash`` of the schema hashes in order."""
+    return hashlib.sha256(" ".join(hashes).encode("ascii")).hexdigest()
 
 
 def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) -> None:
@@ -1090,11 +1133,7 @@ def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
         if row is None:
             raise StoreError(f"no transcript with id {external_id!r}")
         pk = row.id
-        tools = conn.scalars(
-            select(t.ToolSchemaRow.body)
-            .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
-            .where(t.TranscriptToolRow.transcript_id == pk)
-            .order_by(t.TranscriptToolRow.position)).all()
+        tools = tool_bodies(conn, row.tool_set_id)
         turns = conn.execute(
             select(t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
                    t.TurnRow.n_calls)

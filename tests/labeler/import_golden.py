@@ -21,8 +21,8 @@ INPUTS = [*sorted((REPO / "data" / "demo").glob("*.jsonl")), REPO / "tests" / "d
 TABLES = {
     "transcripts": "SELECT t.id, external_id, source, content_hash, title, b.body, n_messages, n_turns, n_tool_calls, "
                    "started_at FROM transcripts AS t JOIN transcript_bodies AS b ON b.id = t.body_id ORDER BY t.id",
-    "transcript_tools": "SELECT transcript_id, position, schema_hash FROM transcript_tools "
-                        "ORDER BY transcript_id, position",
+    "transcript_tools": "SELECT t.id, m.position, m.schema_hash FROM transcripts AS t "
+                        "JOIN tool_set_tools AS m ON m.tool_set_id = t.tool_set_id ORDER BY t.id, m.position",
     "tool_schemas": "SELECT hash, name, body FROM tool_schemas ORDER BY hash",
     "turns": "SELECT transcript_id, ordinal, message_index, observed, observed_behavior, n_calls FROM turns "
              "ORDER BY transcript_id, ordinal",

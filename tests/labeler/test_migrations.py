@@ -21,7 +21,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import DateTime, Engine, create_engine, insert, inspect, select, text
+from sqlalchemy import DateTime, Engine, create_engine, func, insert, inspect, select, text
 from sqlalchemy import column as sa_column
 from sqlalchemy import table as sa_table
 from sqlalchemy.exc import StatementError
@@ -448,10 +448,11 @@ def test_the_snapshot_makes_only_empty_files(tmp_path: Path) -> None:
                                                                                      "sqlite_autoindex_users_1"]
 
 
-def test_transcripts_stored_before_their_bodies_moved_to_their_own_table_read_back_identically(
+def test_transcripts_stored_before_their_bodies_and_tools_moved_read_back_identically(
         empty_url: str, tmp_path: Path) -> None:
     """Revision 0003 moves each transcript's body into ``transcript_bodies`` (an import writes them ahead of
-    its publish): a store holding transcripts at 0002 migrates, reads them back exactly, and imports on."""
+    its publish), 0004 its tool links into shared tool sets: a store holding transcripts at 0002 migrates,
+    reads them back exactly (bodies and tools), and imports on."""
     from labeler.cli.data import convert_files
     from scorer.importers import ImportOptions
     from scorer.model import Transcript
@@ -470,12 +471,16 @@ def test_transcripts_stored_before_their_bodies_moved_to_their_own_table_read_ba
         "transcript_tools": ("transcript_id", "position", "schema_hash"),
         "turns": ("id", "transcript_id", "ordinal", "message_index", "observed", "observed_behavior", "n_calls"),
     }
-    with scratch.engine.connect() as conn:
+    joins = {"transcripts": " JOIN transcript_bodies AS b ON b.id = transcripts.body_id",
+             "transcript_tools": " JOIN tool_set_tools AS m ON m.tool_set_id = transcripts.tool_set_id"}
+    read_as = {("transcripts", "body"): "b.body", ("transcript_tools", "transcript_id"): "transcripts.id",
+               ("transcript_tools", "position"): "m.position", ("transcript_tools", "schema_hash"): "m.schema_hash"}
+    with scratch.engine.connect() as conn:  # each table's rows as 0002 held them
         rows = {table: [dict(r._mapping) for r in conn.execute(text(
-            f"SELECT {', '.join(('b.body' if (table, c) == ('transcripts', 'body') else f'{table}.{c}') for c in cols)} "
-            f"FROM {table}" + (" JOIN transcript_bodies AS b ON b.id = transcripts.body_id" if table == "transcripts"
-                               else "")))]
+            f"SELECT {', '.join(read_as.get((table, c), f'{table}.{c}') + f' AS {c}' for c in cols)} "
+            f"FROM {'transcripts' if table == 'transcript_tools' else table}{joins.get(table, '')}"))]
             for table, cols in columns.items()}
+    assert len(rows["transcript_tools"]) > len(rows["transcripts"])
     for table in ("tool_schemas", "transcripts"):  # (read back as SQLite's text: any moment will do)
         for row in rows[table]:
             row["first_seen" if table == "tool_schemas" else "imported_at"] = "2026-12-01T00:00:00Z"
@@ -501,6 +506,8 @@ def test_transcripts_stored_before_their_bodies_moved_to_their_own_table_read_ba
                 select(t.TranscriptRow.external_id, t.TranscriptBodyRow.body)
                 .join(t.TranscriptBodyRow, t.TranscriptBodyRow.id == t.TranscriptRow.body_id))}
         assert stored == bodies
+        with store.engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(t.ToolSetRow)) == 1  # they all offer the same
         result = store.import_items(items[:6])  # the same four again, and two new: their ids follow the old
         assert (result.transcripts_unchanged, result.transcripts_added) == (4, 2)
         assert [s.id for s in store.list_transcripts()] == ids
