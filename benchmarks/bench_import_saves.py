@@ -14,9 +14,11 @@ each statement, the commit, and the WAL checkpoint SQLite runs right after that 
 into its wait for the write lock (``BEGIN IMMEDIATE``), its statements, its commit and any checkpoint run inside
 that commit (``benchmarks/sqlite_trace.py``).
 
-SQLite holds one write lock for the whole database, and an import is one transaction (all or nothing): it
-stages its rows beside the database without the lock, then publishes them in one transaction of a few
-``INSERT ... SELECT``. A save waits for at most that publish, which grows with the bytes imported.
+SQLite holds one write lock for the whole database, and an import is all or nothing: it stages its rows beside
+the database without the lock, writes the transcript bodies (most of its bytes) into the store in one short
+transaction per chunk where nothing can reach them yet, then publishes the rest in one transaction of a few
+``INSERT ... SELECT``. A save waits for at most that publish (or one chunk's bodies); ``--trace`` also prints the
+lock holds of the body writes before the publish.
 """
 
 from __future__ import annotations
