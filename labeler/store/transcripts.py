@@ -565,19 +565,37 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
     return result
 
 
-def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int]) -> int:
-    """Copy the staged bodies of ``seqs`` (accepted transcripts, in order) into ``transcript_bodies`` under new
-    ids, in one short transaction of their own, and note them as this import's (``pending_bodies``); return
-    the first id (the rest follow in order). Nothing refers to them until the publish commits the transcripts
-    that do, so no reader sees them, and the publish copies no body while it holds the write lock."""
-    with db.write_attached("stage", stage.path) as conn:
-        run = conn.exec_driver_sql
-        first = (run("SELECT coalesce(max(id), 0) FROM main.transcript_bodies").scalar() or 0) + 1
-        run("INSERT INTO main.transcript_bodies (id, body) SELECT ?, body FROM stage.rows_transcript_bodies "
-            "WHERE seq = ?", [(first + n, seq) for n, seq in enumerate(seqs)])
-        run("INSERT INTO main.pending_bodies (first_id, last_id, stage) VALUES (?, ?, ?)",
-            (first, first + len(seqs) - 1, stage.path.name))
-    return first
+_BODY_BYTES = 8 << 20
+"""How many bytes of bodies one write transaction of ``_write_bodies`` copies at most (a few tens of ms)."""
+
+
+def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int]) -> list[int]:
+    """Copy the staged bodies of ``seqs`` (accepted transcripts) into ``transcript_bodies`` under new ids, in
+    short transactions of their own (``_BODY_BYTES`` each), and note them as this import's (``pending_bodies``);
+    return each one's id. Nothing refers to them until the publish commits the transcripts that do, so no reader
+    sees them, and the publish copies no body while it holds the write lock. The stage is read before the store's
+    write lock is taken (as bytes: stored as the same text, never decoded), so no transaction holds that lock
+    while it waits for a worker writing the stage."""
+    marks = ", ".join("?" * len(seqs))
+    found = dict(stage.conn.execute(f"SELECT seq, CAST(body AS BLOB) FROM rows_transcript_bodies WHERE seq IN ({marks})",
+                                    seqs))
+    ids: list[int] = []
+    start = 0
+    while start < len(seqs):
+        end, size = start, 0
+        while end < len(seqs) and (end == start or size + len(found[seqs[end]]) <= _BODY_BYTES):
+            size += len(found[seqs[end]])
+            end += 1
+        with db.write() as conn:
+            run = conn.exec_driver_sql
+            first = (run("SELECT coalesce(max(id), 0) FROM transcript_bodies").scalar() or 0) + 1
+            run("INSERT INTO transcript_bodies (id, body) VALUES (?, CAST(? AS TEXT))",
+                [(first + n, found[seq]) for n, seq in enumerate(seqs[start:end])])
+            run("INSERT INTO pending_bodies (first_id, last_id, stage) VALUES (?, ?, ?)",
+                (first, first + end - start - 1, stage.path.name))
+        ids += range(first, first + end - start)
+        start = end
+    return ids
 
 
 _STORED_BODY = (select(t.TranscriptBodyRow.body).where(t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
@@ -739,12 +757,12 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem],
     stage.retools += [_Staged(s.id, s.digest, s.source, s.line, {}, stage.tools(s)) for s in retooled]
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
-    first_body = _write_bodies(db, stage, [s.seq for s in new]) if new else 0
+    bodies = _write_bodies(db, stage, [s.seq for s in new]) if new else []
     lists = stage.tool_lists([s.seq for s in new]) if new else []
     rows = []
     for n, staged in enumerate(new):
         rows.append((stage.next_id, staged.id, staged.digest, staged.source, staged.line, staged.seq,
-                     staged.n_children, first_body + n, lists[n]))
+                     staged.n_children, bodies[n], lists[n]))
         stage.next_id += 1
     stage.accept("transcripts", rows)
     result.transcripts_added += len(rows)
