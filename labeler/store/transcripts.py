@@ -197,8 +197,10 @@ def import_items(db: Database, items: Iterable[ImportItem | PreparedItem | Stage
     SQLite: the rows are staged in a SQLite file beside the database (``FILE-import-*.stage``), checked
     against the store chunk by chunk, then published by one short transaction of a few set-based
     ``INSERT ... SELECT`` statements, so the write lock is held for the copy alone (not for Python building
-    rows). Readers see the whole import or none of it; a killed import leaves only its stage file, which the
-    next import removes. Imports do not wait for each other while they stage: the publish re-checks, under
+    rows). The transcripts' bodies, most of the bytes, are not in that copy: each accepted chunk's are written
+    into the store ahead, in a short transaction of their own, where nothing reaches them until the publish
+    commits the transcripts that refer to them (``_write_bodies``). Readers see the whole import or none of it;
+    a killed import leaves only its stage file and the bodies it wrote ahead, which the next import removes. Imports do not wait for each other while they stage: the publish re-checks, under
     the write lock, the ids that another writer may have added meanwhile. ``items`` may come already
     prepared (``prepare_item``, in another process): they are written as they are. ``on_stage`` is told the
     stage file's path before the first item is taken: worker processes converting the items may then write
