@@ -1027,18 +1027,19 @@ def _ensure_tool_sets(conn: Connection, lists: Sequence[Sequence[str]]) -> list[
     """The tool set of each list of schema hashes (the schemas stored already), made where new; None for an
     empty list. A fixed handful of statements however many lists."""
     by_hash = {_tool_set_hash(hashes): hashes for hashes in lists if hashes}
-    known: dict[str, int] = {}
-    if by_hash:
-        known = {h: pk for h, pk in conn.execute(
-            select(t.ToolSetRow.hash, t.ToolSetRow.id).where(t.ToolSetRow.hash.in_(list(by_hash))))}
-        fresh = [h for h in by_hash if h not in known]
-        if fresh:
-            conn.execute(insert(t.ToolSetRow), [{"hash": h} for h in fresh])
-            made = {h: pk for h, pk in conn.execute(
-                select(t.ToolSetRow.hash, t.ToolSetRow.id).where(t.ToolSetRow.hash.in_(fresh)))}
-            conn.execute(insert(t.ToolSetToolRow), [{"tool_set_id": made[h], "position": n, "schema_hash": digest}
-                                                    for h in fresh for n, digest in enumerate(by_hash[h])])
-            known.update(made)
+
+    def ids(hashes: list[str]) -> dict[str, int]:  # in chunks: SQLite binds at most 32,766 values a statement
+        return {h: pk for start in range(0, len(hashes), CHUNK) for h, pk in conn.execute(
+            select(t.ToolSetRow.hash, t.ToolSetRow.id).where(t.ToolSetRow.hash.in_(hashes[start:start + CHUNK])))}
+
+    known = ids(list(by_hash))
+    fresh = [h for h in by_hash if h not in known]
+    if fresh:
+        conn.execute(insert(t.ToolSetRow), [{"hash": h} for h in fresh])
+        made = ids(fresh)
+        conn.execute(insert(t.ToolSetToolRow), [{"tool_set_id": made[h], "position": n, "schema_hash": digest}
+                                                for h in fresh for n, digest in enumerate(by_hash[h])])
+        known.update(made)
     return [known[_tool_set_hash(hashes)] if hashes else None for hashes in lists]
 
 

@@ -374,3 +374,19 @@ def test_bodies_a_running_import_wrote_ahead_are_kept_while_another_import_runs(
         assert store.get_transcript(f"t{n}").transcript.messages[-1].content == f"{n} " + "x" * BODY
     assert store.get_transcript("other").source == "unit"
     other.close()
+
+
+def test_an_import_whose_transcripts_each_offer_other_tools_gets_a_tool_set_each(store: Store) -> None:
+    """Most transcripts of a source share their tools (one tool set); when each offers its own, each gets its
+    own set, read back in order, however many (more than one statement binds)."""
+    from scorer.model import ToolSpec
+
+    def own(n: int) -> ImportItem:
+        record = transcript(f"t{n}").model_copy(update={"tools": (ToolSpec(name=f"tool_{n}"), ToolSpec(name="b"))})
+        return ImportItem(record, "a.jsonl", n + 1)
+
+    assert store.import_items(own(n) for n in range(2 * CHUNK + 1)).transcripts_added == 2 * CHUNK + 1
+    for n in (0, CHUNK, 2 * CHUNK):
+        assert [tool.name for tool in store.get_transcript(f"t{n}").transcript.tools] == [f"tool_{n}", "b"]
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM tool_sets").scalar() == 2 * CHUNK + 1
