@@ -14,9 +14,11 @@ each statement, the commit, and the WAL checkpoint SQLite runs right after that 
 into its wait for the write lock (``BEGIN IMMEDIATE``), its statements, its commit and any checkpoint run inside
 that commit (``benchmarks/sqlite_trace.py``).
 
-SQLite holds one write lock for the whole database, and an import is one transaction (all or nothing): it
-stages its rows beside the database without the lock, then publishes them in one transaction of a few
-``INSERT ... SELECT``. A save waits for at most that publish, which grows with the bytes imported.
+SQLite holds one write lock for the whole database, and an import is all or nothing: it stages its rows beside
+the database without the lock, writes the transcript bodies (most of its bytes) into the store in one short
+transaction per chunk where nothing can reach them yet, then publishes the rest in one transaction of a few
+``INSERT ... SELECT``. A save waits for at most that publish (or one chunk's bodies); ``--trace`` also prints the
+lock holds of the body writes before the publish.
 """
 
 from __future__ import annotations
@@ -176,6 +178,28 @@ def _split(save: dict[str, Any]) -> dict[str, float]:
             "frames": max((e.get("frames", 0) for e in events if e["kind"] == "wal_hook"), default=0)}
 
 
+def _report_writes_ahead(events: list[dict[str, Any]]) -> None:
+    """The importing process's write transactions before its publish (the transcript bodies written ahead):
+    how long each held the write lock (from its BEGIN IMMEDIATE returning to its COMMIT's WAL hook), and the
+    auto-checkpoints run after them."""
+    holds, checkpoints, taken = [], [], None
+    for e in events:
+        if e["kind"] == "sql" and e["sql"].startswith("BEGIN IMMEDIATE"):
+            taken = e["at"] + e["s"]
+        elif e["kind"] == "wal_hook" and taken is not None:
+            holds.append(e["at"] - taken)
+            checkpoints.append(e.get("checkpoint_s", 0.0))
+            taken = None
+    if not holds:
+        print("no write transaction before the publish")
+        return
+    holds.sort()
+    print(f"before the publish: {len(holds)} write transactions (bodies written ahead), write lock held "
+          f"p50 {holds[len(holds) // 2] * 1000:.0f} ms, p90 {holds[int(len(holds) * 0.9)] * 1000:.0f} ms, "
+          f"max {holds[-1] * 1000:.0f} ms, {sum(holds):.2f} s in all; their auto-checkpoints (after the lock) "
+          f"{sum(checkpoints):.2f} s in all, max {max(checkpoints) * 1000:.0f} ms")
+
+
 def _report_trace(t0: float, imported: list[dict[str, Any]], trace: _SaveTrace) -> None:
     """The import's publish and the slowest saves on one timeline (seconds from the import's start)."""
     def at(value: float) -> str:
@@ -187,6 +211,7 @@ def _report_trace(t0: float, imported: list[dict[str, Any]], trace: _SaveTrace) 
     if start is None or end is None:
         print("no publish seen")
         return
+    _report_writes_ahead([e for e in imported if e["at"] < start["at"]])
     window = [e for e in imported if start["at"] <= e["at"] <= end["at"]]
     lock = next((e["at"] for e in window if e["kind"] == "lock_held"), start["at"])
     print(f"{at(start['at'])}  publish starts (CPU {start['cpu']:.2f} s so far)")

@@ -90,16 +90,23 @@ def require_role(conn: Connection, actor: str, roles: Sequence[str], what: str) 
 
 def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str]:
     """A stored transcript with its tools, and its source."""
-    row = conn.execute(select(t.TranscriptRow.id, t.TranscriptRow.body, t.TranscriptRow.source)
+    row = conn.execute(select(t.TranscriptBodyRow.body, t.TranscriptRow.source, t.TranscriptRow.tool_set_id)
+                       .join(t.TranscriptBodyRow, t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
                        .where(t.TranscriptRow.external_id == external_id)).first()
     if row is None:
         raise StoreError(f"no transcript with id {external_id!r}")
-    tools = conn.scalars(
+    return stored_transcript(external_id, row.body, tool_bodies(conn, row.tool_set_id)), str(row.source)
+
+
+def tool_bodies(conn: Connection, tool_set_id: int | None) -> list[str]:
+    """The stored schemas of a tool set (``transcripts.tool_set_id``), in order; none for no set."""
+    if tool_set_id is None:
+        return []
+    return list(conn.scalars(
         select(t.ToolSchemaRow.body)
-        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
-        .where(t.TranscriptToolRow.transcript_id == row.id)
-        .order_by(t.TranscriptToolRow.position)).all()
-    return stored_transcript(external_id, row.body, tools), str(row.source)
+        .join(t.ToolSetToolRow, t.ToolSetToolRow.schema_hash == t.ToolSchemaRow.hash)
+        .where(t.ToolSetToolRow.tool_set_id == tool_set_id)
+        .order_by(t.ToolSetToolRow.position)))
 
 
 def stored_transcript(external_id: str, body: str, tool_bodies: Sequence[str]) -> Transcript:

@@ -60,8 +60,8 @@ def current_tools(db: Database, source: str) -> list[ToolSpec]:
 def _current_tools(conn: Connection, source: str) -> list[ToolSpec]:
     rows = conn.execute(
         select(t.ToolSchemaRow.name, t.ToolSchemaRow.hash, func.max(t.TranscriptRow.id))
-        .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
-        .join(t.TranscriptRow, t.TranscriptRow.id == t.TranscriptToolRow.transcript_id)
+        .join(t.ToolSetToolRow, t.ToolSetToolRow.schema_hash == t.ToolSchemaRow.hash)
+        .join(t.TranscriptRow, t.TranscriptRow.tool_set_id == t.ToolSetToolRow.tool_set_id)
         .where(t.TranscriptRow.source == source)
         .group_by(t.ToolSchemaRow.name, t.ToolSchemaRow.hash)).all()
     newest: dict[str, tuple[int, str]] = {}
@@ -83,10 +83,10 @@ def _own_tools(conn: Connection, cases: Any) -> dict[str, list[ToolSpec]]:
     parsed: dict[str, ToolSpec] = {}
     for ext, digest, body in conn.execute(
             select(t.TranscriptRow.external_id, t.ToolSchemaRow.hash, t.ToolSchemaRow.body)
-            .join(t.TranscriptToolRow, t.TranscriptToolRow.transcript_id == t.TranscriptRow.id)
-            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)
+            .join(t.ToolSetToolRow, t.ToolSetToolRow.tool_set_id == t.TranscriptRow.tool_set_id)
+            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.ToolSetToolRow.schema_hash)
             .where(t.TranscriptRow.external_id.in_(conversations))
-            .order_by(t.TranscriptRow.external_id, t.TranscriptToolRow.position)):
+            .order_by(t.TranscriptRow.external_id, t.ToolSetToolRow.position)):
         if digest not in parsed:
             parsed[digest] = ToolSpec.model_validate_json(body)
         own[ext].append(parsed[digest])

@@ -615,9 +615,9 @@ def _queue_query(conn: Connection, annotator: str, f: QueueFilter) -> Any:
         like = f"%{f.search}%"
         q = q.where(tr.external_id.like(like) | tr.title.like(like))
     if f.tool:
-        q = q.where(tr.id.in_(
-            select(t.TranscriptToolRow.transcript_id)
-            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.TranscriptToolRow.schema_hash)
+        q = q.where(tr.tool_set_id.in_(
+            select(t.ToolSetToolRow.tool_set_id)
+            .join(t.ToolSchemaRow, t.ToolSchemaRow.hash == t.ToolSetToolRow.schema_hash)
             .where(t.ToolSchemaRow.name == f.tool)))
     if f.tag:
         q = q.where(tr.external_id.in_(

@@ -65,6 +65,29 @@ class Base(DeclarativeBase):
     """The store's tables; ``Base.metadata`` is what the Alembic revisions are checked against."""
 
 
+class TranscriptBodyRow(Base):
+    """A transcript's canonical JSON without its tools (those live in tool_schemas): the bulky part, in its own
+    table so an import writes it in short transactions before its publish (revision 0003). A body no
+    transcript refers to is unreachable: only an import that is still running (``PendingBodiesRow``) or one
+    that died leaves one, and the next import deletes a dead one's."""
+
+    __tablename__ = "transcript_bodies"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    body: Mapped[str] = mapped_column()
+
+
+class PendingBodiesRow(Base):
+    """Transcript bodies ``first_id``..``last_id`` written ahead by the import staged in ``stage`` (the stage
+    file's name beside the database): not published yet. The publish deletes its rows in the transaction that
+    makes the transcripts visible; a row whose stage file is gone or no longer locked belongs to a dead import,
+    and the next import deletes its bodies."""
+
+    __tablename__ = "pending_bodies"
+    first_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    last_id: Mapped[int] = mapped_column()
+    stage: Mapped[str] = mapped_column(index=True)
+
+
 class TranscriptRow(Base):
     __tablename__ = "transcripts"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -72,7 +95,8 @@ class TranscriptRow(Base):
     source: Mapped[str] = mapped_column(index=True)
     content_hash: Mapped[str] = mapped_column(unique=True)
     title: Mapped[str] = mapped_column(default="")
-    body: Mapped[str] = mapped_column()  # canonical JSON of the Transcript without its tools (those live in tool_schemas)
+    body_id: Mapped[int] = mapped_column(ForeignKey("transcript_bodies.id"), unique=True)
+    tool_set_id: Mapped[int | None] = mapped_column(ForeignKey("tool_sets.id"))  # None: it offers no tools
     n_messages: Mapped[int] = mapped_column()
     n_turns: Mapped[int] = mapped_column()
     n_tool_calls: Mapped[int] = mapped_column()
@@ -90,9 +114,20 @@ class ToolSchemaRow(Base):
     first_seen: Mapped[str] = mapped_column(Timestamp)
 
 
-class TranscriptToolRow(Base):
-    __tablename__ = "transcript_tools"
-    transcript_id: Mapped[int] = mapped_column(ForeignKey("transcripts.id", ondelete="CASCADE"), primary_key=True)
+class ToolSetRow(Base):
+    """An ordered list of tool schemas that transcripts offer (revision 0004): most transcripts of a source
+    offer the same one, so a transcript names its set (``transcripts.tool_set_id``) instead of a row per tool,
+    and publishing an import writes a row per distinct list. Content-addressed: ``hash`` is the sha256 of the
+    schema hashes in order, joined by spaces; never changed once written."""
+
+    __tablename__ = "tool_sets"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(unique=True)
+
+
+class ToolSetToolRow(Base):
+    __tablename__ = "tool_set_tools"
+    tool_set_id: Mapped[int] = mapped_column(ForeignKey("tool_sets.id"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
     schema_hash: Mapped[str] = mapped_column(ForeignKey("tool_schemas.hash"), index=True)
 
@@ -103,7 +138,8 @@ class TurnRow(Base):
     __tablename__ = "turns"
     __table_args__ = (UniqueConstraint("transcript_id", "message_index"),)
     id: Mapped[int] = mapped_column(primary_key=True)
-    transcript_id: Mapped[int] = mapped_column(ForeignKey("transcripts.id", ondelete="CASCADE"), index=True)
+    # looked up by transcript through the unique index on (transcript_id, message_index) (revision 0003)
+    transcript_id: Mapped[int] = mapped_column(ForeignKey("transcripts.id", ondelete="CASCADE"))
     ordinal: Mapped[int] = mapped_column()  # 0-based position among the transcript's decision points
     message_index: Mapped[int] = mapped_column()
     observed: Mapped[str] = mapped_column()  # canonical JSON list of the agent's calls ([{name, arguments}]) at this point

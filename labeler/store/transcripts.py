@@ -30,7 +30,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
-from labeler.store.common import audit, stored_transcript
+from labeler.store.common import audit, stored_transcript, tool_bodies
 from labeler.store.engine import (
     CHUNK,
     IMPORT_LOCK,
@@ -197,8 +197,10 @@ def import_items(db: Database, items: Iterable[ImportItem | PreparedItem | Stage
     SQLite: the rows are staged in a SQLite file beside the database (``FILE-import-*.stage``), checked
     against the store chunk by chunk, then published by one short transaction of a few set-based
     ``INSERT ... SELECT`` statements, so the write lock is held for the copy alone (not for Python building
-    rows). Readers see the whole import or none of it; a killed import leaves only its stage file, which the
-    next import removes. Imports do not wait for each other while they stage: the publish re-checks, under
+    rows). The transcripts' bodies, most of the bytes, are not in that copy: each accepted chunk's are written
+    into the store ahead, in a short transaction of their own, where nothing reaches them until the publish
+    commits the transcripts that refer to them (``_write_bodies``). Readers see the whole import or none of it;
+    a killed import leaves only its stage file and the bodies it wrote ahead, which the next import removes. Imports do not wait for each other while they stage: the publish re-checks, under
     the write lock, the ids that another writer may have added meanwhile. ``items`` may come already
     prepared (``prepare_item``, in another process): they are written as they are. ``on_stage`` is told the
     stage file's path before the first item is taken: worker processes converting the items may then write
@@ -241,11 +243,12 @@ _STAGE_PAGE_SIZE = "PRAGMA page_size=65536;"
 4 KiB overflow pages (the workers' stage write took half the CPU: 48 against 86 µs per transcript)."""
 _STAGE_SCHEMA = """
 CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, content_hash TEXT, src TEXT,
-                          line INTEGER, seq INTEGER, n_turns INTEGER);
+                          line INTEGER, seq INTEGER, n_turns INTEGER, body_id INTEGER, tool_list INTEGER);
+CREATE TABLE tool_lists (id INTEGER PRIMARY KEY, hashes TEXT NOT NULL UNIQUE);
 CREATE TABLE gold_cases (id TEXT PRIMARY KEY, content_hash TEXT, src TEXT, line INTEGER, seq INTEGER);
 CREATE TABLE rows_transcripts (seq INTEGER PRIMARY KEY, external_id TEXT, source TEXT, content_hash TEXT, title TEXT,
-                               body TEXT, n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT);
-CREATE TABLE rows_transcript_tools (key INTEGER PRIMARY KEY, schema_hash TEXT);
+                               n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT, tools TEXT);
+CREATE TABLE rows_transcript_bodies (seq INTEGER PRIMARY KEY, body TEXT);
 CREATE TABLE rows_tool_schemas (hash TEXT PRIMARY KEY, name TEXT, body TEXT);
 CREATE TABLE rows_turns (key INTEGER PRIMARY KEY, ordinal INTEGER, message_index INTEGER, observed TEXT,
                          observed_behavior TEXT, n_calls INTEGER);
@@ -257,8 +260,12 @@ CREATE TABLE rows_gold_case_tags (key INTEGER PRIMARY KEY, case_id TEXT, tag TEX
 """Two kinds of tables. ``rows_*``: every record's rows as written (by a worker process, or by the importing
 process for what it converts itself), under the record's ``seq``; a child row (tool link, turn, tag) under
 ``seq << CHILD_BITS | its position``, so a record's children are one key range. ``transcripts`` and
-``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets; only
-these are published (joined to their rows), so a duplicate or a reject needs no row taken out."""
+``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets (and the
+id of its body, written into the store ahead of the publish: ``_write_bodies``); only these are published (joined
+to their rows), so a duplicate or a reject needs no row taken out. A transcript's body is a table of its own
+(``rows_transcript_bodies``), so the publish reads none of the bodies' pages. A transcript's tools are the
+schema hashes in order, joined by spaces (``rows_transcripts.tools``); ``tool_lists`` numbers the distinct lists
+of the accepted transcripts (``transcripts.tool_list``; none for no tools), each a tool set in the store."""
 CHILD_BITS = 20
 MAIN_CHUNKS = 1 << 22
 """Chunk numbers from here on are the importing process's own (below: the workers', one per chunk of lines)."""
@@ -326,16 +333,16 @@ class StageWriter:
         transaction; return what stands for each."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
-        transcripts, links, tools, turns, gold, tags, out = [], [], {}, [], [], [], []
+        transcripts, bodies, tools, turns, gold, tags, out = [], [], {}, [], [], [], []
         for index, prepared in enumerate(records):
             seq = number << CHILD_BITS | index
             staged = prepared.staged
             row = staged.row
             key = seq << CHILD_BITS
             if prepared.transcript:
-                transcripts.append((seq, *_TRANSCRIPT_ROW(row)))
-                for position, tool in enumerate(staged.tools):
-                    links.append((key | position, tool[0]))
+                transcripts.append((seq, *_TRANSCRIPT_ROW(row), " ".join(tool[0] for tool in staged.tools)))
+                bodies.append((seq, row["body"]))
+                for tool in staged.tools:
                     tools[tool[0]] = tool
                 turns += [(key | n, *_TURN_ROW(turn)) for n, turn in enumerate(staged.children)]
             else:
@@ -347,7 +354,7 @@ class StageWriter:
         try:
             with _stage_transaction(self.conn):
                 run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
-                run("INSERT INTO rows_transcript_tools VALUES (?, ?)", links)
+                run("INSERT INTO rows_transcript_bodies VALUES (?, ?)", bodies)
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
                 run("INSERT INTO rows_turns VALUES (?, ?, ?, ?, ?, ?)", turns)
                 run(f"INSERT INTO rows_gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 1))})", gold)
@@ -360,8 +367,9 @@ class StageWriter:
         self.conn.close()
 
 
-_TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "body", "n_messages", "n_turns",
-                       "n_tool_calls", "started_at")
+_TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "n_messages", "n_turns", "n_tool_calls",
+                       "started_at")
+"""A transcript's columns in the store and the stage but its body (``transcript_bodies``, ``rows_transcript_bodies``)."""
 _TURN_COLUMNS = ("ordinal", "message_index", "observed", "observed_behavior", "n_calls")
 _GOLD_COLUMNS = ("id", "conversation_id", "turn", "split", "kind", "status", "behavior", "tags", "source", "body",
                  "content_hash")
@@ -388,6 +396,8 @@ class _Stage:
         # Stored transcripts that came again with the same conversation and other tools (rare: kept in memory),
         # their tools replaced when the import publishes.
         self.retools: list[_Staged] = []
+        self.lists: dict[str, int] = {}
+        """``tool_lists`` by their text (space-joined schema hashes)."""
 
     def known(self, table: str, key: str, ids: Sequence[str]) -> dict[str, str]:
         marks = ", ".join("?" * len(ids))
@@ -410,16 +420,30 @@ class _Stage:
             self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
 
     def body(self, staged: StagedItem) -> str:
-        table = "rows_transcripts" if staged.transcript else "rows_gold_cases"
+        table = "rows_transcript_bodies" if staged.transcript else "rows_gold_cases"
         return str(self.conn.execute(f"SELECT body FROM {table} WHERE seq = ?", (staged.seq,)).fetchone()[0])
 
     def tools(self, staged: StagedItem) -> list[tuple[str, str, str]]:
         """A staged transcript's tools (hash, name, canonical JSON), in order."""
-        key = staged.seq << CHILD_BITS
-        return [(h, name, text) for h, name, text in self.conn.execute(
-            "SELECT s.hash, s.name, s.body FROM rows_transcript_tools AS l JOIN rows_tool_schemas AS s "
-            "ON s.hash = l.schema_hash WHERE l.key BETWEEN ? AND ? ORDER BY l.key",
-            (key, key | ((1 << CHILD_BITS) - 1)))]
+        (hashes,) = self.conn.execute("SELECT tools FROM rows_transcripts WHERE seq = ?", (staged.seq,)).fetchone()
+        found = []
+        for digest in hashes.split():
+            name, text = self.conn.execute("SELECT name, body FROM rows_tool_schemas WHERE hash = ?",
+                                           (digest,)).fetchone()
+            found.append((digest, name, text))
+        return found
+
+    def tool_lists(self, seqs: Sequence[int]) -> list[int | None]:
+        """The number (``tool_lists``) of each staged transcript's list of tools, made when new; None for none."""
+        marks = ", ".join("?" * len(seqs))
+        listed = dict(self.conn.execute(f"SELECT seq, tools FROM rows_transcripts WHERE seq IN ({marks})", seqs))
+        new = [hashes for hashes in dict.fromkeys(listed.values()) if hashes and hashes not in self.lists]
+        fresh = list(enumerate(new, start=len(self.lists) + 1))
+        if fresh:
+            with _stage_transaction(self.conn):
+                self.conn.executemany("INSERT INTO tool_lists (id, hashes) VALUES (?, ?)", fresh)
+            self.lists.update((hashes, n) for n, hashes in fresh)
+        return [self.lists.get(listed[seq]) if listed[seq] else None for seq in seqs]
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # failing already (a full disk): the file is deleted next
@@ -428,9 +452,10 @@ class _Stage:
         self.conn.close()
         os.close(self.lock)
 
-    def drop(self, clashes: Sequence[_Clash], result: ImportResult, skip: bool) -> None:
+    def drop(self, clashes: Sequence[_Clash], result: ImportResult, skip: bool) -> list[int]:
         """Take out of the stage the records another writer added to the store since they were staged: the
-        same content is counted unchanged, other content is a conflict (raised, or a reject with ``skip``)."""
+        same content is counted unchanged, other content is a conflict (raised, or a reject with ``skip``).
+        Returns the ids of the bodies written ahead for the transcripts taken out (to delete: ``_delete_bodies``)."""
         for clash in clashes:
             if clash.same:
                 if clash.table == "transcripts":
@@ -443,10 +468,13 @@ class _Stage:
                                                "content (it was added while this import ran)",
                                                source=clash.source, line=clash.line), result, skip)
         run = self.conn.execute
+        bodies = []
         run("BEGIN IMMEDIATE")
         for clash in clashes:  # out of the accepted records: their rows are then never published
             if clash.table == "transcripts":
-                (turns,) = run("SELECT n_turns FROM transcripts WHERE external_id = ?", (clash.id,)).fetchone()
+                turns, body_id = run("SELECT n_turns, body_id FROM transcripts WHERE external_id = ?",
+                                     (clash.id,)).fetchone()
+                bodies.append(body_id)
                 result.turns_added -= turns
                 run("DELETE FROM transcripts WHERE external_id = ?", (clash.id,))
                 result.transcripts_added -= 1
@@ -454,6 +482,7 @@ class _Stage:
                 run("DELETE FROM gold_cases WHERE id = ?", (clash.id,))
                 result.gold_added -= 1
         self.commit()
+        return bodies
 
 
 @dataclass(frozen=True)
@@ -478,17 +507,8 @@ NO_FLOCK_MESSAGE = ("importing into a SQLite database needs fcntl file locks (Li
 def _remove_stale_stages(db_file: Path) -> None:
     """Delete the stage files of imports that died (killed, power cut): nothing of them reached the store."""
     for path in db_file.parent.glob(glob.escape(db_file.name) + "-import-*.stage"):
-        try:
-            fd = os.open(path, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a running import's
-            continue
-        finally:
-            os.close(fd)
-        path.unlink(missing_ok=True)
+        if path.exists() and not _stage_alive(path):
+            path.unlink(missing_ok=True)
 
 
 def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | PreparedItem | StagedItem], *,
@@ -500,6 +520,7 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
         raise DatabaseUnavailable(NO_FLOCK_MESSAGE)
     try:
         _remove_stale_stages(db_file)
+        _sweep_dead_bodies(db, db_file)
         # Locked before it is named like a stage file, so no other import takes it for a dead one's.
         fd, name = tempfile.mkstemp(prefix=db_file.name + "-import-", suffix=".new", dir=db_file.parent)
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -514,30 +535,124 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
             os.close(fd)
             raise _stage_failed(db, exc) from None
         try:
-            try:
-                if on_stage is not None:
-                    on_stage(path)
-                sources = _fill_stage(db, stage, items, result, skip_invalid)
-                stage.commit()
-            except (sqlite3.Error, StageFailed) as exc:  # the stage file's own database (a full disk, say)
-                raise _stage_failed(db, exc) from None
-            for _ in range(5):
-                if not (result.transcripts_added or result.gold_added or stage.retools):
-                    break
+            # The checkpoints' sync of what the body writes and the publish copied: here, not in a later save.
+            with db.flushing():
                 try:
-                    with db.flushing():  # the checkpoint's sync of what it copied: here, not in a later save
+                    if on_stage is not None:
+                        on_stage(path)
+                    sources = _fill_stage(db, stage, items, result, skip_invalid)
+                    stage.commit()
+                except (sqlite3.Error, StageFailed) as exc:  # the stage file's own database (a full disk, say)
+                    raise _stage_failed(db, exc) from None
+                for _ in range(5):
+                    if not (result.transcripts_added or result.gold_added or stage.retools):
+                        break
+                    try:
                         _publish(db, stage, actor, result, sources)
-                    break
-                except _Clashed as clashed:
-                    stage.drop(clashed.clashes, result, skip_invalid)
-            else:
-                raise StoreError("other writers kept adding the records this import holds; nothing was imported: "
-                                 "run it again")
+                        break
+                    except _Clashed as clashed:
+                        _delete_bodies(db, stage.drop(clashed.clashes, result, skip_invalid))
+                else:
+                    raise StoreError("other writers kept adding the records this import holds; nothing was "
+                                     "imported: run it again")
+        except BaseException:
+            # The bodies written ahead are unreachable; delete them now (best effort: else the next import does).
+            with contextlib.suppress(Exception):
+                _discard_pending(db, path.name)
+            raise
         finally:
             stage.close()
     finally:
         path.unlink(missing_ok=True)
     return result
+
+
+_BODY_BYTES = 16 << 20
+"""How many bytes of bodies one write transaction of ``_write_bodies`` copies at most: a chunk (500) of tau-bench
+transcripts in one (~30 ms on a quiet machine), so saves slot in while the next chunk converts; larger ones split."""
+
+
+def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int]) -> list[int]:
+    """Copy the staged bodies of ``seqs`` (accepted transcripts) into ``transcript_bodies`` under new ids, in
+    short transactions of their own (``_BODY_BYTES`` each), and note them as this import's (``pending_bodies``);
+    return each one's id. Nothing refers to them until the publish commits the transcripts that do, so no reader
+    sees them, and the publish copies no body while it holds the write lock. The stage is read before the store's
+    write lock is taken (as bytes: stored as the same text, never decoded), so no transaction holds that lock
+    while it waits for a worker writing the stage."""
+    marks = ", ".join("?" * len(seqs))
+    found = dict(stage.conn.execute(f"SELECT seq, CAST(body AS BLOB) FROM rows_transcript_bodies WHERE seq IN ({marks})",
+                                    seqs))
+    ids: list[int] = []
+    start = 0
+    while start < len(seqs):
+        end, size = start, 0
+        while end < len(seqs) and (end == start or size + len(found[seqs[end]]) <= _BODY_BYTES):
+            size += len(found[seqs[end]])
+            end += 1
+        with db.write() as conn:
+            run = conn.exec_driver_sql
+            first = (run("SELECT coalesce(max(id), 0) FROM transcript_bodies").scalar() or 0) + 1
+            run("INSERT INTO transcript_bodies (id, body) VALUES (?, CAST(? AS TEXT))",
+                [(first + n, found[seq]) for n, seq in enumerate(seqs[start:end])])
+            run("INSERT INTO pending_bodies (first_id, last_id, stage) VALUES (?, ?, ?)",
+                (first, first + end - start - 1, stage.path.name))
+        ids += range(first, first + end - start)
+        start = end
+    return ids
+
+
+_STORED_BODY = (select(t.TranscriptBodyRow.body).where(t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
+                .scalar_subquery().label("body"))
+"""A stored transcript's body, beside its other columns in a query of ``transcripts``."""
+
+
+_NOT_PUBLISHED = ~select(t.TranscriptRow.id).where(t.TranscriptRow.body_id == t.TranscriptBodyRow.id).exists()
+
+
+def _delete_bodies(db: Database, ids: Sequence[int]) -> None:
+    """Delete bodies written ahead for transcripts that will not be published (another writer added them)."""
+    for start in range(0, len(ids), CHUNK):
+        with db.write() as conn:
+            conn.execute(delete(t.TranscriptBodyRow).where(t.TranscriptBodyRow.id.in_(ids[start:start + CHUNK]),
+                                                           _NOT_PUBLISHED))
+
+
+def _discard_pending(db: Database, stage_name: str) -> None:
+    """Delete the bodies the import staged in ``stage_name`` wrote ahead and did not publish, one of its
+    writes (a few hundred bodies) per transaction, so saves get the lock in between."""
+    while True:
+        with db.write() as conn:
+            span = conn.execute(select(t.PendingBodiesRow.first_id, t.PendingBodiesRow.last_id)
+                                .where(t.PendingBodiesRow.stage == stage_name).limit(1)).first()
+            if span is None:
+                return
+            conn.execute(delete(t.TranscriptBodyRow).where(t.TranscriptBodyRow.id.between(*span), _NOT_PUBLISHED))
+            conn.execute(delete(t.PendingBodiesRow).where(t.PendingBodiesRow.first_id == span[0]))
+
+
+def _sweep_dead_bodies(db: Database, db_file: Path) -> None:
+    """Delete the bodies that imports which died (killed, power cut) wrote ahead: those noted under a stage file
+    that is gone or that no running import holds locked. A running import's are kept."""
+    with db.read() as conn:
+        stages = list(conn.scalars(select(t.PendingBodiesRow.stage).distinct()))
+    for name in stages:
+        if Path(name).name != name or not _stage_alive(db_file.parent / name):
+            _discard_pending(db, name)
+
+
+def _stage_alive(path: Path) -> bool:
+    """Whether a running import holds the stage file ``path`` (its lock cannot be taken)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _stage_failed(db: Database, exc: BaseException) -> DatabaseUnavailable:
@@ -639,16 +754,18 @@ def _stored_and_staged(db: Database, stage: _Stage, batch: Sequence[StagedItem],
 def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem], result: ImportResult,
                        skip: bool) -> None:
     stored, existing = _stored_and_staged(db, stage, batch, t.TranscriptRow.external_id, t.TranscriptRow.content_hash,
-                                          t.TranscriptRow.body, "transcripts")
+                                          _STORED_BODY, "transcripts")
     # The same conversation with other tools: the conversation's tool set changed (replaced at the publish).
     kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == stage.body(staged))
     stage.retools += [_Staged(s.id, s.digest, s.source, s.line, {}, stage.tools(s)) for s in retooled]
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
+    bodies = _write_bodies(db, stage, [s.seq for s in new]) if new else []
+    lists = stage.tool_lists([s.seq for s in new]) if new else []
     rows = []
-    for staged in new:
+    for n, staged in enumerate(new):
         rows.append((stage.next_id, staged.id, staged.digest, staged.source, staged.line, staged.seq,
-                     staged.n_children))
+                     staged.n_children, bodies[n], lists[n]))
         stage.next_id += 1
     stage.accept("transcripts", rows)
     result.transcripts_added += len(rows)
@@ -697,17 +814,27 @@ def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sour
         # The accepted records (key tables, in input order) joined to their rows; a child's key range is
         # its record's seq shifted (see _STAGE_SCHEMA). CROSS JOIN keeps the accepted records driving.
         children = f"r.key BETWEEN k.seq << {CHILD_BITS} AND (k.seq << {CHILD_BITS}) + {(1 << CHILD_BITS) - 1}"
+        # The accepted transcripts' distinct lists of tools (a few: most transcripts of a source share one),
+        # their schemas and tool sets made where new; then each transcript names its set.
+        lists = run("SELECT id, hashes FROM stage.tool_lists WHERE id IN "
+                    "(SELECT DISTINCT tool_list FROM stage.transcripts)").all()
+        needed = sorted({digest for _, hashes in lists for digest in hashes.split()})
         run("INSERT INTO main.tool_schemas (hash, name, body, first_seen) SELECT hash, name, body, ? "
-            "FROM stage.rows_tool_schemas WHERE hash NOT IN (SELECT hash FROM main.tool_schemas) AND hash IN "
-            f"(SELECT r.schema_hash FROM stage.transcripts AS k CROSS JOIN stage.rows_transcript_tools AS r "
-            f"ON {children})", (stamp,))
-        run(f"INSERT INTO main.transcripts (id, {cols}, imported_at) SELECT k.id + ?, "
-            f"{', '.join('r.' + c for c in _TRANSCRIPT_COLUMNS)}, ? "
-            "FROM stage.transcripts AS k CROSS JOIN stage.rows_transcripts AS r ON r.seq = k.seq ORDER BY k.id",
-            (base, stamp))
-        run("INSERT INTO main.transcript_tools (transcript_id, position, schema_hash) "
-            f"SELECT k.id + ?, r.key & {(1 << CHILD_BITS) - 1}, r.schema_hash FROM stage.transcripts AS k "
-            f"CROSS JOIN stage.rows_transcript_tools AS r ON {children} ORDER BY k.id, r.key", (base,))
+            "FROM stage.rows_tool_schemas WHERE hash IN (SELECT value FROM json_each(?)) "
+            "AND hash NOT IN (SELECT hash FROM main.tool_schemas)", (stamp, json.dumps(needed)))
+        sets = _ensure_tool_sets(conn, [hashes.split() for _, hashes in lists])
+        run("DROP TABLE IF EXISTS temp.publish_tool_sets")
+        run("CREATE TEMP TABLE publish_tool_sets (list INTEGER PRIMARY KEY, tool_set INTEGER NOT NULL)")
+        if lists:
+            run("INSERT INTO temp.publish_tool_sets VALUES (?, ?)",
+                [(number, tool_set) for (number, _), tool_set in zip(lists, sets, strict=True)])
+        # Their bodies are in the store already (``_write_bodies``): no longer this import's to delete.
+        run(f"INSERT INTO main.transcripts (id, body_id, tool_set_id, {cols}, imported_at) "
+            f"SELECT k.id + ?, k.body_id, s.tool_set, {', '.join('r.' + c for c in _TRANSCRIPT_COLUMNS)}, ? "
+            "FROM stage.transcripts AS k CROSS JOIN stage.rows_transcripts AS r ON r.seq = k.seq "
+            "LEFT JOIN temp.publish_tool_sets AS s ON s.list = k.tool_list ORDER BY k.id", (base, stamp))
+        run("DROP TABLE temp.publish_tool_sets")
+        run("DELETE FROM main.pending_bodies WHERE stage = ?", (stage.path.name,))
         run(f"INSERT INTO main.turns (transcript_id, {turn_cols}) SELECT k.id + ?, "
             f"{', '.join('r.' + c for c in _TURN_COLUMNS)} FROM stage.transcripts AS k "
             f"CROSS JOIN stage.rows_turns AS r ON {children} ORDER BY k.id, r.key", (base,))
@@ -802,11 +929,11 @@ def _stage_transcript(item: ImportItem, tr: Transcript) -> _Staged:
 def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool,
                         actor: str) -> None:
     existing = {ext: (pk, digest, body) for ext, pk, digest, body in conn.execute(
-        select(t.TranscriptRow.external_id, t.TranscriptRow.id, t.TranscriptRow.content_hash, t.TranscriptRow.body)
+        select(t.TranscriptRow.external_id, t.TranscriptRow.id, t.TranscriptRow.content_hash, _STORED_BODY)
         .where(t.TranscriptRow.external_id.in_([s.id for s in batch]))
     ).all()}
     seen_in_batch: dict[str, str] = {}
-    rows, tool_links, new = [], [], []
+    rows, new = [], []
     stamp = now_iso()
     for staged in batch:
         stored = existing.get(staged.id)
@@ -830,18 +957,18 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
         rows.append({**staged.row, "imported_at": stamp})
     if not rows:
         return
+    body_ids = conn.scalars(insert(t.TranscriptBodyRow).returning(t.TranscriptBodyRow.id, sort_by_parameter_order=True),
+                            [{"body": row.pop("body")} for row in rows]).all()
+    _ensure_tool_schemas(conn, [tool for staged in new for tool in staged.tools])
+    sets = _ensure_tool_sets(conn, [[digest for digest, _, _ in staged.tools] for staged in new])
+    for row, body_id, tool_set in zip(rows, body_ids, sets, strict=True):
+        row["body_id"], row["tool_set_id"] = body_id, tool_set
     id_of = {ext: pk for pk, ext in conn.execute(
         insert(t.TranscriptRow).returning(t.TranscriptRow.id, t.TranscriptRow.external_id),
         rows)}
-    _ensure_tool_schemas(conn, [tool for staged in new for tool in staged.tools])
     turn_rows = []
     for staged in new:
-        pk = id_of[staged.id]
-        tool_links += [{"transcript_id": pk, "position": i, "schema_hash": digest}
-                       for i, (digest, _, _) in enumerate(staged.tools)]
-        turn_rows += [{**turn, "transcript_id": pk} for turn in staged.children]
-    if tool_links:
-        conn.execute(insert(t.TranscriptToolRow), tool_links)
+        turn_rows += [{**turn, "transcript_id": id_of[staged.id]} for turn in staged.children]
     if turn_rows:
         conn.execute(insert(t.TurnRow), turn_rows)
     result.transcripts_added += len(rows)
@@ -850,15 +977,13 @@ def _import_transcripts(conn: Connection, batch: Sequence[_Staged], result: Impo
 
 def _retool(conn: Connection, pk: int, staged: _Staged, actor: str) -> None:
     """Replace the stored transcript ``pk``'s tools with ``staged``'s (its conversation is the same)."""
-    before = list(conn.scalars(select(t.TranscriptToolRow.schema_hash).where(
-        t.TranscriptToolRow.transcript_id == pk).order_by(t.TranscriptToolRow.position)))
+    before = list(conn.scalars(select(t.ToolSetToolRow.schema_hash)
+                               .join(t.TranscriptRow, t.TranscriptRow.tool_set_id == t.ToolSetToolRow.tool_set_id)
+                               .where(t.TranscriptRow.id == pk).order_by(t.ToolSetToolRow.position)))
     _ensure_tool_schemas(conn, staged.tools)
-    conn.execute(delete(t.TranscriptToolRow).where(t.TranscriptToolRow.transcript_id == pk))
-    if staged.tools:
-        conn.execute(insert(t.TranscriptToolRow), [
-            {"transcript_id": pk, "position": i, "schema_hash": digest}
-            for i, (digest, _, _) in enumerate(staged.tools)])
-    conn.execute(update(t.TranscriptRow).where(t.TranscriptRow.id == pk).values(content_hash=staged.digest))
+    (tool_set,) = _ensure_tool_sets(conn, [[digest for digest, _, _ in staged.tools]])
+    conn.execute(update(t.TranscriptRow).where(t.TranscriptRow.id == pk)
+                 .values(content_hash=staged.digest, tool_set_id=tool_set))
     audit(conn, actor=actor, action="transcript.tools", entity="transcript", entity_id=staged.id,
           before={"tools": before}, after={"tools": [digest for digest, _, _ in staged.tools]},
           note=f"re-imported from {staged.source}" + (f":{staged.line}" if staged.line else "")
@@ -896,6 +1021,31 @@ def _tools_canonical(tools: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
         _TOOL_LISTS.clear()
     _TOOL_LISTS[id(tools)] = (tools, found)
     return found
+
+
+def _ensure_tool_sets(conn: Connection, lists: Sequence[Sequence[str]]) -> list[int | None]:
+    """The tool set of each list of schema hashes (the schemas stored already), made where new; None for an
+    empty list. A fixed handful of statements however many lists."""
+    by_hash = {_tool_set_hash(hashes): hashes for hashes in lists if hashes}
+
+    def ids(hashes: list[str]) -> dict[str, int]:  # in chunks: SQLite binds at most 32,766 values a statement
+        return {h: pk for start in range(0, len(hashes), CHUNK) for h, pk in conn.execute(
+            select(t.ToolSetRow.hash, t.ToolSetRow.id).where(t.ToolSetRow.hash.in_(hashes[start:start + CHUNK])))}
+
+    known = ids(list(by_hash))
+    fresh = [h for h in by_hash if h not in known]
+    if fresh:
+        conn.execute(insert(t.ToolSetRow), [{"hash": h} for h in fresh])
+        made = ids(fresh)
+        conn.execute(insert(t.ToolSetToolRow), [{"tool_set_id": made[h], "position": n, "schema_hash": digest}
+                                                for h in fresh for n, digest in enumerate(by_hash[h])])
+        known.update(made)
+    return [known[_tool_set_hash(hashes)] if hashes else None for hashes in lists]
+
+
+def _tool_set_hash(hashes: Sequence[str]) -> str:
+    """``tool_sets.hash`` of the schema hashes in order."""
+    return hashlib.sha256(" ".join(hashes).encode("ascii")).hexdigest()
 
 
 def _ensure_tool_schemas(conn: Connection, tools: list[tuple[str, str, str]]) -> None:
@@ -999,15 +1149,13 @@ def count_transcripts(db: Database) -> int:
 
 def get_transcript(db: Database, external_id: str) -> TranscriptDetail:
     with db.read() as conn:
-        row = conn.execute(select(t.TranscriptRow).where(t.TranscriptRow.external_id == external_id)).first()
+        row = conn.execute(select(t.TranscriptRow, t.TranscriptBodyRow.body)
+                           .join(t.TranscriptBodyRow, t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
+                           .where(t.TranscriptRow.external_id == external_id)).first()
         if row is None:
             raise StoreError(f"no transcript with id {external_id!r}")
         pk = row.id
-        tools = conn.scalars(
-            select(t.ToolSchemaRow.body)
-            .join(t.TranscriptToolRow, t.TranscriptToolRow.schema_hash == t.ToolSchemaRow.hash)
-            .where(t.TranscriptToolRow.transcript_id == pk)
-            .order_by(t.TranscriptToolRow.position)).all()
+        tools = tool_bodies(conn, row.tool_set_id)
         turns = conn.execute(
             select(t.TurnRow.ordinal, t.TurnRow.message_index, t.TurnRow.observed_behavior,
                    t.TurnRow.n_calls)

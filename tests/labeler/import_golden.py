@@ -19,10 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 INPUTS = [*sorted((REPO / "data" / "demo").glob("*.jsonl")), REPO / "tests" / "data" / "app" / "tau_airline.jsonl",
           *sorted(p for p in (REPO / "tests" / "data" / "real").rglob("*") if p.suffix in (".json", ".jsonl"))]
 TABLES = {
-    "transcripts": "SELECT id, external_id, source, content_hash, title, body, n_messages, n_turns, n_tool_calls, "
-                   "started_at FROM transcripts ORDER BY id",
-    "transcript_tools": "SELECT transcript_id, position, schema_hash FROM transcript_tools "
-                        "ORDER BY transcript_id, position",
+    "transcripts": "SELECT t.id, external_id, source, content_hash, title, b.body, n_messages, n_turns, n_tool_calls, "
+                   "started_at FROM transcripts AS t JOIN transcript_bodies AS b ON b.id = t.body_id ORDER BY t.id",
+    "transcript_tools": "SELECT t.id, m.position, m.schema_hash FROM transcripts AS t "
+                        "JOIN tool_set_tools AS m ON m.tool_set_id = t.tool_set_id ORDER BY t.id, m.position",
     "tool_schemas": "SELECT hash, name, body FROM tool_schemas ORDER BY hash",
     "turns": "SELECT transcript_id, ordinal, message_index, observed, observed_behavior, n_calls FROM turns "
              "ORDER BY transcript_id, ordinal",

@@ -21,7 +21,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.environment import EnvironmentContext
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import DateTime, Engine, create_engine, insert, inspect, select, text
+from sqlalchemy import DateTime, Engine, create_engine, func, insert, inspect, select, text
+from sqlalchemy import column as sa_column
+from sqlalchemy import table as sa_table
 from sqlalchemy.exc import StatementError
 
 from labeler.store import Database, Store, head_revision
@@ -444,3 +446,71 @@ def test_the_snapshot_makes_only_empty_files(tmp_path: Path) -> None:
         assert _create_from_head(raw) is None
         assert [name for (name,) in raw.execute("SELECT name FROM sqlite_master")] == ["users",
                                                                                      "sqlite_autoindex_users_1"]
+
+
+def test_transcripts_stored_before_their_bodies_and_tools_moved_read_back_identically(
+        empty_url: str, tmp_path: Path) -> None:
+    """Revision 0003 moves each transcript's body into ``transcript_bodies`` (an import writes them ahead of
+    its publish), 0004 its tool links into shared tool sets: a store holding transcripts at 0002 migrates,
+    reads them back exactly (bodies and tools), and imports on."""
+    from labeler.cli.data import convert_files
+    from scorer.importers import ImportOptions
+    from scorer.model import Transcript
+
+    converted, _ = convert_files([Path(__file__).resolve().parents[2] / "data" / "demo" / "tau-bench-airline.jsonl"],
+                                 None, ImportOptions())
+    items = [item for item in converted if isinstance(item.record, Transcript)]
+    scratch = Store(tmp_path / "scratch.db")  # the rows an import stores, to put into a store at 0002
+    scratch.import_items(items[:4])
+    ids = [item.record.id for item in items[:6]]
+    stamp = t.Timestamp()
+    columns = {
+        "tool_schemas": ("hash", "name", "body", "first_seen"),
+        "transcripts": ("id", "external_id", "source", "content_hash", "title", "body", "n_messages", "n_turns",
+                        "n_tool_calls", "started_at", "imported_at"),
+        "transcript_tools": ("transcript_id", "position", "schema_hash"),
+        "turns": ("id", "transcript_id", "ordinal", "message_index", "observed", "observed_behavior", "n_calls"),
+    }
+    joins = {"transcripts": " JOIN transcript_bodies AS b ON b.id = transcripts.body_id",
+             "transcript_tools": " JOIN tool_set_tools AS m ON m.tool_set_id = transcripts.tool_set_id"}
+    read_as = {("transcripts", "body"): "b.body", ("transcript_tools", "transcript_id"): "transcripts.id",
+               ("transcript_tools", "position"): "m.position", ("transcript_tools", "schema_hash"): "m.schema_hash"}
+    with scratch.engine.connect() as conn:  # each table's rows as 0002 held them
+        rows = {table: [dict(r._mapping) for r in conn.execute(text(
+            f"SELECT {', '.join(read_as.get((table, c), f'{table}.{c}') + f' AS {c}' for c in cols)} "
+            f"FROM {'transcripts' if table == 'transcript_tools' else table}{joins.get(table, '')}"))]
+            for table, cols in columns.items()}
+    assert len(rows["transcript_tools"]) > len(rows["transcripts"])
+    for table in ("tool_schemas", "transcripts"):  # (read back as SQLite's text: any moment will do)
+        for row in rows[table]:
+            row["first_seen" if table == "tool_schemas" else "imported_at"] = "2026-12-01T00:00:00Z"
+    before = {tid: scratch.get_transcript(tid) for tid in ids[:4]}
+    bodies = {r["external_id"]: r["body"] for r in rows["transcripts"]}
+    scratch.close()
+    engine = create_engine(empty_url)
+    with engine.begin() as conn:
+        upgrade(conn, "0002_real_timestamps")
+        for table, cols in columns.items():
+            view = sa_table(table, *(sa_column(c, stamp if c in ("first_seen", "imported_at") else None)
+                                     for c in cols))
+            conn.execute(insert(view), rows[table])
+            if conn.dialect.name == "postgresql" and "id" in cols:  # as if the sequence had given the ids
+                conn.execute(text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}"))
+    engine.dispose()
+    store = Store(empty_url)
+    try:
+        assert store.schema_version() == head_revision()
+        assert {tid: store.get_transcript(tid) for tid in ids[:4]} == before
+        with store.engine.connect() as conn:
+            stored = {ext: body for ext, body in conn.execute(
+                select(t.TranscriptRow.external_id, t.TranscriptBodyRow.body)
+                .join(t.TranscriptBodyRow, t.TranscriptBodyRow.id == t.TranscriptRow.body_id))}
+        assert stored == bodies
+        with store.engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(t.ToolSetRow)) == 1  # they all offer the same
+        result = store.import_items(items[:6])  # the same four again, and two new: their ids follow the old
+        assert (result.transcripts_unchanged, result.transcripts_added) == (4, 2)
+        assert [s.id for s in store.list_transcripts()] == ids
+        assert [store.get_transcript(tid).transcript for tid in ids[4:]] == [i.record for i in items[4:6]]
+    finally:
+        store.close()

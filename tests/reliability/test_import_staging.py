@@ -26,6 +26,7 @@ from labeler.store import ImportItem, Store
 from labeler.store.engine import CHUNK
 from scorer.errors import InvalidRecord
 from tests.labeler.test_store import gold, transcript
+from tests.reliability.invariants import assert_invariants
 from tests.reliability.test_crash_safety import N, write_source
 
 
@@ -248,3 +249,144 @@ def test_the_import_flushes_the_database_file_it_filled_so_no_later_save_commit_
     assert store.stats()["transcripts"] == 3
     assert os.stat(db_file).st_ino in {inode for _, inode in synced}
     store.close()
+
+
+BODY = 20_000
+"""Characters of a large transcript's body in the tests below (its last answer)."""
+
+
+def _big(n: int) -> ImportItem:
+    return ImportItem(transcript(f"t{n}", answer=f"{n} " + "x" * BODY), "big.jsonl", n + 1)
+
+
+def test_no_write_transaction_of_an_import_copies_more_than_a_chunk_of_transcript_bodies(tmp_path: Path) -> None:
+    """The bodies are most of an import's bytes: written ahead in short transactions (one chunk each) that
+    nothing can reach until the publish commits, they are not in the publish, the transaction every save
+    waits for. Measured as the WAL each write transaction appends (checkpoints off, so it only grows)."""
+    db_file = tmp_path / "toolgold.db"
+    store = Store(db_file)
+    wal = Path(f"{db_file}-wal")
+
+    @event.listens_for(store.engine, "connect")
+    def no_checkpoints(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("PRAGMA wal_autocheckpoint=0")
+
+    store.engine.dispose()
+    marks: list[tuple[str, int]] = []
+
+    def begin(conn: Any) -> None:
+        if conn.get_execution_options().get("toolgold_write"):
+            marks.append(("begin", wal.stat().st_size if wal.exists() else 0))
+
+    def checkin(*_: Any) -> None:
+        if marks and marks[-1][0] == "begin":
+            marks.append(("end", wal.stat().st_size))
+
+    event.listen(store.engine, "begin", begin)
+    event.listen(store.engine.pool, "checkin", checkin)
+    result = store.import_items(_big(n) for n in range(6 * CHUNK + 1))
+    assert result.transcripts_added == 6 * CHUNK + 1
+    written = [end - begin for (_, begin), (_, end) in zip(marks[::2], marks[1::2], strict=True)]
+    assert sum(written) > 6 * CHUNK * BODY  # every body went through the WAL once
+    assert max(written) < 2 * CHUNK * BODY
+    assert store.get_transcript(f"t{3 * CHUNK}").transcript.messages[-1].content == f"{3 * CHUNK} " + "x" * BODY
+    store.close()
+
+
+def _bodies(db_file: Path) -> tuple[int, int]:
+    """Transcript bodies stored, and pending rows (bodies an import wrote ahead and has not published)."""
+    con = sqlite3.connect(db_file)
+    try:
+        return (con.execute("SELECT count(*) FROM transcript_bodies").fetchone()[0],
+                con.execute("SELECT count(*) FROM pending_bodies").fetchone()[0])
+    finally:
+        con.close()
+
+
+def test_an_import_killed_after_writing_bodies_ahead_leaves_nothing_visible_and_the_next_import_deletes_them(
+        tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    src = tmp_path / "big.jsonl"
+    write_source(src)
+    store = Store(db)
+    store.import_items([ImportItem(transcript("before"), "a.jsonl", 1)])
+    before = store.dump()
+    store.close()
+    env = {**os.environ, "TOOLGOLD_DB": str(db)}
+    proc = subprocess.Popen([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    watch = sqlite3.connect(db, timeout=10)
+    written = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        written = watch.execute("SELECT count(*) FROM transcript_bodies").fetchone()[0] - 1
+        if written > 0:
+            break
+        time.sleep(0.005)
+    killed_mid_way = proc.poll() is None and watch.execute("SELECT count(*) FROM transcripts").fetchone() == (1,)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    watch.close()
+    assert killed_mid_way and written > 0, "the import finished before it could be killed; raise N"
+
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+    con.close()
+    bodies, pending = _bodies(db)
+    assert bodies > 1 and pending > 0  # written ahead, never published
+    store = Store(db)
+    after = store.dump()
+    assert {k: v for k, v in after.items() if k not in ("transcript_bodies", "pending_bodies")} == \
+        {k: v for k, v in before.items() if k not in ("transcript_bodies", "pending_bodies")}
+    assert [s.id for s in store.list_transcripts()] == ["before"]
+    assert_invariants(db)
+    store.import_items([ImportItem(transcript("next"), "b.jsonl", 1)])  # the next import removes them
+    assert _bodies(db) == (2, 0)
+    assert [s.id for s in store.list_transcripts()] == ["before", "next"]
+    store.close()
+
+
+def test_an_import_that_fails_deletes_the_bodies_it_wrote_ahead(store: Store, isolated_db: Path) -> None:
+    store.import_items([ImportItem(transcript("t0"), "a.jsonl", 1)])
+
+    def items() -> Iterator[ImportItem]:
+        yield from (_big(n) for n in range(1, 2 * CHUNK + 2))
+        yield ImportItem(transcript("t0", answer="Other"), "big.jsonl", 2 * CHUNK + 3)  # a conflict, at the end
+
+    with pytest.raises(InvalidRecord, match=r"^big\.jsonl:1003: transcript 't0' is already in the store"):
+        store.import_items(items())
+    assert _bodies(isolated_db) == (1, 0)
+    assert store.count_transcripts() == 1
+
+
+def test_bodies_a_running_import_wrote_ahead_are_kept_while_another_import_runs(store: Store) -> None:
+    other = Store(store.url)
+
+    def items() -> Iterator[ImportItem]:
+        for n in range(2 * CHUNK):
+            yield _big(n)
+            if n == CHUNK + 1:  # the first chunk's bodies are written ahead: another import starts and ends
+                other.import_items([ImportItem(transcript("other"), "b.jsonl", 1)])
+
+    assert store.import_items(items()).transcripts_added == 2 * CHUNK
+    for n in (0, CHUNK - 1, CHUNK, 2 * CHUNK - 1):
+        assert store.get_transcript(f"t{n}").transcript.messages[-1].content == f"{n} " + "x" * BODY
+    assert store.get_transcript("other").source == "unit"
+    other.close()
+
+
+def test_an_import_whose_transcripts_each_offer_other_tools_gets_a_tool_set_each(store: Store) -> None:
+    """Most transcripts of a source share their tools (one tool set); when each offers its own, each gets its
+    own set, read back in order, however many (more than one statement binds)."""
+    from scorer.model import ToolSpec
+
+    def own(n: int) -> ImportItem:
+        record = transcript(f"t{n}").model_copy(update={"tools": (ToolSpec(name=f"tool_{n}"), ToolSpec(name="b"))})
+        return ImportItem(record, "a.jsonl", n + 1)
+
+    assert store.import_items(own(n) for n in range(2 * CHUNK + 1)).transcripts_added == 2 * CHUNK + 1
+    for n in (0, CHUNK, 2 * CHUNK):
+        assert [tool.name for tool in store.get_transcript(f"t{n}").transcript.tools] == [f"tool_{n}", "b"]
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM tool_sets").scalar() == 2 * CHUNK + 1

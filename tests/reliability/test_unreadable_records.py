@@ -22,7 +22,7 @@ def break_a_tool_schema(store: Store, transcript_id: str = TAU) -> None:
     with store.write() as conn:
         conn.execute(text(
             "UPDATE tool_schemas SET body = replace(body, :plain, :broken) "
-            "WHERE hash = (SELECT tt.schema_hash FROM transcript_tools tt JOIN transcripts tr ON tr.id = tt.transcript_id "
+            "WHERE hash = (SELECT tt.schema_hash FROM tool_set_tools tt JOIN transcripts tr ON tr.tool_set_id = tt.tool_set_id "
             "WHERE tr.external_id = :tid ORDER BY tt.position LIMIT 1)"),
             {"tid": transcript_id, "plain": '"type":"object"', "broken": '"maximum":null,"type":"object"'})
 
