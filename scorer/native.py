@@ -9,11 +9,9 @@ source, so their results are the same; the tests run with the compiled core and,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 # The modules on the scoring path, in dependency order. The others stay Python: pydantic models (model, results,
@@ -26,10 +24,13 @@ STAMP_FORMAT = 1
 SOURCE_DIR = Path(__file__).resolve().parent
 
 
-@dataclass(frozen=True)
 class Status:
-    compiled: bool
-    reason: str  # why not, or where from
+    """Whether the compiled core is in use, and why not (or where from)."""
+
+    __slots__ = ("compiled", "reason")
+
+    def __init__(self, compiled: bool, reason: str) -> None:
+        self.compiled, self.reason = compiled, reason
 
     def __str__(self) -> str:
         return f"compiled ({self.reason})" if self.compiled else f"pure Python ({self.reason})"
@@ -41,14 +42,30 @@ def build_dir() -> Path:
     return Path(override) if override else Path(sys.prefix) / "toolgold-native"
 
 
-def source_hashes(source_dir: Path = SOURCE_DIR) -> dict[str, str]:
-    """Every top-level module's hash, not only the compiled ones': mypyc also compiles in what it learns from the
-    modules they import (types, ``Final`` constants)."""
-    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(source_dir.glob("*.py"))}
+def _modules(source_dir: Path) -> list[str]:
+    """Every top-level module, not only the compiled ones: mypyc also compiles in what it learns from the modules
+    they import (types, ``Final`` constants)."""
+    return sorted(name for name in os.listdir(source_dir) if name.endswith(".py"))
+
+
+def source_hashes(source_dir: Path = SOURCE_DIR, names: list[str] | None = None) -> dict[str, str]:
+    import hashlib  # only when a file's size or time differs from the stamp's: most start-ups never need it
+
+    return {name: hashlib.sha256((source_dir / name).read_bytes()).hexdigest()
+            for name in (names if names is not None else _modules(source_dir))}
+
+
+def _stats(source_dir: Path) -> dict[str, list[int]]:
+    found = {}
+    for name in _modules(source_dir):
+        st = os.stat(source_dir / name)
+        found[name] = [st.st_size, st.st_mtime_ns]
+    return found
 
 
 def stamp_for(source_dir: Path = SOURCE_DIR) -> dict[str, object]:
-    return {"format": STAMP_FORMAT, "python": sys.implementation.cache_tag, "sources": source_hashes(source_dir)}
+    return {"format": STAMP_FORMAT, "python": sys.implementation.cache_tag, "sources": source_hashes(source_dir),
+            "stats": _stats(source_dir)}
 
 
 def check(folder: Path, source_dir: Path = SOURCE_DIR) -> Status:
@@ -61,19 +78,20 @@ def check(folder: Path, source_dir: Path = SOURCE_DIR) -> Status:
         return Status(False, f"no compiled core in {folder}: run make")
     except (OSError, ValueError) as exc:
         return Status(False, f"unreadable stamp in {folder}: {exc}")
+    if not isinstance(stamp, dict) or stamp.get("format") != STAMP_FORMAT \
+            or stamp.get("python") != sys.implementation.cache_tag:
+        return Status(False, f"the compiled core in {folder} was built for another Python: run make")
+    built, built_stats = stamp.get("sources"), stamp.get("stats")
+    if not isinstance(built, dict) or not isinstance(built_stats, dict):
+        return Status(False, f"unreadable stamp in {folder}")
     try:
-        current = stamp_for(source_dir)
+        stats = _stats(source_dir)
+        # a file of the size and time it had when built is that file; any other is compared by content
+        changed = [name for name in stats if built_stats.get(name) != stats[name]]
+        sources = source_hashes(source_dir, changed) if changed else {}
     except OSError as exc:
         return Status(False, f"sources unreadable: {exc}")
-    if not isinstance(stamp, dict) or stamp.get("format") != STAMP_FORMAT \
-            or stamp.get("python") != current["python"]:
-        return Status(False, f"the compiled core in {folder} was built for another Python: run make")
-    built = stamp.get("sources")
-    sources = current["sources"]
-    assert isinstance(sources, dict)
-    if not isinstance(built, dict):
-        return Status(False, f"unreadable stamp in {folder}")
-    stale = sorted(name for name in sources.keys() | built.keys() if built.get(name) != sources.get(name))
+    stale = sorted({name for name in sources if built.get(name) != sources[name]} | (built.keys() ^ stats.keys()))
     if stale:
         shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
         return Status(False, f"the compiled core is older than {shown}: run make")

@@ -71,6 +71,7 @@ def test_a_build_older_than_any_scorer_module_is_not_used(tmp_path: Path) -> Non
             changed["python"] = "cpython-10"
         else:
             changed["sources"][module] = "0" * 64
+            changed["stats"][module] = [0, 0]  # (a file of the stamp's size and time is taken as built)
         (copy / native.STAMP).write_text(json.dumps(changed), encoding="utf-8")
         status, files = json.loads(_python(WHERE_FROM, TOOLGOLD_NATIVE_DIR=str(tmp_path)))
         assert status.startswith("pure Python") and (module or "another Python") in status, (edit, status)
@@ -89,6 +90,8 @@ def test_the_stamp_check_reads_the_sources_it_is_given(tmp_path: Path, monkeypat
     (build / native.STAMP).write_text("{not json", encoding="utf-8")
     assert "unreadable stamp" in native.check(build, sources).reason
     (build / native.STAMP).write_text(json.dumps(native.stamp_for(sources)), encoding="utf-8")
+    assert native.check(build, sources).compiled
+    os.utime(sources / "turn.py", ns=(10**18, 10**18))  # a checkout's new time, the same bytes: still the build's
     assert native.check(build, sources).compiled
     (sources / "codes.py").write_bytes((sources / "codes.py").read_bytes() + b"\n")
     assert native.check(build, sources).reason.endswith("older than codes.py: run make")
