@@ -8,7 +8,7 @@ agent emitted them cannot change any verdict, note or error order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -360,21 +360,9 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
         for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts),  # type: ignore[arg-type]
                                     lambda: facts.gold_texts):
             grounded = False
-            errors.append(trusted(CaseError,
-                code=ErrorCode.UNGROUNDED_VALUE, tool=got.name, arg=key, actual=text,
-                note=f"called {got.name} with {key} {show(text)}, which appears nowhere in the conversation"))
+            errors.append(_ungrounded_error(got.name, key, text))
     selection = check is not None
-    missed: set[str] | None = None  # the gold arguments the leftover call got wrong, for partial credit
-    if selection:
-        for e in errors:
-            code = e.code
-            if code in ARGUMENT_CODES:
-                if missed is None:
-                    missed = set()
-                if code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
-                    missed.update(e.expected)
-                else:
-                    missed.add(e.arg or "\0")
+    missed = missed_arguments(errors) if selection else None  # of the leftover call
     gold_args = 0
     for c in expected:
         gold_args += len(c.arguments)
@@ -541,9 +529,7 @@ def grounding_errors(actual: Sequence[RunCall], facts: CaseFacts) -> list[CaseEr
             continue  # a gold call: every value is one the annotator vouched for
         for key, text in ungrounded(call.arguments, facts.rules(call.name), lambda: facts.context,
                                     lambda: facts.gold_texts):
-            errors.append(trusted(CaseError,
-                code=ErrorCode.UNGROUNDED_VALUE, tool=call.name, arg=key, actual=text,
-                note=f"called {call.name} with {key} {show(text)}, which appears nowhere in the conversation"))
+            errors.append(_ungrounded_error(call.name, key, text))
     return errors
 
 
@@ -629,27 +615,13 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
             note=f"called {got.name}{offered} where {name} was expected")]
         selection = False
     for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts), lambda: facts.gold_texts):
-        errors.append(trusted(CaseError,
-            code=ErrorCode.UNGROUNDED_VALUE, tool=got.name, arg=key, actual=text,
-            note=f"called {got.name} with {key} {show(text)}, which appears nowhere in the conversation"))
+        errors.append(_ungrounded_error(got.name, key, text))
     if not errors:
         return _one_call_result(case, trial, name, got.name, "pass", (), _verdicts_pass(),
                                 partial_ratios(gold_args, gold_args, 1, 1, 1))
-    missed: set[str] | None = None  # the gold arguments the call got wrong, for partial credit
-    argument_error = grounding_error = False
-    for e in errors:
-        code = e.code
-        if code in ARGUMENT_CODES:
-            argument_error = True
-            if missed is None:
-                missed = set()
-            if code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
-                missed.update(e.expected)
-            else:
-                missed.add(e.arg or "\0")
-        elif code in GROUNDING_CODES:
-            grounding_error = True
-    verdicts = verdicts_of(selection, not argument_error if selection else None, None, True, not grounding_error)
+    missed = missed_arguments(errors)
+    grounding_error = any(e.code in GROUNDING_CODES for e in errors)
+    verdicts = verdicts_of(selection, missed is None if selection else None, None, True, not grounding_error)
     if selection:
         correct = 0 if missed else 1
         matched = len(want.arguments.keys() - missed) if missed else gold_args
@@ -657,6 +629,27 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         correct = matched = 0
     return _one_call_result(case, trial, name, got.name, "fail", tuple(errors), verdicts,
                             partial_ratios(matched, gold_args, correct, 1, 1))
+
+
+def missed_arguments(errors: Iterable[CaseError]) -> set[str] | None:
+    """The gold arguments a call got wrong, for partial credit (a swap costs both keys); None when no error is an
+    argument's."""
+    missed: set[str] | None = None
+    for e in errors:
+        code = e.code
+        if code in ARGUMENT_CODES:
+            if missed is None:
+                missed = set()
+            if code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
+                missed.update(e.expected)
+            else:
+                missed.add(e.arg or "\0")
+    return missed
+
+
+def _ungrounded_error(tool: str, key: str, text: str) -> CaseError:
+    return trusted(CaseError, code=ErrorCode.UNGROUNDED_VALUE, tool=tool, arg=key, actual=text,
+                   note=f"called {tool} with {key} {show(text)}, which appears nowhere in the conversation")
 
 
 def facts_context(facts: CaseFacts) -> Callable[[], Context]:
