@@ -23,8 +23,13 @@ from scorer.matchers import ABSENT, Verdict, describe, expected_values, normaliz
 from scorer.model import ArgRule, Call, RunCall
 from scorer.results import CaseError, Review, trusted
 from scorer.schemas import ArgumentSchema, SchemaProblem
+from scorer.verdict import case_error
 
 DEFAULT_RULE = ArgRule()
+# The fields an argument error sets (its ``model_fields_set``, as ``trusted`` records the keywords passed).
+_WITH_EXPECTED: Final = frozenset({"code", "tool", "arg", "step", "expected", "note"})
+_WITH_ACTUAL: Final = frozenset({"code", "tool", "arg", "step", "actual", "note"})
+_WITH_BOTH: Final = frozenset({"code", "tool", "arg", "step", "expected", "actual", "note"})
 ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINATED_PARAM,
                             ErrorCode.SCHEMA_TYPE_ERROR, ErrorCode.WRONG_ARG_VALUE,
                             ErrorCode.MALFORMED_ARGUMENTS, ErrorCode.STALE_VALUE,
@@ -464,46 +469,43 @@ def render(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], found: Diagno
     for key in found.missing:
         rule = rules.get(key, DEFAULT_RULE)
         wanted = f"; expected {describe(rule, gold[key], reference)}" if key in gold else ""
-        errors.append(trusted(CaseError, code=ErrorCode.MISSING_REQUIRED_ARG, tool=tool, arg=key,
-                              step=step, expected=gold.get(key),
-                              note=f"called {tool} without required {key}{wanted}"))
+        errors.append(case_error(_WITH_EXPECTED, ErrorCode.MISSING_REQUIRED_ARG,
+                                 f"called {tool} without required {key}{wanted}", tool, key, gold.get(key), None,
+                                 step))
     for key in found.unknown:
-        errors.append(trusted(CaseError, code=ErrorCode.HALLUCINATED_PARAM, tool=tool, arg=key,
-                              step=step, actual=args[key],
-                              note=f"called {tool} with {key} {show(args[key])}, which is "
-                                   f"not a parameter of {tool}"))
+        errors.append(case_error(_WITH_ACTUAL, ErrorCode.HALLUCINATED_PARAM,
+                                 f"called {tool} with {key} {show(args[key])}, which is not a parameter of {tool}",
+                                 tool, key, None, args[key], step))
     if found.problems:
         unknown = found.unknown
         known_args = {k: v for k, v in args.items() if k not in unknown} if unknown else args
         for problem in found.problems:
             value = known_args[problem.arg] if problem.arg is not None else known_args
-            errors.append(trusted(CaseError, code=ErrorCode.SCHEMA_TYPE_ERROR, tool=tool, arg=problem.arg,
-                                  step=step, actual=value,
-                                  note=f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
-                                       f"{problem.message}"))
+            errors.append(case_error(_WITH_ACTUAL, ErrorCode.SCHEMA_TYPE_ERROR,
+                                     f"called {tool} with {problem.arg or 'arguments'} {show(value)}: "
+                                     f"{problem.message}", tool, problem.arg, None, value, step))
     partner = {k: other for a, b in found.swapped for k, other in ((a, b), (b, a))} if found.swapped else {}
     for kind, key in found.sequence:
         if kind == _WITHOUT:
             rule = rules.get(key, DEFAULT_RULE)
-            errors.append(trusted(CaseError,
-                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, expected=gold[key],
-                note=f"called {tool} without {key}; expected {describe(rule, gold[key], reference)}"))
+            errors.append(case_error(_WITH_EXPECTED, ErrorCode.WRONG_ARG_VALUE,
+                f"called {tool} without {key}; expected {describe(rule, gold[key], reference)}", tool, key,
+                gold[key], None, step))
         elif kind == _UNSET:
             value = args[key]
-            errors.append(trusted(CaseError,
-                code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value,
-                note=f"called {tool} with {key} {show(value)}, which the gold call does not set"))
+            errors.append(case_error(_WITH_ACTUAL, ErrorCode.WRONG_ARG_VALUE,
+                f"called {tool} with {key} {show(value)}, which the gold call does not set", tool, key, None, value,
+                step))
         elif kind == _REVIEW:
             check.reviews.append(_review(rules.get(key, DEFAULT_RULE), tool, key, gold.get(key, ABSENT), args[key]))
         elif key in partner:
             other = partner[key]
             if key < other:
                 value = args[key]
-                errors.append(trusted(CaseError,
-                    code=ErrorCode.SWAPPED_ARGS, tool=tool, arg=key, step=step,
-                    expected={key: gold[key], other: gold[other]}, actual={key: value, other: args[other]},
-                    note=f"called {tool} with {key} and {other} swapped: {key} {show(value)}, {other} "
-                         f"{show(args[other])}; expected {key} {show(gold[key])}, {other} {show(gold[other])}"))
+                errors.append(case_error(_WITH_BOTH, ErrorCode.SWAPPED_ARGS,
+                    f"called {tool} with {key} and {other} swapped: {key} {show(value)}, {other} "
+                    f"{show(args[other])}; expected {key} {show(gold[key])}, {other} {show(gold[other])}", tool, key,
+                    {key: gold[key], other: gold[other]}, {key: value, other: args[other]}, step))
         else:
             errors.append(_wrong_value(facts, rules.get(key, DEFAULT_RULE), tool, key, step, args[key],
                                        gold.get(key, ABSENT), context))
@@ -682,15 +684,13 @@ def _wrong_value(facts: CaseFacts, rule: ArgRule, tool: str, key: str, step: int
     replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
     expectation = describe(rule, wanted, facts.reference_time)
     if replaced is not None:
-        return trusted(CaseError,
-            code=ErrorCode.STALE_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
-            note=f"called {tool} with {key} {show(value)}, which the user later replaced with "
-                 f"{show(replaced)}; expected {expectation}")
+        return case_error(_WITH_BOTH, ErrorCode.STALE_VALUE,
+            f"called {tool} with {key} {show(value)}, which the user later replaced with "
+            f"{show(replaced)}; expected {expectation}", tool, key, gold_value, value, step)
     read = read_as(rule, value, facts.reference_time)
-    return trusted(CaseError,
-        code=ErrorCode.WRONG_ARG_VALUE, tool=tool, arg=key, step=step, actual=value, expected=gold_value,
-        note=f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; "
-             f"expected {expectation}")
+    return case_error(_WITH_BOTH, ErrorCode.WRONG_ARG_VALUE,
+        f"called {tool} with {key} {show(value)}{f' (read as {read})' if read else ''}; expected {expectation}",
+        tool, key, gold_value, value, step)
 
 
 def _vouched(facts: CaseFacts, rules: dict[str, ArgRule], key: str, value: Any, gold: dict[str, Any]) -> bool:

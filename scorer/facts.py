@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from scorer.grounding import Context, gold_texts
 from scorer.matchers import ABSENT, Verdict, match_value
-from scorer.model import MARSHAL_VALUE_VERSION, ArgRule, Call, GoldCase, ToolSpec
+from scorer.model import MARSHAL_VALUE_VERSION, Answer, ArgRule, Call, GoldCase, ToolSpec
 from scorer.schemas import ArgumentSchema, SchemaProblem, compiled
 
 _NO_RULES: dict[str, ArgRule] = {}
@@ -32,14 +32,23 @@ def _value_key(value: Any) -> Any:
 class CaseFacts:
     """A gold case with lazy, cached views: tool specs by name, compiled schemas, the context text."""
 
-    __slots__ = ("_any_from_call", "_call_keys", "_compile", "_context", "_from_call", "_from_call_rules",
-                 "_gold_texts", "_matches", "_memoize", "_plans", "_problems", "_required", "_schemas", "_specs",
-                 "_zoned", "case")
+    __slots__ = ("_any_from_call", "_arg_rules", "_call_keys", "_compile", "_context", "_from_call",
+                 "_from_call_rules", "_gold_texts", "_matches", "_memoize", "_plans", "_problems", "_reference_time",
+                 "_required", "_required_args", "_schemas", "_specs", "_tools", "_tz", "_zoned", "case")
 
     def __init__(self, case: GoldCase, *, compiled: bool = True) -> None:
         """``compiled=False`` checks every call on the general path (the reference the compiled checks are
         tested against)."""
         self.case = case
+        # The fields read on every path, read once: each read of a pydantic field is a generic attribute
+        # lookup (its class defines ``__getattr__``), the fields themselves are in the instance's dict.
+        fields = case.__dict__
+        self._tools: tuple[ToolSpec, ...] = fields["tools"]
+        self._arg_rules: dict[str, dict[str, ArgRule]] = fields["arg_rules"]
+        self._tz: str | None = fields["tz"]
+        self._reference_time: datetime | None = fields["reference_time"]
+        self._required_args: dict[str, tuple[str, ...]] | None = fields["required_args"]
+        expected: Answer = fields["expected"]
         self._compile = compiled
         self._plans: dict[int, Any] | None = None
         self._specs: dict[str, ToolSpec | None] | None = None
@@ -55,7 +64,7 @@ class CaseFacts:
         self._matches: dict[tuple[int, Any, Any], tuple[ArgRule, Verdict]] = {}
         # Only several expected calls (or answers) ask the same question twice: one call against one is
         # checked once, and the memo would only cost.
-        self._memoize = len(case.expected.calls) > 1 or bool(case.alternatives) or case.kind == "trajectory"
+        self._memoize = len(expected.calls) > 1 or bool(fields["alternatives"]) or fields["kind"] == "trajectory"
         self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] = {}
 
     @property
@@ -65,7 +74,7 @@ class CaseFacts:
 
     @property
     def reference_time(self) -> datetime | None:
-        return self.case.reference_time
+        return self._reference_time
 
     def spec(self, tool: str) -> ToolSpec | None:
         """The offered tool named ``tool`` (the first, as ``GoldCase.tool``), found once per name: a case
@@ -75,12 +84,17 @@ class CaseFacts:
             specs = self._specs = {}
         elif tool in specs:
             return specs[tool]
-        found = specs[tool] = self.case.tool(tool)
+        found = None
+        for spec in self._tools:  # ``GoldCase.tool``, here: no Python frame
+            if spec.name == tool:
+                found = spec
+                break
+        specs[tool] = found
         return found
 
     def offered(self, tool: str) -> bool:
         """Whether the agent had ``tool`` (a case listing no tools offers any)."""
-        return not self.case.tools or self.spec(tool) is not None
+        return not self._tools or self.spec(tool) is not None
 
     def schema(self, tool: str) -> ArgumentSchema | None:
         if tool not in self._schemas:
@@ -89,11 +103,12 @@ class CaseFacts:
         return self._schemas[tool]
 
     def rules(self, tool: str) -> dict[str, ArgRule]:
-        rules = self.case.arg_rules.get(tool, _NO_RULES)
-        if self.case.tz is None or not rules:
+        rules = self._arg_rules.get(tool, _NO_RULES)
+        tz = self._tz
+        if tz is None or not rules:
             return rules
         if tool not in self._zoned:
-            self._zoned[tool] = _in_zone(rules, self.case.tz)
+            self._zoned[tool] = _in_zone(rules, tz)
         return self._zoned[tool]
 
     def call_rules(self, call: Call) -> dict[str, ArgRule]:
@@ -101,23 +116,23 @@ class CaseFacts:
         rules = self.rules(call.name)
         if not call.arg_rules:
             return rules
-        own = _in_zone(call.arg_rules, self.case.tz) if self.case.tz else call.arg_rules
+        own = _in_zone(call.arg_rules, self._tz) if self._tz else call.arg_rules
         return {**rules, **own}
 
     def match(self, rule: ArgRule, gold: Any, actual: Any) -> Verdict:
         """``match_value(rule, gold, actual, reference_time)``, decided once per rule and pair of scalar
         values: parallel calls are costed against every expected call, and their values repeat."""
         if not self._memoize:
-            return match_value(rule, gold, actual, self.case.reference_time)
+            return match_value(rule, gold, actual, self._reference_time)
         gold_key = _ABSENT_KEY if gold is ABSENT else _value_key(gold)
         actual_key = _value_key(actual)
         if gold_key is None or actual_key is None:
-            return match_value(rule, gold, actual, self.case.reference_time)
+            return match_value(rule, gold, actual, self._reference_time)
         key = (id(rule), gold_key, actual_key)
         hit = self._matches.get(key)
         if hit is not None and hit[0] is rule:  # the rule is kept alive here: its id is not reused
             return hit[1]
-        found = match_value(rule, gold, actual, self.case.reference_time)
+        found = match_value(rule, gold, actual, self._reference_time)
         self._matches[key] = (rule, found)
         return found
 
@@ -141,7 +156,7 @@ class CaseFacts:
         found = self._any_from_call
         if found is None:
             found = False
-            for rules in self.case.arg_rules.values():  # loops, not a generator: asked once per scored case
+            for rules in self._arg_rules.values():  # loops, not a generator: asked once per scored case
                 for rule in rules.values():
                     if rule.match == "from_call":
                         found = True
@@ -150,15 +165,27 @@ class CaseFacts:
         return found
 
     def has_from_call(self, call: Call) -> bool:
-        """Whether any argument of this expected call has a ``from_call`` rule (cached by identity)."""
-        if not self.any_from_call:
-            own = call.arg_rules
-            return bool(own) and any(r.match == "from_call" for r in own.values())
-        found = self._from_call.get(id(call))
+        """Whether any argument of this expected call has a ``from_call`` rule (cached by identity): its own
+        rules, or the case's for its tool that it does not override (only that tool's rules are read; a zone
+        put on a rule never changes its kind)."""
+        known = self._from_call
+        found = known.get(id(call))
         if found is None:
+            found = False
             own = call.arg_rules
-            found = self._from_call[id(call)] = any(r.match == "from_call" for r in own.values()) or any(
-                r.match == "from_call" and k not in own for k, r in self.rules(call.name).items())
+            if own:
+                for rule in own.values():
+                    if rule.match == "from_call":
+                        found = True
+                        break
+            if not found:
+                rules = self._arg_rules.get(call.name)
+                if rules:
+                    for key, rule in rules.items():
+                        if rule.match == "from_call" and key not in own:
+                            found = True
+                            break
+            known[id(call)] = found
         return found
 
     def from_call_rules(self, tool: str) -> tuple[tuple[str, int], ...]:
@@ -186,7 +213,7 @@ class CaseFacts:
                         if not isinstance(key, str):
                             keys = spec.required
                             break
-            required_args = self.case.required_args
+            required_args = self._required_args
             if required_args is not None:
                 keys += tuple(k for k in required_args.get(tool, ()) if k not in keys)
             found = self._required[tool] = keys
@@ -224,7 +251,7 @@ class CaseFacts:
 
     def required_by_gold(self, tool: str) -> tuple[str, ...]:
         """The keys the gold's ``required_args`` names for ``tool`` (beyond what the schema requires)."""
-        required_args = self.case.required_args
+        required_args = self._required_args
         return required_args.get(tool, ()) if required_args is not None else ()
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from scorer import canonical
 from scorer.arguments import (
@@ -38,11 +38,22 @@ from scorer.grounding import Context, checked_keys, is_phone_key, scalar_texts, 
 from scorer.judging import Judge
 from scorer.matchers import show
 from scorer.model import Answer, ArgRule, Call, GoldCase, RunCall, RunRecord
-from scorer.results import CaseError, CaseResult, PartialCredit, Status, Verdicts, trusted, trusted_fields
-from scorer.verdict import AnswerScore, Label, build_result, choose, partial_ratios, verdicts_of
+from scorer.results import CaseError, CaseResult, PartialCredit, Status, Verdicts, trusted
+from scorer.verdict import (
+    AnswerScore,
+    Label,
+    build_result,
+    built,
+    case_error,
+    choose,
+    partial_ratios,
+    verdicts_of,
+)
 
 GROUNDING_CODES = frozenset({ErrorCode.UNGROUNDED_VALUE, ErrorCode.FABRICATED_VALUE})
 _ONE = (0,)
+_WRONG_TOOL_FIELDS: Final = frozenset({"code", "tool", "expected", "actual", "step", "note"})
+_UNGROUNDED_FIELDS: Final = frozenset({"code", "tool", "arg", "actual", "note"})
 WRONG_TOOL_COST = 1_000
 """Above any realistic count of argument errors: pairing the right tools always comes first."""
 
@@ -345,9 +356,9 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
         errors = list(check.errors)
     else:
         offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
-        errors = [trusted(CaseError,
-            code=ErrorCode.WRONG_TOOL, tool=got.name, expected=want.name, actual=got.name, step=p,
-            note=f"called {got.name}{offered} where {want.name} was expected")]
+        errors = [case_error(_WRONG_TOOL_FIELDS, ErrorCode.WRONG_TOOL,
+                             f"called {got.name}{offered} where {want.name} was expected", got.name, None, want.name,
+                             got.name, p)]
     grounded = True
     args = got.arguments
     gold = False  # ``grounding_errors`` of the one call that may have any (no alternative to search)
@@ -375,7 +386,7 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
     verdicts = verdicts_of(selection, missed is None if selection else None, None, True, grounded)
     names = tuple(c.name for c in expected)
     status: Status = "fail" if errors else "pass"
-    return trusted_fields(CaseResult, {  # every field, in field order (as ``build_result``)
+    return built(CaseResult, {  # every field, in field order (as ``build_result``)
         "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
         "matched": None if errors else "expected", "compared_with": "expected",
         "errors": tuple(errors), "reviews": (), "verdicts": verdicts,
@@ -610,9 +621,9 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         selection = True
     else:
         offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
-        errors = [trusted(CaseError,
-            code=ErrorCode.WRONG_TOOL, tool=got.name, expected=name, actual=got.name, step=None,
-            note=f"called {got.name}{offered} where {name} was expected")]
+        errors = [case_error(_WRONG_TOOL_FIELDS, ErrorCode.WRONG_TOOL,
+                             f"called {got.name}{offered} where {name} was expected", got.name, None, name, got.name,
+                             None)]
         selection = False
     for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts), lambda: facts.gold_texts):
         errors.append(_ungrounded_error(got.name, key, text))
@@ -648,8 +659,9 @@ def missed_arguments(errors: Iterable[CaseError]) -> set[str] | None:
 
 
 def _ungrounded_error(tool: str, key: str, text: str) -> CaseError:
-    return trusted(CaseError, code=ErrorCode.UNGROUNDED_VALUE, tool=tool, arg=key, actual=text,
-                   note=f"called {tool} with {key} {show(text)}, which appears nowhere in the conversation")
+    return case_error(_UNGROUNDED_FIELDS, ErrorCode.UNGROUNDED_VALUE,
+                      f"called {tool} with {key} {show(text)}, which appears nowhere in the conversation", tool, key,
+                      None, text)
 
 
 def facts_context(facts: CaseFacts) -> Callable[[], Context]:
@@ -664,7 +676,7 @@ def _verdicts_pass() -> Verdicts:
 def _one_call_result(case: GoldCase, trial: int, want: str, got: str, status: Status,
                      errors: tuple[CaseError, ...], verdicts: Verdicts, partial: PartialCredit) -> CaseResult:
     """What ``build_result`` makes of one expected call and one call made."""
-    return trusted_fields(CaseResult, {  # every field, in field order
+    return built(CaseResult, {  # every field, in field order
         "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
         "matched": "expected" if status == "pass" else None, "compared_with": "expected",
         "errors": errors, "reviews": (), "verdicts": verdicts,
@@ -678,7 +690,8 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                facts: CaseFacts | None = None) -> CaseResult:
     """Score one run of a turn case."""
     facts = facts or CaseFacts(case)
-    made = run.actual_calls()
+    calls = run.calls
+    made = calls if calls is not None else run.actual_calls()  # ``actual_calls`` of a turn record, inline
     expected = case.expected
     if len(made) == 1 and len(expected.calls) == 1 and not case.alternatives and not expected.tool_only \
             and facts.compiled:

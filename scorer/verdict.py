@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Final, Literal, TypeVar
+
+from pydantic import BaseModel
 
 from scorer.codes import DIMENSION_OF, ErrorCode
 from scorer.facts import CaseFacts
@@ -28,10 +30,31 @@ from scorer.results import (
     Status,
     Verdicts,
     trusted,
-    trusted_fields,
 )
 
 Label = Literal["expected"] | int
+M = TypeVar("M", bound=BaseModel)
+_new: Final = object.__new__
+_set: Final = object.__setattr__
+
+
+def built(cls: type[M], fields: dict[str, Any], given: frozenset[str] | None = None) -> M:
+    """``results.trusted_fields`` in the compiled core (no Python frame): an instance of ``cls`` from a dict
+    of every field in field order, the values the scorer made itself, not validated again. ``given``: the
+    fields set (``model_fields_set``), as ``trusted`` records the keywords it was passed; None for all."""
+    instance = _new(cls)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", set(fields) if given is None else set(given))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
+def case_error(given: frozenset[str], code: ErrorCode, note: str, tool: str | None = None, arg: str | None = None,
+               expected: Any = None, actual: Any = None, step: int | None = None) -> CaseError:
+    """``trusted(CaseError, ...)`` of the keywords named in ``given``, the others at their defaults."""
+    return built(CaseError, {"code": code, "note": note, "tool": tool, "arg": arg, "expected": expected,
+                             "actual": actual, "step": step}, given)
 
 
 @dataclass(slots=True)
@@ -185,7 +208,7 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
                  verdicts: Verdicts, calls: int) -> CaseResult:
     answer = case.expected if best.label == "expected" else case.alternatives[best.label]
     actual_behavior: ActualBehavior = "call" if calls else "no_call"
-    return trusted_fields(CaseResult, {  # every field, in field order
+    return built(CaseResult, {  # every field, in field order
         "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
         "matched": best.label if status == "pass" else None, "compared_with": best.label,
         "errors": tuple(best.errors), "reviews": tuple(best.reviews), "verdicts": verdicts,
@@ -195,4 +218,4 @@ def build_result(case: GoldCase, trial: int, best: AnswerScore, status: Status, 
         "calls": calls, "redundant_calls": best.redundant_calls, "tags": case.tags, "split": case.split,
         "toolkit_size": len(case.tools)})
 
-__all__ = ["AnswerScore", "Label", "build_result", "choose", "dimension_ok", "partial_credit", "partial_ratios", "resolve_reviews", "verdicts_of"]
+__all__ = ["AnswerScore", "Label", "build_result", "built", "case_error", "choose", "dimension_ok", "partial_credit", "partial_ratios", "resolve_reviews", "verdicts_of"]
