@@ -52,20 +52,22 @@ class CaseFacts:
         self._compile = compiled
         self._plans: dict[int, Any] | None = None
         self._specs: dict[str, ToolSpec | None] | None = None
-        self._schemas: dict[str, ArgumentSchema | None] = {}
-        self._required: dict[str, tuple[str, ...]] = {}
+        # The memos below are made when first needed (most cases need few of them; each empty dict made and
+        # freed per case, and tracked by the collector, cost more than the check that used it).
+        self._schemas: dict[str, ArgumentSchema | None] | None = None
+        self._required: dict[str, tuple[str, ...]] | None = None
         self._context: Context | None = None
         self._gold_texts: frozenset[str] | None = None
-        self._call_keys: dict[int, tuple[str, bytes]] = {}
-        self._zoned: dict[str, dict[str, ArgRule]] = {}
+        self._call_keys: dict[int, tuple[str, bytes]] | None = None
+        self._zoned: dict[str, dict[str, ArgRule]] | None = None
         self._from_call: dict[int, bool] = {}
-        self._from_call_rules: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._from_call_rules: dict[str, tuple[tuple[str, int], ...]] | None = None
         self._any_from_call: bool | None = None
-        self._matches: dict[tuple[int, Any, Any], tuple[ArgRule, Verdict]] = {}
+        self._matches: dict[tuple[int, Any, Any], tuple[ArgRule, Verdict]] | None = None
         # Only several expected calls (or answers) ask the same question twice: one call against one is
         # checked once, and the memo would only cost.
         self._memoize = len(expected.calls) > 1 or bool(fields["alternatives"]) or fields["kind"] == "trajectory"
-        self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] = {}
+        self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] | None = None
 
     @property
     def compiled(self) -> bool:
@@ -97,19 +99,26 @@ class CaseFacts:
         return not self._tools or self.spec(tool) is not None
 
     def schema(self, tool: str) -> ArgumentSchema | None:
-        if tool not in self._schemas:
-            spec = self.spec(tool)
-            self._schemas[tool] = compiled(spec.parameters) if spec is not None else None
-        return self._schemas[tool]
+        schemas = self._schemas
+        if schemas is None:
+            schemas = self._schemas = {}
+        elif tool in schemas:
+            return schemas[tool]
+        spec = self.spec(tool)
+        found = schemas[tool] = compiled(spec.parameters) if spec is not None else None
+        return found
 
     def rules(self, tool: str) -> dict[str, ArgRule]:
         rules = self._arg_rules.get(tool, _NO_RULES)
         tz = self._tz
         if tz is None or not rules:
             return rules
-        if tool not in self._zoned:
-            self._zoned[tool] = _in_zone(rules, tz)
-        return self._zoned[tool]
+        zoned = self._zoned
+        if zoned is None:
+            zoned = self._zoned = {}
+        if tool not in zoned:
+            zoned[tool] = _in_zone(rules, tz)
+        return zoned[tool]
 
     def call_rules(self, call: Call) -> dict[str, ArgRule]:
         """The rules for one expected call: the case's for its tool, with the call's own on top."""
@@ -129,11 +138,14 @@ class CaseFacts:
         if gold_key is None or actual_key is None:
             return match_value(rule, gold, actual, self._reference_time)
         key = (id(rule), gold_key, actual_key)
-        hit = self._matches.get(key)
+        matches = self._matches
+        if matches is None:
+            matches = self._matches = {}
+        hit = matches.get(key)
         if hit is not None and hit[0] is rule:  # the rule is kept alive here: its id is not reused
             return hit[1]
         found = match_value(rule, gold, actual, self._reference_time)
-        self._matches[key] = (rule, found)
+        matches[key] = (rule, found)
         return found
 
     def problem(self, schema: ArgumentSchema, arg: str, value: Any) -> SchemaProblem | None:
@@ -142,11 +154,14 @@ class CaseFacts:
         if value_key is None:
             return schema.problem(arg, value)
         key = (id(schema), arg, value_key)
-        hit = self._problems.get(key)
+        problems = self._problems
+        if problems is None:
+            problems = self._problems = {}
+        hit = problems.get(key)
         if hit is not None and hit[0] is schema:
             return hit[1]
         found = schema.problem(arg, value)
-        self._problems[key] = (schema, found)
+        problems[key] = (schema, found)
         return found
 
     @property
@@ -190,18 +205,24 @@ class CaseFacts:
 
     def from_call_rules(self, tool: str) -> tuple[tuple[str, int], ...]:
         """``(key, index of the expected call)`` of the case's ``from_call`` rules for ``tool``, by key."""
-        found = self._from_call_rules.get(tool)
-        if found is None and not self.any_from_call:
-            return ()
+        known = self._from_call_rules
+        if known is None:
+            if not self.any_from_call:
+                return ()
+            known = self._from_call_rules = {}
+        found = known.get(tool)
         if found is None:
-            found = self._from_call_rules[tool] = tuple(
+            found = known[tool] = tuple(
                 (k, r.from_call) for k, r in sorted(self.rules(tool).items())
                 if r.match == "from_call" and r.from_call is not None)
         return found
 
     def required(self, tool: str) -> tuple[str, ...]:
         """``GoldCase.required_for(tool)``, through the spec already found."""
-        found = self._required.get(tool)
+        required = self._required
+        if required is None:
+            required = self._required = {}
+        found = required.get(tool)
         if found is None:
             spec = self.spec(tool)
             keys: tuple[str, ...] = ()
@@ -216,13 +237,16 @@ class CaseFacts:
             required_args = self._required_args
             if required_args is not None:
                 keys += tuple(k for k in required_args.get(tool, ()) if k not in keys)
-            found = self._required[tool] = keys
+            found = required[tool] = keys
         return found
 
     def call_key(self, call: Call) -> tuple[str, bytes]:
         """A key equal for equal calls of this case (tool name, argument values and the call's own rules): checks against one
         are checks against the other. Cached by identity; the case keeps its calls alive."""
-        key = self._call_keys.get(id(call))
+        keys = self._call_keys
+        if keys is None:
+            keys = self._call_keys = {}
+        key = keys.get(id(call))
         if key is None:
             try:
                 value = marshal.dumps(call.arguments, MARSHAL_VALUE_VERSION)
@@ -231,7 +255,7 @@ class CaseFacts:
                                            MARSHAL_VALUE_VERSION)
             except ValueError:  # not plain JSON values: never equal to another call
                 value = str(id(call)).encode()
-            key = self._call_keys[id(call)] = (call.name, value)
+            key = keys[id(call)] = (call.name, value)
         return key
 
     def plan(self, call: Call, build: Callable[[CaseFacts, Call], P]) -> P | None:
