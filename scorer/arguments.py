@@ -681,7 +681,10 @@ def _wrong_value(facts: CaseFacts, rule: ArgRule, tool: str, key: str, step: int
     """The error of a value that fails its rule: stale when a later user message replaced it with the
     gold value, else simply wrong."""
     gold_value = None if wanted is ABSENT else wanted
-    replaced = superseding(value, expected_values(rule, wanted), context()) if context else None
+    # Stale needs a later message than the one that said the value: a context of one message has none, and
+    # then the conversation's text is not even gathered (``superseding`` would answer None).
+    replaced = superseding(value, expected_values(rule, wanted), context()) \
+        if context is not None and facts.several_messages else None
     expectation = describe(rule, wanted, facts.reference_time)
     if replaced is not None:
         return case_error(_WITH_BOTH, ErrorCode.STALE_VALUE,

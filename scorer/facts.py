@@ -279,6 +279,11 @@ class CaseFacts:
         return required_args.get(tool, ()) if required_args is not None else ()
 
     @property
+    def several_messages(self) -> bool:
+        """Whether the case's context has more than one message (a value can be superseded only then)."""
+        return len(self.case.messages) > 1
+
+    @property
     def context(self) -> Context:
         """The text of the case's context (system, user and tool messages)."""
         if self._context is None:
