@@ -85,7 +85,7 @@ class CallPlan:
             [k for k in facts.required(tool) if k in gold]
         schema = self.schema = facts.schema(tool)
         self.known = schema.known if schema is not None and schema.closed else None
-        self.normalized: dict[str, list[Any]] = {}
+        self.normalized: dict[str, list[Any]] | None = None
         """The gold value and accepted values of a ``normalized`` key, normalized once (when first needed)."""
 
 
@@ -171,9 +171,12 @@ def _unequal_verdict(facts: CaseFacts, plan: CallPlan, key: str, rule: ArgRule, 
                 return True
         return False
     if kind == "normalized":
-        wanted = plan.normalized.get(key)
+        forms = plan.normalized
+        if forms is None:
+            forms = plan.normalized = {}
+        wanted = forms.get(key)
         if wanted is None:
-            wanted = plan.normalized[key] = [normalized_text(v) for v in (gold, *rule.accept)]
+            wanted = forms[key] = [normalized_text(v) for v in (gold, *rule.accept)]
         got = normalized_text(value)
         for v in wanted:  # noqa: SIM110
             if equal(got, v):
