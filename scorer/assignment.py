@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-SMALL = 256
+SMALL = 64
 """Matrices of at most this many cells are solved here."""
 _INF = float("inf")
 
