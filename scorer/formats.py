@@ -112,11 +112,12 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
         if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
             return None
         try:
-            value = orjson.loads(raw)
+            parsed: Any = orjson.loads(raw)  # typed apart from ``value``: compiled, a name holds only its type
         except orjson.JSONDecodeError:
             return None
-        if type(value) is not dict:
+        if type(parsed) is not dict:
             return None
+        value = parsed
         tools = value.get("tools")
         try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
             key = orjson.dumps(tools) if type(tools) is list and tools else None
@@ -138,7 +139,10 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     # read, in the same place. So only the other fields are walked: as one list, one level below the record.
     # No deeper than the brackets the line holds, once known tools stand for theirs (what strict_json._fast
     # asks first too): most records need no walk at all.
-    if len(data) > strict_json.MAX_DEPTH and data.count(b"[") + data.count(b"{") > strict_json.MAX_DEPTH:
+    # A long line (a transcript's messages) is walked without counting: counting its brackets twice costs more
+    # than walking what is left once the numberless fields are skipped.
+    if len(data) > strict_json.MAX_DEPTH and (len(data) > WALK_WITHOUT_COUNTING
+                                              or data.count(b"[") + data.count(b"{") > strict_json.MAX_DEPTH):
         skip = numberless_fields(model)
         rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
         if strict_json.too_deep(rest):
@@ -155,6 +159,9 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
         _SPANS_TRIED.add(key)
         _learn_tools_span(raw, record.tools)  # type: ignore[attr-defined]
     return record  # type: ignore[return-value]
+
+
+WALK_WITHOUT_COUNTING: Final = 16 * 1024
 
 
 _TOOL_SPANS: dict[bytes, list[tuple[bytes, tuple[Any, ...]]]] = {}
