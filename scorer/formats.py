@@ -178,6 +178,7 @@ _PLACEHOLDER: Final = b"73018452906113527"
 17 digits (not a long number), whose only spelling in JSON is these digits, so a line that holds it anywhere (a
 longer number, a string) is one ``in`` away."""
 _PLACEHOLDER_INT: Final = int(_PLACEHOLDER)
+_PLACEHOLDER_RUN: Final = b"9" * len(_PLACEHOLDER)
 _TOOLS_KEY: Final = b'"tools"'
 _JSON_SPACE: Final = b" \t\r\n"
 _STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -196,13 +197,21 @@ def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | N
     nested few enough levels at that very place when learnt."""
     start = _tools_value_start(raw, 0)
     tried = 0
+    short_numbers = False
     while start is not None and tried < 4:
         tried += 1
         for span, specs in _TOOL_SPANS.get(raw[start:start + SPAN_PREFIX], ()):
-            if not raw.startswith(span, start) or _PLACEHOLDER in raw:
+            if not raw.startswith(span, start):
+                continue
+            # No run of 17 digits in the line (one pass): then it holds no placeholder, and with one put in
+            # (after a ':' or a space) it holds no long number unless the bytes after the span are digits,
+            # which no JSON holds after a closing bracket: then ``tools`` parses as another integer (refused
+            # below) or not at all.
+            short_numbers = short_numbers or _PLACEHOLDER_RUN not in raw.translate(_DIGITS_AS_NINE)
+            if not short_numbers and _PLACEHOLDER in raw:
                 continue
             data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
-            if strict_json.has_long_number(data):
+            if not short_numbers and strict_json.has_long_number(data):
                 return None, None, raw
             try:
                 value = orjson.loads(data)
