@@ -50,9 +50,12 @@ def _converter(stage: Path | None = None) -> Callable[[list[bytes]], Any]:
     (a stage file made as the import makes it) the worker's whole job: the rows written into the stage too."""
     import threading
 
+    from labeler.cli import import_pool
     from labeler.cli.import_pool import ImportPool
     from scorer.importers import ImportOptions
 
+    if hasattr(import_pool, "worker_gc"):  # the collector as a worker sets it (trees before it had none)
+        import_pool.worker_gc()
     worker = SimpleNamespace(options=ImportOptions(), writers={}, stage_lock=threading.Lock())
     numbers = iter(range(1 << 22))  # a chunk number is used once in a stage (its records' keys)
 

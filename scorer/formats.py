@@ -112,11 +112,12 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
         if strict_json.has_long_number(raw):  # perhaps an integer beyond 64 bits, which orjson reads as a float
             return None
         try:
-            value = orjson.loads(raw)
+            parsed: Any = orjson.loads(raw)  # typed apart from ``value``: compiled, a name holds only its type
         except orjson.JSONDecodeError:
             return None
-        if type(value) is not dict:
+        if type(parsed) is not dict:
             return None
+        value = parsed
         tools = value.get("tools")
         try:  # no integer beyond 64 bits (above); nested deeper than orjson writes (254): the slow path refuses it
             key = orjson.dumps(tools) if type(tools) is list and tools else None
@@ -138,7 +139,10 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     # read, in the same place. So only the other fields are walked: as one list, one level below the record.
     # No deeper than the brackets the line holds, once known tools stand for theirs (what strict_json._fast
     # asks first too): most records need no walk at all.
-    if len(data) > strict_json.MAX_DEPTH and data.count(b"[") + data.count(b"{") > strict_json.MAX_DEPTH:
+    # A long line (a transcript's messages) is walked without counting: counting its brackets twice costs more
+    # than walking what is left once the numberless fields are skipped.
+    if len(data) > strict_json.MAX_DEPTH and (len(data) > WALK_WITHOUT_COUNTING
+                                              or data.count(b"[") + data.count(b"{") > strict_json.MAX_DEPTH):
         skip = numberless_fields(model)
         rest = [v for k, v in value.items() if k not in skip and (shared is None or k != "tools")]
         if strict_json.too_deep(rest):
@@ -157,6 +161,9 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
     return record  # type: ignore[return-value]
 
 
+WALK_WITHOUT_COUNTING: Final = 16 * 1024
+
+
 _TOOL_SPANS: dict[bytes, list[tuple[bytes, tuple[Any, ...]]]] = {}
 """The ``ToolSpec`` objects of a tool list by the very bytes it was read from (the value of a record's ``tools``
 as the line wrote it), filed under their first ``SPAN_PREFIX`` bytes the second time a tool list comes: the next
@@ -171,6 +178,7 @@ _PLACEHOLDER: Final = b"73018452906113527"
 17 digits (not a long number), whose only spelling in JSON is these digits, so a line that holds it anywhere (a
 longer number, a string) is one ``in`` away."""
 _PLACEHOLDER_INT: Final = int(_PLACEHOLDER)
+_PLACEHOLDER_RUN: Final = b"9" * len(_PLACEHOLDER)
 _TOOLS_KEY: Final = b'"tools"'
 _JSON_SPACE: Final = b" \t\r\n"
 _STRING_OR_BRACKET = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -189,13 +197,21 @@ def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | N
     nested few enough levels at that very place when learnt."""
     start = _tools_value_start(raw, 0)
     tried = 0
+    short_numbers = False
     while start is not None and tried < 4:
         tried += 1
         for span, specs in _TOOL_SPANS.get(raw[start:start + SPAN_PREFIX], ()):
-            if not raw.startswith(span, start) or _PLACEHOLDER in raw:
+            if not raw.startswith(span, start):
+                continue
+            # No run of 17 digits in the line (one pass): then it holds no placeholder, and with one put in
+            # (after a ':' or a space) it holds no long number unless the bytes after the span are digits,
+            # which no JSON holds after a closing bracket: then ``tools`` parses as another integer (refused
+            # below) or not at all.
+            short_numbers = short_numbers or _PLACEHOLDER_RUN not in raw.translate(_DIGITS_AS_NINE)
+            if not short_numbers and _PLACEHOLDER in raw:
                 continue
             data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
-            if strict_json.has_long_number(data):
+            if not short_numbers and strict_json.has_long_number(data):
                 return None, None, raw
             try:
                 value = orjson.loads(data)

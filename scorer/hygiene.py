@@ -23,30 +23,19 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from scorer import canonical
 from scorer.grounding import Context, is_identifier_key, is_phone_key, scalar_texts
+from scorer.hygiene_problems import HygieneProblem, ProblemCode
 from scorer.matchers import show
-from scorer.model import Answer, ArgRule, Call, Frozen, GoldCase
+from scorer.model import Answer, ArgRule, Call, GoldCase
 from scorer.schemas import ArgumentSchema, compiled
 
-ProblemCode = Literal["conflicting_duplicate", "conflicting_near_duplicate", "unknown_tool", "schema_violation",
-                      "missing_required_value", "ungrounded_value"]
 NEAR_DUPLICATE: Final = 0.8
 SKETCH: Final = 8
 COMMON_SHARE: Final = 0.05
 """A 3-gram in more than this share of contexts (and more than 20) says nothing about duplication."""
-
-
-class HygieneProblem(Frozen):
-    code: ProblemCode
-    case_id: str
-    message: str
-    related: tuple[str, ...] = ()
-    """The other cases involved (for duplicates)."""
-    tool: str | None = None
-    arg: str | None = None
 
 
 # -- one case at a time ------------------------------------------------------------------------------------

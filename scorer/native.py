@@ -14,10 +14,12 @@ import os
 import sys
 from pathlib import Path
 
-# The modules on the scoring path, in dependency order. The others stay Python: pydantic models (model, results,
-# report, ...) cannot be compiled, and the rest is not where time goes.
+# The modules on the scoring path, in dependency order, then those an import's workers convert records with
+# (strict_json and formats: parse, validate, canonical text; schemas and hygiene: a gold case's schema warnings). The others stay
+# Python: a pydantic model defined in a compiled module loses its field types (model, results, report,
+# hygiene_problems, ... hold them), and the rest is not where time goes.
 MODULES = ("canonical", "dates", "transforms", "matchers", "facts", "grounding", "arguments", "assignment",
-           "verdict", "turn", "api")
+           "verdict", "turn", "api", "strict_json", "schemas", "hygiene", "formats")
 GROUP = "scorer.core"  # mypyc's shared library: scorer/core__mypyc.*.so in the build folder
 STAMP = "stamp.json"
 STAMP_FORMAT = 1

@@ -167,19 +167,19 @@ def _decode(text: str, pos: int, *, source: str | None, line: int | None, whole_
         pos = len(text) - len(text.lstrip(" \t\r\n"))
     try:
         return _DECODER.raw_decode(text, pos)
-    except _NotFinite as exc:
+    except _NotFinite as refused:  # a name of its own per clause: compiled (mypyc), a name holds one type
         if not whole_text or line is None:  # a document: name the line the token is on
-            at = _offset_outside_strings(text, pos, exc.token)
+            at = _offset_outside_strings(text, pos, refused.token)
             line = text.count("\n", 0, at) + 1 if at is not None else line
-        shown = exc.token if len(exc.token) <= 24 else exc.token[:21] + "..."
+        shown = refused.token if len(refused.token) <= 24 else refused.token[:21] + "..."
         raise InvalidRecord(f"{NOT_FINITE} (found {shown})", source=source, line=line) from None
     except RecursionError:
         raise InvalidRecord(f"{_DEEP} {MAX_DEPTH} levels", source=source, line=line) from None
-    except json.JSONDecodeError as exc:
-        raise InvalidRecord(f"not valid JSON: {exc.msg} (column {exc.colno})", source=source,
-                            line=exc.lineno if not whole_text or line is None else line) from None
-    except ValueError as exc:  # e.g. an integer longer than Python's 4,300-digit conversion limit
-        raise InvalidRecord(f"not valid JSON: {exc}", source=source, line=line) from None
+    except json.JSONDecodeError as bad:
+        raise InvalidRecord(f"not valid JSON: {bad.msg} (column {bad.colno})", source=source,
+                            line=bad.lineno if not whole_text or line is None else line) from None
+    except ValueError as other:  # e.g. an integer longer than Python's 4,300-digit conversion limit
+        raise InvalidRecord(f"not valid JSON: {other}", source=source, line=line) from None
 
 
 def _offset_outside_strings(text: str, start: int, token: str) -> int | None:

@@ -299,6 +299,8 @@ TOOL_BYTES_LINES = [
     _HEAD + b'"tags": ["tools"], "tools": ' + _T + b"}\n",
     _HEAD + b'"metadata": {"note": "\\"tools\\": ' + _T.replace(b'"', b'\\"') + b'"}, "tools": ' + _OTHER + b"}\n",
     _HEAD + b'"tools": ' + _T + b"5}\n",  # not JSON once the list ends
+    _HEAD + b'"tools": ' + _T + b"55}\n",  # digits after the list: with the placeholder, a 19-digit integer
+    _HEAD + b'"tools": ' + _T + b"5555}\n",  # ... and one beyond 64 bits
     _HEAD + b'"tools": ' + _T[:-1] + b', {"name": "book"}]}\n',  # the list and more: a longer list
     _HEAD + b'"tools": ' + _T + b', "metadata": {"deep": ' + json.dumps(_deep(198)).encode() + b"}}\n",
     _HEAD + b'"tools": ' + _T + b', "metadata": {"n": 1' + b"0" * 30 + b"}}\n",
