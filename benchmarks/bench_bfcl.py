@@ -6,8 +6,10 @@
 - Outputs: correct (each call at BFCL's first acceptable values) and perturbed (every item wrong: a changed
   value, an unknown parameter or a dropped required argument, in turn), the same calls given to both.
 - toolgold: ``score_case`` on pre-built run records, each call with no ``facts``: every pass builds each
-  case's ``CaseFacts`` and compiled checks (``arguments.CallPlan``) afresh, as ``toolgold score`` does for
-  a case it reads, so nothing is carried from one pass to the next. Everything a report reads is made in
+  case's ``CaseFacts``, compiled checks (``arguments.CallPlan``) and compiled tool schemas afresh
+  (``schemas.forget_compiled()`` before each pass: BFCL's items each bring their own functions, so
+  ``toolgold score`` compiles every item's schema once), as ``toolgold score`` does for a case it reads, so
+  nothing is carried from one pass to the next. Everything a report reads is made in
   the timed loop: every error with its code and its note (notes are written eagerly, none is rendered
   later), grounding, verdicts and partial credit; the loop counts the passes and the errors (printed as
   "diagnoses"), so a result that wrote fewer diagnoses would show.
@@ -133,6 +135,7 @@ def toolgold_side(items: list[dict[str, Any]], repeats: int) -> dict[str, dict[s
 
     from scorer.api import score_case
     from scorer.model import RunCall, RunRecord
+    from scorer.schemas import forget_compiled
 
     out = {}
     for key in ("correct", "perturbed"):
@@ -142,6 +145,7 @@ def toolgold_side(items: list[dict[str, Any]], repeats: int) -> dict[str, dict[s
         best = float("inf")
         for _ in range(repeats):
             passed = diagnoses = 0
+            forget_compiled()
             started = time.process_time()
             for case, run in pairs:
                 result = score_case(case, run)
@@ -158,6 +162,7 @@ def by_category(items: list[dict[str, Any]], repeats: int) -> None:
 
     from scorer.api import score_case
     from scorer.model import RunCall, RunRecord
+    from scorer.schemas import forget_compiled
 
     print("\n| category (items) | correct µs/item | perturbed µs/item |\n|---|---|---|")
     for category in CATEGORIES:
@@ -169,6 +174,7 @@ def by_category(items: list[dict[str, Any]], repeats: int) -> None:
             gc.collect()
             best = float("inf")
             for _ in range(repeats + 1):  # the first pass warms what the whole run warmed
+                forget_compiled()
                 started = time.process_time()
                 for case, run in pairs:
                     score_case(case, run)

@@ -1,11 +1,11 @@
 """Validating call arguments against a tool's JSON Schema, with compiled validators cached by schema.
 
-The same tools recur in every case, so each distinct schema (keyed by its sorted-keys JSON) is compiled
-once. Schemas that use only the everyday keywords (``type``, ``enum``, ``properties``, ``required``,
-``items``, ``additionalProperties: bool`` and annotations) compile to a small Python checker, about ten
-times faster than jsonschema and identical in verdict for that subset (tests/scorer/test_schemas.py
-checks them against jsonschema on generated schemas and values); every other schema goes to jsonschema
-(Draft 2020-12 unless its ``$schema`` names another draft).
+A schema dict is compiled once (the gold readers share one dict per distinct tool), and only as far as it
+is used: an argument's checker is made when that argument is first checked. Schemas that use only the
+everyday keywords (``type``, ``enum``, ``properties``, ``required``, ``items``, ``additionalProperties: bool``
+and annotations) compile to a small Python checker, about ten times faster than jsonschema and identical in
+verdict for that subset (tests/scorer/test_schemas.py checks them against jsonschema on generated schemas and
+values); every other schema goes to jsonschema (Draft 2020-12 unless its ``$schema`` names another draft).
 
 The root ``required`` and ``additionalProperties`` are left to the caller, which reports them as
 ``missing_required_arg`` and ``hallucinated_param``; everything else is a type problem of one argument.
@@ -17,7 +17,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 from scorer import canonical
@@ -73,26 +72,40 @@ _TYPE_NAMES: Final = frozenset({"string", "integer", "number", "boolean", "null"
 
 
 def _is_simple(schema: Any, root: bool = False) -> bool:
-    if schema is True or schema == {}:
+    if schema is True:
         return True
-    if not isinstance(schema, dict) or not set(schema) <= _SIMPLE_KEYWORDS:
+    if type(schema) is not dict:
+        return isinstance(schema, dict) and _is_simple(dict(schema), root)
+    if not schema:
+        return True
+    if not schema.keys() <= _SIMPLE_KEYWORDS:
         return False
     types = schema.get("type")
     if types is not None:
-        names = [types] if isinstance(types, str) else types
-        if not isinstance(names, list) or not names or not all(t in _TYPE_NAMES for t in names):
+        if isinstance(types, str):
+            if types not in _TYPE_NAMES:
+                return False
+        elif not isinstance(types, list) or not types or not all(t in _TYPE_NAMES for t in types):
             return False
     if "enum" in schema and not isinstance(schema["enum"], list):
         return False
     if not isinstance(schema.get("additionalProperties", False), bool):
         return False
-    props = schema.get("properties", {})
-    if not isinstance(props, dict) or not all(_is_simple(p) for p in props.values()):
-        return False
+    if "properties" in schema:
+        props = schema["properties"]
+        if not isinstance(props, dict):
+            return False
+        for prop in props.values():
+            if not _is_simple(prop):
+                return False
     if "items" in schema and not _is_simple(schema["items"]):
         return False
-    required = schema.get("required", [])
-    return isinstance(required, list) and all(isinstance(r, str) for r in required)
+    if "required" not in schema:
+        return True
+    required = schema["required"]
+    if not isinstance(required, list):
+        return False
+    return all(isinstance(key, str) for key in required)
 
 
 def _compile_simple(schema: Any) -> Check:
@@ -111,6 +124,8 @@ def _compile_simple(schema: Any) -> Check:
         checks.append(check_type)
     if "enum" in schema:
         members = schema["enum"]
+        if any(isinstance(m, (dict, list)) for m in members):  # shown as a sorted-keys copy, as ever
+            members = json.loads(json.dumps(members, sort_keys=True))
         allowed = {canonical.dumps(m) for m in members}
 
         def check_enum(value: Any, path: str) -> str | None:
@@ -161,25 +176,44 @@ def _compile_simple(schema: Any) -> Check:
 
 
 class ArgumentSchema:
-    """One tool's parameter schema, compiled: which keys it knows and the type problems of arguments."""
+    """One tool's parameter schema, compiled as far as it is used: which keys it knows and the type problems
+    of arguments. The checker of an argument is made the first time that argument is checked (a failing call
+    asks about one or two of a tool's arguments; a case's schema is seen once in a gold set whose tools are
+    its own, as BFCL's are), and whether the schema takes the fast path is decided the first time it matters."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
+        self._schema = schema
         props = schema.get("properties")
-        self.known: frozenset[str] = frozenset(props) if isinstance(props, dict) else frozenset()
+        self._props: dict[str, Any] = props if isinstance(props, dict) else {}
+        self.known: frozenset[str] = frozenset(self._props)
         extra = schema.get("additionalProperties")
         patterns = schema.get("patternProperties")
         self._patterns = tuple(re.compile(p) for p in patterns) if isinstance(patterns, dict) else ()
         # Keys outside `properties` are hallucinated unless the schema explicitly lets them in.
         self.open: bool = bool(extra) or extra == {}
-        self._fast: dict[str, Check] | None = None
+        self._simple: bool | None = None
+        self._checks: dict[str, Check] = {}
         self._validator: Any = None
-        if schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema, root=True):
-            self._fast = {k: _compile_simple(v) for k, v in (props or {}).items()}
-        else:
-            import jsonschema  # on first use: most tool schemas take the fast path, and it costs 0.1 s to import
 
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-            self._validator = cls(schema)
+    def _is_fast(self) -> bool:
+        simple = self._simple
+        if simple is None:
+            schema = self._schema
+            simple = self._simple = schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema, root=True)
+            if not simple:
+                import jsonschema  # on first use: most tool schemas take the fast path, and it costs 0.1 s to import
+
+                # Built from the sorted-keys copy: jsonschema's messages can show parts of the schema.
+                ordered = json.loads(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+                cls = jsonschema.validators.validator_for(ordered, default=jsonschema.Draft202012Validator)
+                self._validator = cls(ordered)
+        return simple
+
+    def _check(self, key: str) -> Check | None:
+        check = self._checks.get(key)
+        if check is None and key in self._props:
+            check = self._checks[key] = _compile_simple(self._props[key])
+        return check
 
     @property
     def closed(self) -> bool:
@@ -189,13 +223,13 @@ class ArgumentSchema:
     @property
     def per_argument(self) -> bool:
         """Whether each argument's problems depend on that argument alone (``problem`` may be asked)."""
-        return self._fast is not None
+        return self._is_fast()
 
     def problem(self, key: str, value: Any) -> SchemaProblem | None:
         """The type problem of one argument, for a schema ``per_argument``: the one ``problems`` reports."""
-        if self._fast is None:
+        if not self._is_fast():
             raise ValueError("this schema checks the arguments together: use problems()")
-        check = self._fast.get(key)
+        check = self._check(key)
         found = check(value, "") if check is not None else None
         return SchemaProblem(key, found) if found else None
 
@@ -204,10 +238,10 @@ class ArgumentSchema:
 
     def problems(self, args: dict[str, Any]) -> list[SchemaProblem]:
         """Type problems, at most one per argument, sorted by argument (so key order never matters)."""
-        if self._fast is not None:
+        if self._is_fast():
             found = []
             for key in sorted(args):
-                check = self._fast.get(key)
+                check = self._check(key)
                 if check is not None:
                     problem = check(args[key], "")
                     if problem:
@@ -300,27 +334,27 @@ def surely_valid_schema(schema: Any) -> bool:
     return True
 
 
-@lru_cache(maxsize=2048)
-def _compiled(schema_text: str) -> ArgumentSchema:
-    return ArgumentSchema(json.loads(schema_text))
-
-
 _BY_IDENTITY: dict[int, tuple[dict[str, Any], ArgumentSchema]] = {}
-"""Compiled schemas by the identity of the schema dict (kept alive here, so its id is not reused): a tool
-spec read once serves every case that offers it, and sorting its JSON for each case cost more than
-checking the arguments."""
+"""Compiled schemas by the identity of the schema dict (kept alive here, so its id is not reused): the gold
+readers share one ``ToolSpec`` per distinct tool (``engine.ToolCache``, ``formats.fast_record``), so a toolkit
+that recurs in every case is compiled once; a schema seen once costs only what its checks use."""
 
 
 def compiled(schema: dict[str, Any]) -> ArgumentSchema:
-    """The compiled schema, shared by every tool with the same schema (cached by its sorted-keys JSON)."""
+    """The compiled schema of this schema dict, shared by every tool spec that holds the same dict."""
     hit = _BY_IDENTITY.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    result = _compiled(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    result = ArgumentSchema(schema)
     if len(_BY_IDENTITY) >= 4096:
         _BY_IDENTITY.clear()
     _BY_IDENTITY[id(schema)] = (schema, result)
     return result
 
 
-__all__ = ["METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "surely_valid_schema"]
+def forget_compiled() -> None:
+    """Drop every compiled schema (a benchmark's pass starts as a first read of its gold does)."""
+    _BY_IDENTITY.clear()
+
+
+__all__ = ["METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "forget_compiled", "surely_valid_schema"]

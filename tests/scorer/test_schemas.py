@@ -9,7 +9,7 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.schemas import METASCHEMA_KEYWORDS, SchemaProblem, compiled, surely_valid_schema
+from scorer.schemas import METASCHEMA_KEYWORDS, SchemaProblem, compiled, forget_compiled, surely_valid_schema
 
 TYPES = ["string", "integer", "number", "boolean", "null", "array", "object"]
 
@@ -40,7 +40,7 @@ VALUE = st.recursive(
 def test_the_fast_checker_agrees_with_jsonschema(props: dict[str, Any], args: dict[str, Any]) -> None:
     schema = {"type": "object", "properties": props}
     checker = compiled(schema)
-    assert checker._fast is not None
+    assert checker.per_argument
     for key, value in args.items():
         if key not in props:
             continue  # an unknown key is the caller's hallucinated_param, not a type problem
@@ -53,7 +53,7 @@ def test_rich_schemas_are_validated_by_jsonschema() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1},
                                                "s": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
     checker = compiled(schema)
-    assert checker._fast is None
+    assert not checker.per_argument
     assert checker.problems({"n": 0, "s": 3}) == [
         SchemaProblem("n", "0 is less than the minimum of 1"),
         SchemaProblem("s", "3 is not valid under any of the given schemas")]
@@ -85,10 +85,23 @@ def test_problems_are_sorted_by_argument_whatever_the_key_order() -> None:
     assert [p.arg for p in checker.problems({"b": 1, "a": 2})] == ["a", "b"]
 
 
-def test_validators_are_cached_by_canonical_schema() -> None:
-    one = compiled({"type": "object", "properties": {"a": {"type": "string"}}})
-    two = compiled({"properties": {"a": {"type": "string"}}, "type": "object"})
-    assert one is two
+def test_a_schema_dict_is_compiled_once_and_an_equal_one_checks_alike() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": [1, 2]}}}
+    assert compiled(schema) is compiled(schema)
+    reordered = compiled({"properties": {"b": {"enum": [1, 2]}, "a": {"type": "string"}}, "type": "object"})
+    args = {"a": 3, "b": 5}
+    assert reordered.problems(args) == compiled(schema).problems(args) == [
+        SchemaProblem("a", "3 is not of type 'string'"), SchemaProblem("b", "5 is not one of [1, 2]")]
+    forget_compiled()
+    assert compiled(schema) is not compiled({**schema})
+
+
+def test_schema_parts_in_messages_are_shown_with_sorted_keys_whatever_the_order_given() -> None:
+    enum_of_objects = compiled({"type": "object", "properties": {"o": {"enum": [{"z": 1, "a": 2}]}}})
+    assert enum_of_objects.problems({"o": 1}) == [SchemaProblem("o", "1 is not one of [{'a': 2, 'z': 1}]")]
+    negated = compiled({"type": "object", "properties": {"s": {"not": {"type": "string", "maxLength": 3}}}})
+    assert negated.problems({"s": "ab"}) == [
+        SchemaProblem("s", "'ab' should not be valid under {'maxLength': 3, 'type': 'string'}")]
 
 
 # -- is it a JSON Schema at all (surely_valid_schema, before jsonschema's check_schema) ----------------------
