@@ -567,3 +567,26 @@ def test_gold_cases_stored_before_their_bodies_moved_read_back_identically(empty
                 t.GoldCaseRow.id.in_([item.record.id for item in items[:4]]))) > len(rows)
     finally:
         store.close()
+
+
+def test_gold_bodies_downgrade_back_into_gold_cases(empty_url: str) -> None:
+    store = Store(empty_url)
+    try:
+        store.import_items([_gold_item("g1"), _gold_item("g2")])
+        exported = b"".join(block for _, block in store.iter_gold_blocks())
+    finally:
+        store.close()
+    engine = create_engine(empty_url)
+    with engine.begin() as conn:
+        downgrade(conn, "0004_tool_sets")
+        bodies = [r[0] for r in conn.execute(text("SELECT body FROM gold_cases ORDER BY id"))]
+        assert "gold_bodies" not in inspect(conn).get_table_names()
+    engine.dispose()
+    assert "".join(body + "\n" for body in bodies).encode("utf-8") == exported
+
+
+def _gold_item(case_id: str) -> Any:
+    from labeler.store import ImportItem
+    from tests.labeler.test_store import gold
+
+    return ImportItem(gold(case_id), "g.jsonl", 1)
