@@ -6,7 +6,8 @@ label draft again and again (a real ``save_label`` through the store: BEGIN IMME
 records each save's latency until the import ends. The anchor is the same save with no import running.
 Target: no save waits more than a couple of seconds (p99 and max).
 
-Run: ``.venv/bin/python -m benchmarks.bench_import_saves [--transcripts N | --quick] [--runs N] [--trace]``.
+Run: ``.venv/bin/python -m benchmarks.bench_import_saves [--transcripts N | --quick | --gold N] [--runs N]
+[--trace]``. ``--gold N``: the import is of N gold cases (``bench_store``'s, 9.3 KB each) instead.
 
 ``--trace`` also prints where the slowest saves' time went, on one clock (``time.monotonic()``) with the
 import's own timeline: the importing process runs under a probe that times its publish (the write lock taken,
@@ -15,7 +16,7 @@ into its wait for the write lock (``BEGIN IMMEDIATE``), its statements, its comm
 that commit (``benchmarks/sqlite_trace.py``).
 
 SQLite holds one write lock for the whole database, and an import is all or nothing: it stages its rows beside
-the database without the lock, writes the transcript bodies (most of its bytes) into the store in one short
+the database without the lock, writes the bodies (most of its bytes; transcripts' and gold cases') into the store in one short
 transaction per chunk where nothing can reach them yet, then publishes the rest in one transaction of a few
 ``INSERT ... SELECT``. A save waits for at most that publish (or one chunk's bodies); ``--trace`` also prints the
 lock holds of the body writes before the publish.
@@ -34,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_store import write_transcripts
+from benchmarks.bench_store import write_gold, write_transcripts
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "data" / "app" / "tau_airline.jsonl"
@@ -179,7 +180,7 @@ def _split(save: dict[str, Any]) -> dict[str, float]:
 
 
 def _report_writes_ahead(events: list[dict[str, Any]]) -> None:
-    """The importing process's write transactions before its publish (the transcript bodies written ahead):
+    """The importing process's write transactions before its publish (the bodies written ahead):
     how long each held the write lock (from its BEGIN IMMEDIATE returning to its COMMIT's WAL hook), and the
     auto-checkpoints run after them."""
     holds, checkpoints, taken = [], [], None
@@ -257,7 +258,10 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         tid, index = _store(db)
         quiet, _ = _saves(db, tid, index, None, 100)
         source = directory / "big.jsonl"
-        write_transcripts(source, args.transcripts)
+        if args.gold:
+            write_gold(source, args.gold)
+        else:
+            write_transcripts(source, args.transcripts)
         trace = _SaveTrace() if args.trace else None
         probe_out = directory / "import-trace.json"
         command = ["-c", PROBE, str(probe_out)] if args.trace else ["-m", "labeler.cli"]
@@ -279,17 +283,19 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_import_saves", description=__doc__.split("\n")[0])
     parser.add_argument("--transcripts", type=int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="5,000 transcripts")
+    parser.add_argument("--gold", type=int, default=0, help="import this many gold cases instead of transcripts")
     parser.add_argument("--runs", type=int, default=1, help="imports one after the other, one row each")
     parser.add_argument("--trace", action="store_true",
                         help="also print where the slowest saves' time went, beside the import's publish")
     args = parser.parse_args(argv)
     if args.quick:
         args.transcripts = 5_000
+    what = f"{args.gold:,} gold cases" if args.gold else f"{args.transcripts:,} transcripts"
     rows = []
     for _ in range(args.runs):
         run = _run(args)
         during = run["during"]
-        print(f"import of {args.transcripts:,} transcripts: {run['import_s']:.1f} s; {len(during)} saves meanwhile, "
+        print(f"import of {what}: {run['import_s']:.1f} s; {len(during)} saves meanwhile, "
               f"{run['failed']} failed; load average {os.getloadavg()[0]:.1f}", flush=True)
         rows.append(run)
     print("\n| measurement | p50 | p99 | max | next slowest two | anchor: no import running (p50 / p99) | target | met |")
@@ -297,7 +303,7 @@ def main(argv: list[str]) -> None:
     for run in rows:
         during, quiet, failed = run["during"], run["quiet"], run["failed"]
         p99, worst = _pct(during, 0.99), max(during)
-        print(f"| label save while `toolgold import` of {args.transcripts:,} transcripts runs ({run['import_s']:.0f} s; "
+        print(f"| label save while `toolgold import` of {what} runs ({run['import_s']:.0f} s; "
               f"{len(during)} saves, {failed} failed) | {statistics.median(during) * 1000:.0f} ms | {p99 * 1000:.0f} ms | "
               f"{worst * 1000:,.0f} ms | {' / '.join(f'{v * 1000:,.0f}' for v in sorted(during)[-3:-1][::-1])} ms | "
               f"{statistics.median(quiet) * 1000:.0f} / {_pct(quiet, 0.99) * 1000:.0f} ms | "

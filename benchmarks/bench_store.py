@@ -12,8 +12,9 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   Python's start included). Target: ≥ 20,000 cases/s, memory flat in M (peak RSS reported for two sizes),
   and ≤ 1.6× the export floor.
 - export floor: a fresh ``python -c`` process that does with plain sqlite3 what the export must do and nothing
-  else (``EXPORT_FLOOR``): in one read transaction, the bodies of the same cases in id order (``SELECT body
-  FROM gold_cases ORDER BY id``, as bytes: no text decoded), written with a newline each to a temporary file in
+  else (``EXPORT_FLOOR``): in one read transaction, the bodies of the same cases in id order (``SELECT b.body
+  FROM gold_cases AS g JOIN gold_bodies AS b ON b.id = g.body_id ORDER BY g.id``; before revision 0005
+  ``SELECT body FROM gold_cases ORDER BY id``; as bytes: no text decoded), written with a newline each to a temporary file in
   the output's folder, fsynced, renamed over the target, the folder fsynced (the export's atomic, durable
   file). Its output must be byte-identical to the export's (checked). Not counted against the export: the
   permission check and audit event, and the start-up of toolgold's store (SQLAlchemy, the tables), which the
@@ -135,7 +136,11 @@ con.text_factory = bytes
 fd, tmp = tempfile.mkstemp(prefix=".floor.", suffix=".tmp", dir=folder)
 with os.fdopen(fd, "wb") as fh:
     con.execute("BEGIN")
-    cursor = con.execute("SELECT body FROM gold_cases ORDER BY id")
+    if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'gold_bodies'").fetchone():  # revision 0005 on
+        cursor = con.execute("SELECT b.body FROM gold_cases AS g JOIN gold_bodies AS b ON b.id = g.body_id "
+                             "ORDER BY g.id")
+    else:
+        cursor = con.execute("SELECT body FROM gold_cases ORDER BY id")
     while rows := cursor.fetchmany(500):
         fh.write(b"\\n".join([body for (body,) in rows]) + b"\\n")
     con.execute("COMMIT")

@@ -87,6 +87,10 @@ def require_role(conn: Connection, actor: str, roles: Sequence[str], what: str) 
 
 # -- transcripts and gold, as every aggregate reads and writes them ---------------------------------
 
+GOLD_BODY: Final = (select(t.GoldBodyRow.body).where(t.GoldBodyRow.id == t.GoldCaseRow.body_id)
+                    .scalar_subquery().label("body"))
+"""A live gold case's body (``gold_bodies``, revision 0005), beside its other columns in a query of ``gold_cases``."""
+
 
 def load_transcript(conn: Connection, external_id: str) -> tuple[Transcript, str]:
     """A stored transcript with its tools, and its source."""
@@ -134,19 +138,21 @@ def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, befor
     from scorer.formats import dumps_record
 
     body = dumps_record(case)
-    if conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == case.id)) == body:
+    stored = conn.execute(select(t.GoldCaseRow.body_id, GOLD_BODY).where(t.GoldCaseRow.id == case.id)).first()
+    if stored is not None and stored.body == body:
         return
     stamp_now = now_iso()
     values = {"conversation_id": case.conversation_id, "turn": case.turn, "split": case.split,
               "kind": case.kind, "status": case.provenance.status, "behavior": case.expected.behavior,
-              "tags": canonical.dumps_stored(list(case.tags)), "source": case.provenance.source, "body": body,
+              "tags": canonical.dumps_stored(list(case.tags)), "source": case.provenance.source,
               "content_hash": canonical.content_hash(json.loads(body)), "updated_at": stamp_now}
-    exists_already = conn.scalar(select(t.GoldCaseRow.id).where(t.GoldCaseRow.id == case.id)) is not None
-    if exists_already:
+    if stored is not None:  # its body is its own (``gold_bodies``): rewritten in place
+        conn.execute(update(t.GoldBodyRow).where(t.GoldBodyRow.id == stored.body_id).values(body=body))
         conn.execute(update(t.GoldCaseRow).where(t.GoldCaseRow.id == case.id).values(**values))
         conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case.id))
     else:
-        conn.execute(insert(t.GoldCaseRow).values(id=case.id, created_at=stamp_now, **values))
+        body_id = conn.scalar(insert(t.GoldBodyRow).values(body=body).returning(t.GoldBodyRow.id))
+        conn.execute(insert(t.GoldCaseRow).values(id=case.id, body_id=body_id, created_at=stamp_now, **values))
     if case.tags:
         conn.execute(insert(t.GoldCaseTagRow), [{"case_id": case.id, "tag": tag}
                                                 for tag in dict.fromkeys(case.tags)])
@@ -158,11 +164,13 @@ def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, befor
 
 def withdraw_gold(conn: Connection, case_id: str, *, actor: str, note: str) -> None:
     """Remove one live gold case (and its tags) and audit it; frozen versions keep their copy."""
-    status = conn.scalar(select(t.GoldCaseRow.status).where(t.GoldCaseRow.id == case_id))
-    if status is None:
+    row = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body_id).where(t.GoldCaseRow.id == case_id)).first()
+    if row is None:
         return
+    status = row.status
     conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
     conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
+    conn.execute(delete(t.GoldBodyRow).where(t.GoldBodyRow.id == row.body_id))  # no other case refers to it
     audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
           before={"status": status}, note=note)
 

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select, update
 
 from labeler.store import tables as t
-from labeler.store.common import REVIEWER_ROLES, audit, put_gold, require_role
+from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, audit, put_gold, require_role
 from labeler.store.engine import Database, StoreError, now_iso
 from scorer import canonical
 from scorer.drift import DriftReason, StaleCase, case_drift, migrate_case
@@ -107,7 +107,7 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     flagged again for the same schemas; an open item whose case fits again is closed.
     """
     with db.write() as conn:
-        q = select(t.GoldCaseRow.body, t.GoldCaseRow.source).where(t.GoldCaseRow.status != "rejected")
+        q = select(GOLD_BODY, t.GoldCaseRow.source).where(t.GoldCaseRow.status != "rejected")
         if source:
             q = q.where(t.GoldCaseRow.source == source)
         own = _own_tools(conn, q) if tools is None else {}
@@ -192,7 +192,7 @@ def resolve_relabel(db: Database, item_id: int, case: GoldCase | None = None, *,
     with db.write() as conn:
         row = _relabel_row(conn, item_id, actor)
         item = _relabel_item(row)
-        live = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == row.case_id))
+        live = conn.scalar(select(GOLD_BODY).where(t.GoldCaseRow.id == row.case_id))
         if live is None:
             raise StoreError(f"gold case {row.case_id!r} is gone")
         how = "edited"

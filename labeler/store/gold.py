@@ -15,7 +15,7 @@ from sqlalchemy import Connection, LargeBinary, and_, case, cast, func, literal,
 from sqlalchemy.types import NullType
 
 from labeler.store import tables as t
-from labeler.store.common import REVIEWER_ROLES, PermissionDenied, audit, require_role
+from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, PermissionDenied, audit, require_role
 from labeler.store.engine import Database, StoreError
 
 if TYPE_CHECKING:
@@ -33,8 +33,11 @@ def _gold_filter(q: Any, split: str | None, status: str | None, tag: str | None)
     return q
 
 
-def _gold_query(split: str | None, status: str | None, tag: str | None) -> Any:
-    return _gold_filter(select(t.GoldCaseRow.body).order_by(t.GoldCaseRow.id), split, status, tag)
+def _gold_query(split: str | None, status: str | None, tag: str | None, body: Any = None) -> Any:
+    """The bodies of the selection (``gold_bodies``, revision 0005), in id order; ``body``: what of the body."""
+    q = (select(t.GoldBodyRow.body if body is None else body)
+         .join_from(t.GoldCaseRow, t.GoldBodyRow, t.GoldBodyRow.id == t.GoldCaseRow.body_id).order_by(t.GoldCaseRow.id))
+    return _gold_filter(q, split, status, tag)
 
 
 def _gold_counts(conn: Connection, split: str | None, status: str | None, tag: str | None) -> tuple[int, int]:
@@ -99,14 +102,12 @@ def iter_gold_blocks(db: Database, *, split: str | None = None, status: str | No
     PostgreSQL's ``convert_to(body, 'UTF8')``. Byte for byte the lines of ``iter_gold_lines``."""
     with db.read() as conn:
         if conn.dialect.name == "postgresql":
-            column: Any = type_coerce(func.convert_to(t.GoldCaseRow.body, literal("UTF8")), NullType())
+            column: Any = type_coerce(func.convert_to(t.GoldBodyRow.body, literal("UTF8")), NullType())
         elif conn.dialect.name == "sqlite" and conn.exec_driver_sql("PRAGMA encoding").scalar() == "UTF-8":
-            column = type_coerce(cast(t.GoldCaseRow.body, LargeBinary), NullType())
+            column = type_coerce(cast(t.GoldBodyRow.body, LargeBinary), NullType())
         else:
             column = None
-        q = _gold_query(split, status, tag)
-        if column is not None:
-            q = q.with_only_columns(column)
+        q = _gold_query(split, status, tag, column)
         result = conn.execution_options(stream_results=True, yield_per=rows).execute(q).scalars()
         block: list[bytes] = []
         size = 0
@@ -127,7 +128,7 @@ def get_gold(db: Database, case_id: str) -> GoldCase:
     from scorer.model import GoldCase
 
     with db.read() as conn:
-        body = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == case_id))
+        body = conn.scalar(select(GOLD_BODY).where(t.GoldCaseRow.id == case_id))
     if body is None:
         raise StoreError(f"no gold case with id {case_id!r}")
     return GoldCase.model_validate_json(body)

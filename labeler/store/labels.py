@@ -44,6 +44,7 @@ from labeler.labels import (
 )
 from labeler.store import tables as t
 from labeler.store.common import (
+    GOLD_BODY,
     UnreadableRecord,
     audit,
     label_key,
@@ -311,7 +312,7 @@ def submit_label(db: Database, transcript_id: str, message_index: int, annotator
                                differs=differs_from_import(mine, imported))
         else:
             _materialize_gold(conn, transcript, source, message_index, turn_pk, annotator)
-            decided = conn.scalar(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == mine.id,
+            decided = conn.scalar(select(GOLD_BODY).where(t.GoldCaseRow.id == mine.id,
                                                                    t.GoldCaseRow.status == "approved"))
             if decided is not None:
                 standing = GoldCase.model_validate_json(decided)
@@ -354,7 +355,7 @@ def _materialize(conn: Connection, case_id: str, submitted: Callable[[], dict[st
     (a disagreeing label stays in the labels table for review). With no submitted label left the case
     is withdrawn. A case a reviewer already approved or rejected is left alone.
     """
-    existing = conn.execute(select(t.GoldCaseRow.status, t.GoldCaseRow.body)
+    existing = conn.execute(select(t.GoldCaseRow.status, GOLD_BODY)
                             .where(t.GoldCaseRow.id == case_id)).first()
     if existing is not None and existing.status != "submitted":
         return

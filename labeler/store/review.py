@@ -29,6 +29,7 @@ from labeler.labels import (
 )
 from labeler.store import tables as t
 from labeler.store.common import (
+    GOLD_BODY,
     OVERLAP_KEY,
     REVIEWER_ROLES,
     Overlap,
@@ -217,7 +218,7 @@ def _detail(conn: Connection, row: Any) -> ReviewDetail:
     candidates: list[ReviewCandidate] = []
     preselected: str | None = None
     fields: tuple[str, ...] = ()
-    live_row = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status)
+    live_row = conn.execute(select(GOLD_BODY, t.GoldCaseRow.status)
                             .where(t.GoldCaseRow.id == item.ref)).first()
     live = GoldCase.model_validate_json(live_row.body) if live_row else None
     if turn is not None:
@@ -474,7 +475,7 @@ def _requeue(conn: Connection, ref: str, *, actor: str, comment: str) -> list[st
               entity_id=label_key(transcript_id, message_index, label.annotator),
               before={"status": "submitted", "version": label.version},
               after={"status": "draft", "version": label.version + 1}, note=comment)
-    live = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status)
+    live = conn.execute(select(GOLD_BODY, t.GoldCaseRow.status)
                         .where(t.GoldCaseRow.id == ref)).first()
     if live is None:
         return [r.annotator for r in labels]
@@ -535,7 +536,7 @@ def approve_cases(db: Database, case_ids: Sequence[str], *, actor: str, comment:
                 f"{case_id} ({why})" for case_id, why in sorted(contested.items())))
         done = 0
         for case_id in case_ids:
-            row = conn.execute(select(t.GoldCaseRow.body, t.GoldCaseRow.status, t.GoldCaseRow.content_hash)
+            row = conn.execute(select(GOLD_BODY, t.GoldCaseRow.status, t.GoldCaseRow.content_hash)
                                .where(t.GoldCaseRow.id == case_id)).first()
             if row is None:
                 raise StoreError(f"no gold case {case_id!r}")

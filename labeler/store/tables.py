@@ -147,6 +147,27 @@ class TurnRow(Base):
     n_calls: Mapped[int] = mapped_column()
 
 
+class GoldBodyRow(Base):
+    """A live gold case's canonical JSON, exactly as exported (~9 KB for a tau-bench turn case, most of it its
+    tools): in its own table so an import writes it in short transactions before its publish (revision 0005),
+    as ``TranscriptBodyRow``. A body no gold case refers to is unreachable: only an import that is still running
+    (``PendingGoldBodiesRow``) or one that died leaves one, and the next import deletes a dead one's."""
+
+    __tablename__ = "gold_bodies"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    body: Mapped[str] = mapped_column()
+
+
+class PendingGoldBodiesRow(Base):
+    """Gold bodies ``first_id``..``last_id`` written ahead by the import staged in ``stage``, not published yet:
+    as ``PendingBodiesRow`` for transcript bodies."""
+
+    __tablename__ = "pending_gold_bodies"
+    first_id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    last_id: Mapped[int] = mapped_column()
+    stage: Mapped[str] = mapped_column(index=True)
+
+
 class GoldCaseRow(Base):
     __tablename__ = "gold_cases"
     __table_args__ = (Index("ix_gold_cases_split_status", "split", "status"),)
@@ -159,7 +180,8 @@ class GoldCaseRow(Base):
     behavior: Mapped[str] = mapped_column()
     tags: Mapped[str] = mapped_column()  # canonical JSON list, for display; filtering uses gold_case_tags
     source: Mapped[str | None] = mapped_column()
-    body: Mapped[str] = mapped_column()  # canonical JSON of the GoldCase, exactly as exported
+    # the canonical JSON of the GoldCase, exactly as exported (revision 0005: gold_bodies)
+    body_id: Mapped[int] = mapped_column(ForeignKey("gold_bodies.id"), unique=True)
     content_hash: Mapped[str] = mapped_column()
     created_at: Mapped[str] = mapped_column(Timestamp)
     updated_at: Mapped[str] = mapped_column(Timestamp)

@@ -30,7 +30,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.candidates import is_candidate
 from labeler.store import tables as t
-from labeler.store.common import audit, stored_transcript, tool_bodies
+from labeler.store.common import GOLD_BODY, audit, stored_transcript, tool_bodies
 from labeler.store.engine import (
     CHUNK,
     IMPORT_LOCK,
@@ -245,7 +245,7 @@ _STAGE_SCHEMA = """
 CREATE TABLE transcripts (id INTEGER PRIMARY KEY, external_id TEXT NOT NULL UNIQUE, content_hash TEXT, src TEXT,
                           line INTEGER, seq INTEGER, n_turns INTEGER, body_id INTEGER, tool_list INTEGER);
 CREATE TABLE tool_lists (id INTEGER PRIMARY KEY, hashes TEXT NOT NULL UNIQUE);
-CREATE TABLE gold_cases (id TEXT PRIMARY KEY, content_hash TEXT, src TEXT, line INTEGER, seq INTEGER);
+CREATE TABLE gold_cases (id TEXT PRIMARY KEY, content_hash TEXT, src TEXT, line INTEGER, seq INTEGER, body_id INTEGER);
 CREATE TABLE rows_transcripts (seq INTEGER PRIMARY KEY, external_id TEXT, source TEXT, content_hash TEXT, title TEXT,
                                n_messages INTEGER, n_turns INTEGER, n_tool_calls INTEGER, started_at TEXT, tools TEXT);
 CREATE TABLE rows_transcript_bodies (seq INTEGER PRIMARY KEY, body TEXT);
@@ -253,17 +253,18 @@ CREATE TABLE rows_tool_schemas (hash TEXT PRIMARY KEY, name TEXT, body TEXT);
 CREATE TABLE rows_turns (key INTEGER PRIMARY KEY, ordinal INTEGER, message_index INTEGER, observed TEXT,
                          observed_behavior TEXT, n_calls INTEGER);
 CREATE TABLE rows_gold_cases (seq INTEGER PRIMARY KEY, id TEXT, conversation_id TEXT, turn INTEGER, split TEXT,
-                              kind TEXT, status TEXT, behavior TEXT, tags TEXT, source TEXT, body TEXT,
-                              content_hash TEXT);
+                              kind TEXT, status TEXT, behavior TEXT, tags TEXT, source TEXT, content_hash TEXT);
+CREATE TABLE rows_gold_bodies (seq INTEGER PRIMARY KEY, body TEXT);
 CREATE TABLE rows_gold_case_tags (key INTEGER PRIMARY KEY, case_id TEXT, tag TEXT);
 """
 """Two kinds of tables. ``rows_*``: every record's rows as written (by a worker process, or by the importing
 process for what it converts itself), under the record's ``seq``; a child row (tool link, turn, tag) under
 ``seq << CHILD_BITS | its position``, so a record's children are one key range. ``transcripts`` and
 ``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets (and the
-id of its body, written into the store ahead of the publish: ``_write_bodies``); only these are published (joined
-to their rows), so a duplicate or a reject needs no row taken out. A transcript's body is a table of its own
-(``rows_transcript_bodies``), so the publish reads none of the bodies' pages. A transcript's tools are the
+id of its body, written into the store ahead of the publish: ``_write_bodies``; so is a gold case's); only these
+are published (joined to their rows), so a duplicate or a reject needs no row taken out. A transcript's body and a
+gold case's are tables of their own (``rows_transcript_bodies``, ``rows_gold_bodies``), so the publish reads none
+of the bodies' pages. A transcript's tools are the
 schema hashes in order, joined by spaces (``rows_transcripts.tools``); ``tool_lists`` numbers the distinct lists
 of the accepted transcripts (``transcripts.tool_list``; none for no tools), each a tool set in the store."""
 CHILD_BITS = 20
@@ -333,7 +334,7 @@ class StageWriter:
         transaction; return what stands for each."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
-        transcripts, bodies, tools, turns, gold, tags, out = [], [], {}, [], [], [], []
+        transcripts, bodies, tools, turns, gold, gold_bodies, tags, out = [], [], {}, [], [], [], [], []
         for index, prepared in enumerate(records):
             seq = number << CHILD_BITS | index
             staged = prepared.staged
@@ -347,6 +348,7 @@ class StageWriter:
                 turns += [(key | n, *_TURN_ROW(turn)) for n, turn in enumerate(staged.children)]
             else:
                 gold.append((seq, *_GOLD_ROW(row)))
+                gold_bodies.append((seq, row["body"]))
                 tags += [(key | n, tag["case_id"], tag["tag"]) for n, tag in enumerate(staged.children)]
             out.append(StagedItem(prepared.transcript, staged.id, staged.digest, staged.source, staged.line, seq,
                                   len(staged.children)))
@@ -358,6 +360,7 @@ class StageWriter:
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
                 run("INSERT INTO rows_turns VALUES (?, ?, ?, ?, ?, ?)", turns)
                 run(f"INSERT INTO rows_gold_cases VALUES ({', '.join('?' * (len(_GOLD_COLUMNS) + 1))})", gold)
+                run("INSERT INTO rows_gold_bodies VALUES (?, ?)", gold_bodies)
                 run("INSERT INTO rows_gold_case_tags VALUES (?, ?, ?)", tags)
         except sqlite3.Error as exc:  # the stage file's own database (a full disk, say)
             raise StageFailed(exc) from None
@@ -371,8 +374,9 @@ _TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "n_mess
                        "started_at")
 """A transcript's columns in the store and the stage but its body (``transcript_bodies``, ``rows_transcript_bodies``)."""
 _TURN_COLUMNS = ("ordinal", "message_index", "observed", "observed_behavior", "n_calls")
-_GOLD_COLUMNS = ("id", "conversation_id", "turn", "split", "kind", "status", "behavior", "tags", "source", "body",
+_GOLD_COLUMNS = ("id", "conversation_id", "turn", "split", "kind", "status", "behavior", "tags", "source",
                  "content_hash")
+"""A gold case's columns in the store and the stage but its body (``gold_bodies``, ``rows_gold_bodies``)."""
 _TRANSCRIPT_ROW = operator.itemgetter(*_TRANSCRIPT_COLUMNS)
 _TURN_ROW = operator.itemgetter(*_TURN_COLUMNS)
 _GOLD_ROW = operator.itemgetter(*_GOLD_COLUMNS)
@@ -420,7 +424,7 @@ class _Stage:
             self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
 
     def body(self, staged: StagedItem) -> str:
-        table = "rows_transcript_bodies" if staged.transcript else "rows_gold_cases"
+        table = "rows_transcript_bodies" if staged.transcript else "rows_gold_bodies"
         return str(self.conn.execute(f"SELECT body FROM {table} WHERE seq = ?", (staged.seq,)).fetchone()[0])
 
     def tools(self, staged: StagedItem) -> list[tuple[str, str, str]]:
@@ -452,10 +456,11 @@ class _Stage:
         self.conn.close()
         os.close(self.lock)
 
-    def drop(self, clashes: Sequence[_Clash], result: ImportResult, skip: bool) -> list[int]:
+    def drop(self, clashes: Sequence[_Clash], result: ImportResult, skip: bool) -> tuple[list[int], list[int]]:
         """Take out of the stage the records another writer added to the store since they were staged: the
         same content is counted unchanged, other content is a conflict (raised, or a reject with ``skip``).
-        Returns the ids of the bodies written ahead for the transcripts taken out (to delete: ``_delete_bodies``)."""
+        Returns the ids of the bodies written ahead for the transcripts and for the gold cases taken out (to
+        delete: ``_delete_bodies``)."""
         for clash in clashes:
             if clash.same:
                 if clash.table == "transcripts":
@@ -468,7 +473,8 @@ class _Stage:
                                                "content (it was added while this import ran)",
                                                source=clash.source, line=clash.line), result, skip)
         run = self.conn.execute
-        bodies = []
+        bodies: list[int] = []
+        gold_bodies: list[int] = []
         run("BEGIN IMMEDIATE")
         for clash in clashes:  # out of the accepted records: their rows are then never published
             if clash.table == "transcripts":
@@ -479,10 +485,12 @@ class _Stage:
                 run("DELETE FROM transcripts WHERE external_id = ?", (clash.id,))
                 result.transcripts_added -= 1
             else:
+                (body_id,) = run("SELECT body_id FROM gold_cases WHERE id = ?", (clash.id,)).fetchone()
+                gold_bodies.append(body_id)
                 run("DELETE FROM gold_cases WHERE id = ?", (clash.id,))
                 result.gold_added -= 1
         self.commit()
-        return bodies
+        return bodies, gold_bodies
 
 
 @dataclass(frozen=True)
@@ -551,7 +559,9 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
                         _publish(db, stage, actor, result, sources)
                         break
                     except _Clashed as clashed:
-                        _delete_bodies(db, stage.drop(clashed.clashes, result, skip_invalid))
+                        bodies, gold_bodies = stage.drop(clashed.clashes, result, skip_invalid)
+                        _delete_bodies(db, bodies, TRANSCRIPT_BODIES)
+                        _delete_bodies(db, gold_bodies, GOLD_BODIES)
                 else:
                     raise StoreError("other writers kept adding the records this import holds; nothing was "
                                      "imported: run it again")
@@ -572,16 +582,44 @@ _BODY_BYTES = 16 << 20
 transcripts in one (~30 ms on a quiet machine), so saves slot in while the next chunk converts; larger ones split."""
 
 
-def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int]) -> list[int]:
-    """Copy the staged bodies of ``seqs`` (accepted transcripts) into ``transcript_bodies`` under new ids, in
-    short transactions of their own (``_BODY_BYTES`` each), and note them as this import's (``pending_bodies``);
-    return each one's id. Nothing refers to them until the publish commits the transcripts that do, so no reader
-    sees them, and the publish copies no body while it holds the write lock. The stage is read before the store's
-    write lock is taken (as bytes: stored as the same text, never decoded), so no transaction holds that lock
-    while it waits for a worker writing the stage."""
+@dataclass(frozen=True)
+class _Bodies:
+    """Where one kind of record keeps the bodies an import writes ahead: the store's table of bodies, the rows
+    of it that refer to them, the table noting those not yet published, and the stage's table of them."""
+
+    row: Any
+    """``tables.TranscriptBodyRow`` or ``tables.GoldBodyRow``."""
+    owner: Any
+    """The records referring to their bodies: ``tables.TranscriptRow`` or ``tables.GoldCaseRow``."""
+    pending: Any
+    """``tables.PendingBodiesRow`` or ``tables.PendingGoldBodiesRow``."""
+    staged: str
+    """The stage file's table of them."""
+
+    @property
+    def not_published(self) -> Any:
+        """A body no record refers to (yet)."""
+        return ~select(self.owner.id).where(self.owner.body_id == self.row.id).exists()
+
+
+TRANSCRIPT_BODIES = _Bodies(t.TranscriptBodyRow, t.TranscriptRow, t.PendingBodiesRow, "rows_transcript_bodies")
+"""Transcripts' bodies (revision 0003)."""
+GOLD_BODIES = _Bodies(t.GoldBodyRow, t.GoldCaseRow, t.PendingGoldBodiesRow, "rows_gold_bodies")
+"""Gold cases' bodies (revision 0005)."""
+
+
+def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int], kind: _Bodies = TRANSCRIPT_BODIES) -> list[int]:
+    """Copy the staged bodies of ``seqs`` (accepted transcripts, or gold cases) into the store's table of them
+    (``transcript_bodies``, ``gold_bodies``) under new ids, in short transactions of their own (``_BODY_BYTES``
+    each), and note them as this import's (``pending_bodies``, ``pending_gold_bodies``); return each one's id.
+    Nothing refers to them until the publish commits the records that do, so no reader sees them, and the publish
+    copies no body while it holds the write lock. The stage is read before the store's write lock is taken (as
+    bytes: stored as the same text, never decoded), so no transaction holds that lock while it waits for a
+    worker writing the stage."""
     marks = ", ".join("?" * len(seqs))
-    found = dict(stage.conn.execute(f"SELECT seq, CAST(body AS BLOB) FROM rows_transcript_bodies WHERE seq IN ({marks})",
+    found = dict(stage.conn.execute(f"SELECT seq, CAST(body AS BLOB) FROM {kind.staged} WHERE seq IN ({marks})",
                                     seqs))
+    table, pending = kind.row.__tablename__, kind.pending.__tablename__
     ids: list[int] = []
     start = 0
     while start < len(seqs):
@@ -591,10 +629,10 @@ def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int]) -> list[int]
             end += 1
         with db.write() as conn:
             run = conn.exec_driver_sql
-            first = (run("SELECT coalesce(max(id), 0) FROM transcript_bodies").scalar() or 0) + 1
-            run("INSERT INTO transcript_bodies (id, body) VALUES (?, CAST(? AS TEXT))",
+            first = (run(f"SELECT coalesce(max(id), 0) FROM {table}").scalar() or 0) + 1
+            run(f"INSERT INTO {table} (id, body) VALUES (?, CAST(? AS TEXT))",
                 [(first + n, found[seq]) for n, seq in enumerate(seqs[start:end])])
-            run("INSERT INTO pending_bodies (first_id, last_id, stage) VALUES (?, ?, ?)",
+            run(f"INSERT INTO {pending} (first_id, last_id, stage) VALUES (?, ?, ?)",
                 (first, first + end - start - 1, stage.path.name))
         ids += range(first, first + end - start)
         start = end
@@ -606,36 +644,34 @@ _STORED_BODY = (select(t.TranscriptBodyRow.body).where(t.TranscriptBodyRow.id ==
 """A stored transcript's body, beside its other columns in a query of ``transcripts``."""
 
 
-_NOT_PUBLISHED = ~select(t.TranscriptRow.id).where(t.TranscriptRow.body_id == t.TranscriptBodyRow.id).exists()
-
-
-def _delete_bodies(db: Database, ids: Sequence[int]) -> None:
-    """Delete bodies written ahead for transcripts that will not be published (another writer added them)."""
+def _delete_bodies(db: Database, ids: Sequence[int], kind: _Bodies) -> None:
+    """Delete bodies written ahead for records that will not be published (another writer added them)."""
     for start in range(0, len(ids), CHUNK):
         with db.write() as conn:
-            conn.execute(delete(t.TranscriptBodyRow).where(t.TranscriptBodyRow.id.in_(ids[start:start + CHUNK]),
-                                                           _NOT_PUBLISHED))
+            conn.execute(delete(kind.row).where(kind.row.id.in_(ids[start:start + CHUNK]), kind.not_published))
 
 
 def _discard_pending(db: Database, stage_name: str) -> None:
-    """Delete the bodies the import staged in ``stage_name`` wrote ahead and did not publish, one of its
-    writes (a few hundred bodies) per transaction, so saves get the lock in between."""
-    while True:
-        with db.write() as conn:
-            span = conn.execute(select(t.PendingBodiesRow.first_id, t.PendingBodiesRow.last_id)
-                                .where(t.PendingBodiesRow.stage == stage_name).limit(1)).first()
-            if span is None:
-                return
-            conn.execute(delete(t.TranscriptBodyRow).where(t.TranscriptBodyRow.id.between(*span), _NOT_PUBLISHED))
-            conn.execute(delete(t.PendingBodiesRow).where(t.PendingBodiesRow.first_id == span[0]))
+    """Delete the bodies (transcripts' and gold cases') the import staged in ``stage_name`` wrote ahead and did
+    not publish, one of its writes (a chunk's bodies) per transaction, so saves get the lock in between."""
+    for kind in (TRANSCRIPT_BODIES, GOLD_BODIES):
+        while True:
+            with db.write() as conn:
+                span = conn.execute(select(kind.pending.first_id, kind.pending.last_id)
+                                    .where(kind.pending.stage == stage_name).limit(1)).first()
+                if span is None:
+                    break
+                conn.execute(delete(kind.row).where(kind.row.id.between(*span), kind.not_published))
+                conn.execute(delete(kind.pending).where(kind.pending.first_id == span[0]))
 
 
 def _sweep_dead_bodies(db: Database, db_file: Path) -> None:
     """Delete the bodies that imports which died (killed, power cut) wrote ahead: those noted under a stage file
     that is gone or that no running import holds locked. A running import's are kept."""
     with db.read() as conn:
-        stages = list(conn.scalars(select(t.PendingBodiesRow.stage).distinct()))
-    for name in stages:
+        stages = set(conn.scalars(select(t.PendingBodiesRow.stage).distinct()))
+        stages.update(conn.scalars(select(t.PendingGoldBodiesRow.stage).distinct()))
+    for name in sorted(stages):
         if Path(name).name != name or not _stage_alive(db_file.parent / name):
             _discard_pending(db, name)
 
@@ -775,13 +811,16 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem],
 def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[StagedItem], result: ImportResult,
                       skip: bool) -> None:
     stored, existing = _stored_and_staged(db, stage, batch, t.GoldCaseRow.id, t.GoldCaseRow.content_hash,
-                                          t.GoldCaseRow.body, "gold_cases")
+                                          GOLD_BODY, "gold_cases")
     # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
     kept, retooled = _retooled(batch, stored, existing,
                                lambda body, staged: _but_tools(body) == _but_tools(stage.body(staged)))
     result.gold_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "gold case", "")
-    stage.accept("gold_cases", [(s.id, s.digest, s.source, s.line, s.seq) for s in new])
+    # Their bodies (most of a gold case's bytes: its tools) go into the store now, unreachable until the publish.
+    bodies = _write_bodies(db, stage, [s.seq for s in new], GOLD_BODIES) if new else []
+    stage.accept("gold_cases", [(s.id, s.digest, s.source, s.line, s.seq, body_id)
+                                for s, body_id in zip(new, bodies, strict=True)])
     result.gold_added += len(new)
 
 
@@ -838,10 +877,11 @@ def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sour
         run(f"INSERT INTO main.turns (transcript_id, {turn_cols}) SELECT k.id + ?, "
             f"{', '.join('r.' + c for c in _TURN_COLUMNS)} FROM stage.transcripts AS k "
             f"CROSS JOIN stage.rows_turns AS r ON {children} ORDER BY k.id, r.key", (base,))
-        run(f"INSERT INTO main.gold_cases ({gold_cols}, created_at, updated_at) "
-            f"SELECT {', '.join('r.' + c for c in _GOLD_COLUMNS)}, ?, ? "
+        run(f"INSERT INTO main.gold_cases ({gold_cols}, body_id, created_at, updated_at) "
+            f"SELECT {', '.join('r.' + c for c in _GOLD_COLUMNS)}, k.body_id, ?, ? "
             "FROM stage.gold_cases AS k CROSS JOIN stage.rows_gold_cases AS r ON r.seq = k.seq ORDER BY k.rowid",
             (stamp, stamp))
+        run("DELETE FROM main.pending_gold_bodies WHERE stage = ?", (stage.path.name,))
         run("INSERT INTO main.gold_case_tags (case_id, tag) SELECT r.case_id, r.tag FROM stage.gold_cases AS k "
             f"CROSS JOIN stage.rows_gold_case_tags AS r ON {children} ORDER BY k.rowid, r.key")
         for staged in stage.retools:
@@ -1074,7 +1114,7 @@ def _stage_gold(item: ImportItem, case: GoldCase) -> _Staged:
 
 def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResult, skip: bool) -> None:
     existing = {cid: (digest, body) for cid, digest, body in conn.execute(
-        select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash, t.GoldCaseRow.body)
+        select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash, GOLD_BODY)
         .where(t.GoldCaseRow.id.in_([s.id for s in batch]))
     ).all()}
     seen: dict[str, str] = {}
@@ -1101,6 +1141,10 @@ def _import_gold(conn: Connection, batch: Sequence[_Staged], result: ImportResul
         rows.append({**staged.row, "created_at": stamp, "updated_at": stamp})
         tag_rows += staged.children
     if rows:
+        body_ids = conn.scalars(insert(t.GoldBodyRow).returning(t.GoldBodyRow.id, sort_by_parameter_order=True),
+                                [{"body": row.pop("body")} for row in rows]).all()
+        for row, body_id in zip(rows, body_ids, strict=True):
+            row["body_id"] = body_id
         conn.execute(insert(t.GoldCaseRow), rows)
         result.gold_added += len(rows)
     if tag_rows:
@@ -1202,7 +1246,7 @@ def coverage(db: Database, *, status: str | None = None) -> Coverage:
                                   .where(in_cases, t.GoldCaseTagRow.tag.in_(adversarial_tags))) or 0
         by_tool: dict[str, int] = {}
         bodies = conn.execution_options(yield_per=2000).execute(
-            select(t.GoldCaseRow.body).where(t.GoldCaseRow.id.in_(cases), t.GoldCaseRow.behavior == "call"))
+            select(GOLD_BODY).where(t.GoldCaseRow.id.in_(cases), t.GoldCaseRow.behavior == "call"))
         for (body,) in bodies:
             for name in {c["name"] for c in json.loads(body)["expected"]["calls"]}:
                 by_tool[name] = by_tool.get(name, 0) + 1

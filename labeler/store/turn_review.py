@@ -28,7 +28,7 @@ from labeler.labels import (
     trajectory_case_id,
 )
 from labeler.store import tables as t
-from labeler.store.common import audit, load_transcript
+from labeler.store.common import GOLD_BODY, audit, load_transcript
 from labeler.store.engine import StoreError, now_iso, parse_iso
 from scorer import canonical
 from scorer.agreement import disagreeing_fields, label_ratings
@@ -304,7 +304,7 @@ def withdraw_label_from(conn: Connection, kind: str, ref: str, annotator: str) -
 def standing_import(conn: Connection, transcript_id: str, message_index: int) -> GoldCase | None:
     """Gold for this decision point that came from an import (its own id, not ``<transcript>#t<index>``):
     the decision point's one gold case, which labels agree with or dispute."""
-    body = conn.scalar(select(t.GoldCaseRow.body).where(
+    body = conn.scalar(select(GOLD_BODY).where(
         t.GoldCaseRow.conversation_id == transcript_id, t.GoldCaseRow.turn == message_index,
         t.GoldCaseRow.kind == "turn", t.GoldCaseRow.id != gold_case_id(transcript_id, message_index))
         .order_by(t.GoldCaseRow.id).limit(1))

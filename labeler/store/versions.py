@@ -17,7 +17,7 @@ from typing import Any, Final
 from sqlalchemy import Connection, func, insert, select
 
 from labeler.store import tables as t
-from labeler.store.common import REVIEWER_ROLES, audit, blob, put_gold, require_role, stamp
+from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, audit, blob, put_gold, require_role, stamp
 from labeler.store.engine import CHUNK, Database, StoreError, now_iso
 from scorer import canonical
 from scorer.formats import dumps_record
@@ -83,7 +83,7 @@ def freeze(db: Database, split: str, *, actor: str, note: str = "") -> GoldVersi
     _check_split(split)
     with db.write() as conn:
         require_role(conn, actor, REVIEWER_ROLES, "freeze a gold version")
-        rows = conn.execute(select(t.GoldCaseRow.id, t.GoldCaseRow.body).where(
+        rows = conn.execute(select(t.GoldCaseRow.id, GOLD_BODY).where(
             t.GoldCaseRow.split == split, t.GoldCaseRow.status == "approved")).all()
         if not rows:
             raise StoreError(f"there are no approved {split} gold cases to freeze (approve cases on the "
@@ -170,7 +170,7 @@ def _update_live(conn: Connection, changed: Sequence[GoldCase], parent_bodies: d
     (or is missing); return the ids left alone because someone changed them since."""
     skipped = []
     for case in changed:
-        live = conn.execute(select(t.GoldCaseRow.body).where(t.GoldCaseRow.id == case.id)).first()
+        live = conn.execute(select(GOLD_BODY).where(t.GoldCaseRow.id == case.id)).first()
         if live is not None and case.id in parent_bodies and blob(live.body)[1] != parent_bodies[case.id]:
             skipped.append(case.id)
             continue

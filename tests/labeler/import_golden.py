@@ -26,8 +26,8 @@ TABLES = {
     "tool_schemas": "SELECT hash, name, body FROM tool_schemas ORDER BY hash",
     "turns": "SELECT transcript_id, ordinal, message_index, observed, observed_behavior, n_calls FROM turns "
              "ORDER BY transcript_id, ordinal",
-    "gold_cases": "SELECT id, conversation_id, turn, split, kind, status, behavior, tags, source, body, content_hash "
-                  "FROM gold_cases ORDER BY id",
+    "gold_cases": "SELECT g.id, conversation_id, turn, split, kind, status, behavior, tags, source, b.body, "
+                  "content_hash FROM gold_cases AS g JOIN gold_bodies AS b ON b.id = g.body_id ORDER BY g.id",
     "gold_case_tags": "SELECT case_id, tag FROM gold_case_tags ORDER BY case_id, tag",
 }
 

@@ -55,8 +55,9 @@ def test_a_sqlite_file_created_in_utf16_exports_the_same_utf8_bytes(tmp_path: Pa
     first.import_items([ImportItem(c, "g.jsonl", i) for i, c in enumerate(cases(), 1)])
     Store(utf16).close()  # migrated; the rows are copied in by sqlite3 (an import stages in a UTF-8 file)
     with sqlite3.connect(utf8) as source, sqlite3.connect(utf16) as target:
-        rows = source.execute("SELECT * FROM gold_cases").fetchall()
-        target.executemany(f"INSERT INTO gold_cases VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        for table in ("gold_bodies", "gold_cases"):
+            rows = source.execute(f"SELECT * FROM {table}").fetchall()
+            target.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
     second = Store(utf16)
     with second.read() as conn:
         assert conn.exec_driver_sql("PRAGMA encoding").scalar() == "UTF-16le"

@@ -514,3 +514,79 @@ def test_transcripts_stored_before_their_bodies_and_tools_moved_read_back_identi
         assert [store.get_transcript(tid).transcript for tid in ids[4:]] == [i.record for i in items[4:6]]
     finally:
         store.close()
+
+
+def test_gold_cases_stored_before_their_bodies_moved_read_back_identically(empty_url: str, tmp_path: Path) -> None:
+    """Revision 0005 moves each gold case's body into ``gold_bodies`` (an import writes them ahead of its
+    publish): a store holding gold cases at 0004 migrates, exports the same bytes, reads each case back the same,
+    numbers the bodies in id order, and imports on (the new bodies' ids follow the old)."""
+    from labeler.cli.data import convert_files
+    from scorer.importers import ImportOptions
+    from scorer.model import GoldCase
+
+    converted, _ = convert_files([Path(__file__).resolve().parents[2] / "data" / "demo" / "tau-bench-airline.jsonl"],
+                                 None, ImportOptions())
+    items = [item for item in converted if isinstance(item.record, GoldCase)]
+    assert len(items) >= 6
+    scratch = Store(tmp_path / "scratch.db")  # the rows an import stores, to put into a store at 0004
+    scratch.import_items(items[4:])
+    columns = ("id", "conversation_id", "turn", "split", "kind", "status", "behavior", "tags", "source", "body",
+               "content_hash", "created_at", "updated_at")
+    with scratch.engine.connect() as conn:  # as 0004 held them
+        rows = [dict(r._mapping) for r in conn.execute(text(
+            f"SELECT {', '.join('b.body AS body' if c == 'body' else f'g.{c} AS {c}' for c in columns)} "
+            "FROM gold_cases AS g JOIN gold_bodies AS b ON b.id = g.body_id ORDER BY g.id DESC"))]
+        tags = [dict(r._mapping) for r in conn.execute(text("SELECT case_id, tag FROM gold_case_tags"))]
+    for row in rows:  # (read back as SQLite's text: any moment will do)
+        row["created_at"] = row["updated_at"] = "2026-12-01T00:00:00Z"
+    exported = b"".join(block for _, block in scratch.iter_gold_blocks())
+    before = {case.id: case for case in scratch.gold_cases()}
+    scratch.close()
+    engine = create_engine(empty_url)
+    stamp = t.Timestamp()
+    with engine.begin() as conn:
+        upgrade(conn, "0004_tool_sets")
+        view = sa_table("gold_cases", *(sa_column(c, stamp if c.endswith("_at") else None) for c in columns))
+        conn.execute(insert(view), rows)
+        conn.execute(insert(sa_table("gold_case_tags", sa_column("case_id"), sa_column("tag"))), tags)
+    engine.dispose()
+    store = Store(empty_url)
+    try:
+        assert store.schema_version() == head_revision()
+        assert b"".join(block for _, block in store.iter_gold_blocks()) == exported
+        assert {case.id: case for case in store.gold_cases()} == before
+        with store.engine.connect() as conn:
+            numbered = conn.execute(select(t.GoldCaseRow.id, t.GoldCaseRow.body_id).order_by(t.GoldCaseRow.id)).all()
+            assert [body_id for _, body_id in numbered] == list(range(1, len(rows) + 1))
+        result = store.import_items(items)  # the same ones again, and four new: their bodies' ids follow the old
+        assert (result.gold_unchanged, result.gold_added) == (len(rows), 4)
+        assert [store.get_gold(item.record.id) for item in items] == [item.record for item in items]
+        with store.engine.connect() as conn:
+            assert conn.scalar(select(func.min(t.GoldBodyRow.id)).join(
+                t.GoldCaseRow, t.GoldCaseRow.body_id == t.GoldBodyRow.id).where(
+                t.GoldCaseRow.id.in_([item.record.id for item in items[:4]]))) > len(rows)
+    finally:
+        store.close()
+
+
+def test_gold_bodies_downgrade_back_into_gold_cases(empty_url: str) -> None:
+    store = Store(empty_url)
+    try:
+        store.import_items([_gold_item("g1"), _gold_item("g2")])
+        exported = b"".join(block for _, block in store.iter_gold_blocks())
+    finally:
+        store.close()
+    engine = create_engine(empty_url)
+    with engine.begin() as conn:
+        downgrade(conn, "0004_tool_sets")
+        bodies = [r[0] for r in conn.execute(text("SELECT body FROM gold_cases ORDER BY id"))]
+        assert "gold_bodies" not in inspect(conn).get_table_names()
+    engine.dispose()
+    assert "".join(body + "\n" for body in bodies).encode("utf-8") == exported
+
+
+def _gold_item(case_id: str) -> Any:
+    from labeler.store import ImportItem
+    from tests.labeler.test_store import gold
+
+    return ImportItem(gold(case_id), "g.jsonl", 1)

@@ -390,3 +390,134 @@ def test_an_import_whose_transcripts_each_offer_other_tools_gets_a_tool_set_each
         assert [tool.name for tool in store.get_transcript(f"t{n}").transcript.tools] == [f"tool_{n}", "b"]
     with store.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM tool_sets").scalar() == 2 * CHUNK + 1
+
+
+# -- gold cases' bodies, written ahead the same way (revision 0005) -----------------------------------
+
+
+def _big_gold(n: int) -> ImportItem:
+    case = gold(f"g{n}")
+    messages = (case.messages[0], case.messages[1].model_copy(update={"content": f"{n} " + "x" * BODY}))
+    return ImportItem(case.model_copy(update={"messages": messages}), "big.jsonl", n + 1)
+
+
+def _gold_bodies(db_file: Path) -> tuple[int, int, int]:
+    """Gold cases stored, gold bodies stored, and pending rows (gold bodies an import wrote ahead, unpublished)."""
+    con = sqlite3.connect(db_file)
+    try:
+        return tuple(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[return-value]
+                     for table in ("gold_cases", "gold_bodies", "pending_gold_bodies"))
+    finally:
+        con.close()
+
+
+def test_no_write_transaction_of_an_import_copies_more_than_a_chunk_of_gold_bodies(tmp_path: Path) -> None:
+    """A gold case's body (its tools, mostly) is most of its bytes: written ahead in one short transaction per
+    chunk, not in the publish (the transaction every save waits for). Measured as the WAL each write transaction
+    appends (checkpoints off, so it only grows)."""
+    db_file = tmp_path / "toolgold.db"
+    store = Store(db_file)
+    wal = Path(f"{db_file}-wal")
+
+    @event.listens_for(store.engine, "connect")
+    def no_checkpoints(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("PRAGMA wal_autocheckpoint=0")
+
+    store.engine.dispose()
+    marks: list[tuple[str, int]] = []
+
+    def begin(conn: Any) -> None:
+        if conn.get_execution_options().get("toolgold_write"):
+            marks.append(("begin", wal.stat().st_size if wal.exists() else 0))
+
+    def checkin(*_: Any) -> None:
+        if marks and marks[-1][0] == "begin":
+            marks.append(("end", wal.stat().st_size))
+
+    event.listen(store.engine, "begin", begin)
+    event.listen(store.engine.pool, "checkin", checkin)
+    result = store.import_items(_big_gold(n) for n in range(6 * CHUNK + 1))
+    assert result.gold_added == 6 * CHUNK + 1
+    written = [end - begin for (_, begin), (_, end) in zip(marks[::2], marks[1::2], strict=True)]
+    assert sum(written) > 6 * CHUNK * BODY  # every body went through the WAL once
+    assert max(written) < 2 * CHUNK * BODY
+    assert store.get_gold(f"g{3 * CHUNK}").messages[1].content == f"{3 * CHUNK} " + "x" * BODY
+    assert _gold_bodies(db_file) == (6 * CHUNK + 1, 6 * CHUNK + 1, 0)
+    store.close()
+
+
+def test_an_import_killed_after_writing_gold_bodies_ahead_leaves_nothing_visible_and_the_next_import_deletes_them(
+        tmp_path: Path) -> None:
+    from benchmarks.bench_store import write_gold
+
+    db = tmp_path / "crash.db"
+    src = tmp_path / "gold.jsonl"
+    write_gold(src, 3000)  # ~28 MB: converted by the worker processes, as a large import is
+    store = Store(db)
+    store.import_items([ImportItem(gold("before"), "a.jsonl", 1)])
+    before = store.dump()
+    exported = b"".join(block for _, block in store.iter_gold_blocks())
+    store.close()
+    env = {**os.environ, "TOOLGOLD_DB": str(db)}
+    proc = subprocess.Popen([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    watch = sqlite3.connect(db, timeout=10)
+    written = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        written = watch.execute("SELECT count(*) FROM gold_bodies").fetchone()[0] - 1
+        if written > 0:
+            break
+        time.sleep(0.005)
+    killed_mid_way = proc.poll() is None and watch.execute("SELECT count(*) FROM gold_cases").fetchone() == (1,)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    watch.close()
+    assert killed_mid_way and written > 0, "the import finished before it could be killed; import more cases"
+
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+    con.close()
+    cases, bodies, pending = _gold_bodies(db)
+    assert cases == 1 and bodies > 1 and pending > 0  # written ahead, never published
+    store = Store(db)
+    after = store.dump()
+    assert {k: v for k, v in after.items() if k not in ("gold_bodies", "pending_gold_bodies")} == \
+        {k: v for k, v in before.items() if k not in ("gold_bodies", "pending_gold_bodies")}
+    assert b"".join(block for _, block in store.iter_gold_blocks()) == exported
+    assert [case.id for case in store.gold_cases()] == ["before"]
+    assert_invariants(db)
+    store.import_items([ImportItem(gold("next"), "b.jsonl", 1)])  # the next import removes them
+    assert _gold_bodies(db) == (2, 2, 0)
+    assert [case.id for case in store.gold_cases()] == ["before", "next"]
+    store.close()
+
+
+def test_an_import_that_fails_deletes_the_gold_bodies_it_wrote_ahead(store: Store, isolated_db: Path) -> None:
+    store.import_items([ImportItem(gold("g0"), "a.jsonl", 1)])
+
+    def items() -> Iterator[ImportItem]:
+        yield from (_big_gold(n) for n in range(1, 2 * CHUNK + 2))
+        yield ImportItem(gold("g0", tags=("other",)), "big.jsonl", 2 * CHUNK + 3)  # a conflict, at the end
+
+    with pytest.raises(InvalidRecord, match=r"^big\.jsonl:1003: gold case 'g0' is already in the store"):
+        store.import_items(items())
+    assert _gold_bodies(isolated_db) == (1, 1, 0)
+
+
+def test_gold_bodies_written_ahead_for_cases_another_writer_added_meanwhile_are_deleted(store: Store,
+                                                                                       isolated_db: Path) -> None:
+    other = Store(store.url)
+
+    def items() -> Iterator[ImportItem]:
+        for n in range(2 * CHUNK):
+            yield _big_gold(n)
+            if n == CHUNK + 1:  # g0's body is written ahead already: another import adds g0 now
+                other.import_items([_big_gold(0)])
+
+    result = store.import_items(items())
+    assert (result.gold_added, result.gold_unchanged) == (2 * CHUNK - 1, 1)
+    assert _gold_bodies(isolated_db) == (2 * CHUNK, 2 * CHUNK, 0)  # no body left that no case refers to
+    assert store.get_gold("g0").messages[1].content == "0 " + "x" * BODY
+    other.close()
