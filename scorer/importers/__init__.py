@@ -8,6 +8,7 @@ same file always yields the same records with the same ids, so a re-import adds 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +27,38 @@ def detect(path: Path) -> Importer:
         if importer.sniff(path, head):
             return importer
     names = ", ".join(i.NAME for i in IMPORTERS)
-    raise UnrecognizedInput(f"{path}: cannot tell which format this is; pass --from (one of: {names})")
+    raise UnrecognizedInput(f"{_why_unrecognized(path, head)}; pass --from (one of: {names})")
+
+
+def _why_unrecognized(path: Path, head: bytes) -> str:
+    """``FILE:LINE: cannot tell which format this is: why`` for a file no importer claims, naming the line
+    the formats are told by (the first that is not blank) and what it holds."""
+    lines = head.split(b"\n")
+    number = next((i for i, line in enumerate(lines, start=1) if line.strip()), None)
+    if number is None:
+        return f"{path}: cannot tell which format this is: the file is empty"
+    where = f"{path}:{number}: cannot tell which format this is"
+    if number == len(lines) and len(head) == SNIFF_BYTES:
+        return f"{where}: line {number} is over {SNIFF_BYTES // 1024} KB and starts like no format's records"
+    try:
+        return f"{where}: line {number} is {_shown(json.loads(lines[number - 1]))}, not a record of any known format"
+    except ValueError as error:
+        if len(head) < SNIFF_BYTES:  # one JSON document over several lines (a .json file), all in the head
+            try:
+                return f"{where}: the file is one JSON document, {_shown(json.loads(head))}, not a file of any known format"
+            except ValueError:
+                pass
+        reason = error.msg if isinstance(error, json.JSONDecodeError) else "not UTF-8"
+        return f"{where}: line {number} is not JSON ({reason})"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, dict):
+        keys = sorted(value)
+        more = f" and {len(keys) - 6} more" if len(keys) > 6 else ""
+        return f"an object with keys {', '.join(json.dumps(k) for k in keys[:6])}{more}" if keys else "an empty object"
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
 
 
 def convert(path: Path, fmt: str | None = None, options: ImportOptions | None = None) -> Iterator[Item]:

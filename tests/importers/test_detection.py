@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from scorer.errors import UnrecognizedInput
 from scorer.formats import dumps_record
 from scorer.importers import IMPORTERS, SNIFF_BYTES, detect
 from scorer.model import Message, Transcript
@@ -80,6 +81,39 @@ def test_line_formats_are_told_apart_by_their_first_line(tmp_path: Path, first_l
 def test_a_system_key_nested_in_metadata_does_not_make_an_openai_line_anthropic(tmp_path: Path) -> None:
     line = json.dumps({"messages": [{"role": "system", "content": "s"}], "metadata": {"system": "crm"}})
     assert detect(write_lines(tmp_path / "x.jsonl", [line])).NAME == "openai"
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"", "{path}: cannot tell which format this is: the file is empty"),
+    (b"\n  \n", "{path}: cannot tell which format this is: the file is empty"),
+    (b"hello\n", "{path}:1: cannot tell which format this is: line 1 is not JSON (Expecting value)"),
+    (b"\n\n{\"foo\": 1}\n", '{path}:3: cannot tell which format this is: line 3 is an object with keys "foo", '
+                             "not a record of any known format"),
+    (b'{"b": 1, "a": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7}\n',
+     '{path}:1: cannot tell which format this is: line 1 is an object with keys "a", "b", "c", "d", "e", "f" and 1 '
+     "more, not a record of any known format"),
+    (b"[1, 2]\n", "{path}:1: cannot tell which format this is: line 1 is an array, not a record of any known format"),
+    (b'{\n  "zz": []\n}\n', '{path}:1: cannot tell which format this is: the file is one JSON document, an object '
+                           'with keys "zz", not a file of any known format'),
+    (b"\xc3\x28 x\n", "{path}:1: cannot tell which format this is: line 1 is not JSON (not UTF-8)"),
+])
+def test_a_file_no_format_claims_is_reported_at_the_line_formats_are_told_by(
+        tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(UnrecognizedInput) as caught:
+        detect(path)
+    message = str(caught.value)
+    assert message.startswith(expected.format(path=path) + "; pass --from (one of: toolgold, ")
+    assert "\n" not in message
+
+
+def test_a_first_line_longer_than_the_sniffed_head_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b'{"zz": "' + b"x" * SNIFF_BYTES + b'"}\n')
+    with pytest.raises(UnrecognizedInput, match=rf"^{path}:1: cannot tell which format this is: line 1 is over "
+                                                rf"{SNIFF_BYTES // 1024} KB and starts like no format's records; "):
+        detect(path)
 
 
 def test_every_format_is_documented_with_how_to_import_it() -> None:

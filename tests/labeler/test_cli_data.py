@@ -98,7 +98,8 @@ def test_unrecognized_file_names_the_choices(tmp_path: Path) -> None:
     odd.write_text("hello\n")
     code, _, err = run("import", str(odd))
     assert code == 2
-    assert err.startswith(f"error: {odd}: cannot tell which format this is; pass --from (one of: toolgold")
+    assert err.startswith(f"error: {odd}:1: cannot tell which format this is: line 1 is not JSON (Expecting value); "
+                          "pass --from (one of: toolgold")
 
 
 def test_init_re_derives_review_items_for_labels_written_outside_the_label_path(tmp_path: Path) -> None:

@@ -707,7 +707,7 @@ class Command:
     """Whether the command writes -o OUT (which must not exist after exit 2)."""
     detects: bool = False
     """Whether the command detects the format (no --from): a line so broken that no importer claims the file
-    is ``FILE: cannot tell which format this is; pass --from`` (no line)."""
+    is ``FILE:N: cannot tell which format this is: why; pass --from``, N the first line that is not blank."""
     empty_ok: bool = False
     """An empty file is not bad input here: a RUNS file without runs leaves the cases unscored, a gate
     (exit 1; exit 0 with --allow-unscored), as tests/reliability/test_fault_matrix.py's NOT_BAD says."""
@@ -776,7 +776,10 @@ def test_command_survives_mutation(command: Command, mutation: str, template: Pa
     if outcome.code == 2:
         assert row_counts(db) == before, "exit 2, but the database changed"
         assert not (where / "out.jsonl").exists(), "exit 2, but an output file was written"
-        if mutant.line is not None and not (command.detects and DETECTION_FAILED in outcome.stderr):
+        if mutant.line is not None and command.detects and DETECTION_FAILED in outcome.stderr:
+            # named at the line the formats are told by (the first not blank), not always the mutated one
+            assert re.search(rf"{re.escape(str(path))}:\d+: {DETECTION_FAILED}: ", outcome.stderr), outcome.stderr
+        elif mutant.line is not None:
             assert_names_line(outcome.stderr, path, mutant.line, grouped=command.mutated.fmt in GROUPING)
     else:
         assert not mutant.must_fail or command.empty_ok, f"exit {outcome.code} for {mutation}"
