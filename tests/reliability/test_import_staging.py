@@ -259,11 +259,9 @@ def _big(n: int) -> ImportItem:
     return ImportItem(transcript(f"t{n}", answer=f"{n} " + "x" * BODY), "big.jsonl", n + 1)
 
 
-def test_no_write_transaction_of_an_import_copies_more_than_a_chunk_of_transcript_bodies(tmp_path: Path) -> None:
-    """The bodies are most of an import's bytes: written ahead in short transactions (one chunk each) that
-    nothing can reach until the publish commits, they are not in the publish, the transaction every save
-    waits for. Measured as the WAL each write transaction appends (checkpoints off, so it only grows)."""
-    db_file = tmp_path / "toolgold.db"
+def _measured_write_transactions(db_file: Path) -> tuple[Store, list[int]]:
+    """A store on ``db_file`` whose write transactions each append to the returned list the bytes of WAL they
+    wrote (checkpoints off, so the WAL only grows), filled in as they end."""
     store = Store(db_file)
     wal = Path(f"{db_file}-wal")
 
@@ -272,21 +270,30 @@ def test_no_write_transaction_of_an_import_copies_more_than_a_chunk_of_transcrip
         dbapi_conn.execute("PRAGMA wal_autocheckpoint=0")
 
     store.engine.dispose()
-    marks: list[tuple[str, int]] = []
+    started: list[int] = []
+    written: list[int] = []
 
     def begin(conn: Any) -> None:
         if conn.get_execution_options().get("toolgold_write"):
-            marks.append(("begin", wal.stat().st_size if wal.exists() else 0))
+            started.append(wal.stat().st_size if wal.exists() else 0)
 
     def checkin(*_: Any) -> None:
-        if marks and marks[-1][0] == "begin":
-            marks.append(("end", wal.stat().st_size))
+        if started:
+            written.append(wal.stat().st_size - started.pop())
 
     event.listen(store.engine, "begin", begin)
     event.listen(store.engine.pool, "checkin", checkin)
+    return store, written
+
+
+def test_no_write_transaction_of_an_import_copies_more_than_a_chunk_of_transcript_bodies(tmp_path: Path) -> None:
+    """The bodies are most of an import's bytes: written ahead in short transactions (one chunk each) that
+    nothing can reach until the publish commits, they are not in the publish, the transaction every save
+    waits for. Measured as the WAL each write transaction appends (checkpoints off, so it only grows)."""
+    db_file = tmp_path / "toolgold.db"
+    store, written = _measured_write_transactions(db_file)
     result = store.import_items(_big(n) for n in range(6 * CHUNK + 1))
     assert result.transcripts_added == 6 * CHUNK + 1
-    written = [end - begin for (_, begin), (_, end) in zip(marks[::2], marks[1::2], strict=True)]
     assert sum(written) > 6 * CHUNK * BODY  # every body went through the WAL once
     assert max(written) < 2 * CHUNK * BODY
     assert store.get_transcript(f"t{3 * CHUNK}").transcript.messages[-1].content == f"{3 * CHUNK} " + "x" * BODY
@@ -416,29 +423,9 @@ def test_no_write_transaction_of_an_import_copies_more_than_a_chunk_of_gold_bodi
     chunk, not in the publish (the transaction every save waits for). Measured as the WAL each write transaction
     appends (checkpoints off, so it only grows)."""
     db_file = tmp_path / "toolgold.db"
-    store = Store(db_file)
-    wal = Path(f"{db_file}-wal")
-
-    @event.listens_for(store.engine, "connect")
-    def no_checkpoints(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.execute("PRAGMA wal_autocheckpoint=0")
-
-    store.engine.dispose()
-    marks: list[tuple[str, int]] = []
-
-    def begin(conn: Any) -> None:
-        if conn.get_execution_options().get("toolgold_write"):
-            marks.append(("begin", wal.stat().st_size if wal.exists() else 0))
-
-    def checkin(*_: Any) -> None:
-        if marks and marks[-1][0] == "begin":
-            marks.append(("end", wal.stat().st_size))
-
-    event.listen(store.engine, "begin", begin)
-    event.listen(store.engine.pool, "checkin", checkin)
+    store, written = _measured_write_transactions(db_file)
     result = store.import_items(_big_gold(n) for n in range(6 * CHUNK + 1))
     assert result.gold_added == 6 * CHUNK + 1
-    written = [end - begin for (_, begin), (_, end) in zip(marks[::2], marks[1::2], strict=True)]
     assert sum(written) > 6 * CHUNK * BODY  # every body went through the WAL once
     assert max(written) < 2 * CHUNK * BODY
     assert store.get_gold(f"g{3 * CHUNK}").messages[1].content == f"{3 * CHUNK} " + "x" * BODY
