@@ -1,0 +1,36 @@
+"""Formats where several lines make one conversation (logged calls of one thread, a trace's spans, a JSON-RPC
+session): an error found in one record names that record's line, not the line the conversation starts on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.importers.helpers import convert, write_lines
+
+
+def openai_pair(history: list[dict[str, Any]], reply: dict[str, Any]) -> str:
+    return json.dumps({"request": {"model": "gpt-4o", "messages": history},
+                       "response": {"object": "chat.completion", "choices": [{"index": 0, "message": reply}]}})
+
+
+CALL = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+
+
+def test_openai_log_names_the_call_whose_result_answers_no_call(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "find it"}
+    src = write_lines(tmp_path / "calls.jsonl", [
+        openai_pair([user], CALL),
+        openai_pair([user, CALL, {"role": "tool", "tool_call_id": "c1", "content": "42"}],
+                    {"role": "assistant", "content": "it is 42"}),
+        openai_pair([user, CALL, {"role": "tool", "tool_call_id": "c1", "content": "42"},
+                     {"role": "assistant", "content": "it is 42"}, {"role": "user", "content": "again"},
+                     {"role": "tool", "tool_call_id": "c9", "content": "?"}],
+                    {"role": "assistant", "content": "done"}),
+    ])
+    result = convert(src)
+    assert result.transcripts == []
+    assert result.error_lines == [
+        f"{src}:3: messages: a tool result answers 'c9', which no earlier assistant message called"]
