@@ -34,3 +34,27 @@ def test_openai_log_names_the_call_whose_result_answers_no_call(tmp_path: Path) 
     assert result.transcripts == []
     assert result.error_lines == [
         f"{src}:3: messages: a tool result answers 'c9', which no earlier assistant message called"]
+
+
+def anthropic_pair(history: list[dict[str, Any]], reply: list[dict[str, Any]]) -> str:
+    return json.dumps({"request": {"model": "claude-x", "messages": history},
+                       "response": {"type": "message", "role": "assistant", "content": reply,
+                                    "stop_reason": "end_turn"}})
+
+
+def test_anthropic_log_names_the_call_whose_result_answers_no_call(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "find it"}
+    use = [{"type": "tool_use", "id": "c1", "name": "lookup", "input": {}}]
+    answer = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "42"}]}
+    src = write_lines(tmp_path / "claude.jsonl", [
+        anthropic_pair([user], use),
+        anthropic_pair([user, {"role": "assistant", "content": use}, answer], [{"type": "text", "text": "42"}]),
+        anthropic_pair([user, {"role": "assistant", "content": use}, answer,
+                        {"role": "assistant", "content": [{"type": "text", "text": "42"}]},
+                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c9", "content": "?"}]}],
+                       [{"type": "text", "text": "done"}]),
+    ])
+    result = convert(src)
+    assert result.transcripts == []
+    assert result.error_lines == [
+        f"{src}:3: messages: a tool result answers 'c9', which no earlier assistant message called"]
