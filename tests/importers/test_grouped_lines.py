@@ -58,3 +58,26 @@ def test_anthropic_log_names_the_call_whose_result_answers_no_call(tmp_path: Pat
     assert result.transcripts == []
     assert result.error_lines == [
         f"{src}:3: messages: a tool result answers 'c9', which no earlier assistant message called"]
+
+
+def gemini_pair(history: list[dict[str, Any]], reply: list[dict[str, Any]]) -> str:
+    return json.dumps({"request": {"contents": history},
+                       "response": {"candidates": [{"content": {"role": "model", "parts": reply}}]}})
+
+
+def test_gemini_log_names_the_call_whose_response_answers_no_call(tmp_path: Path) -> None:
+    user = {"role": "user", "parts": [{"text": "find it"}]}
+    call = [{"functionCall": {"name": "lookup", "args": {}}}]
+    answer = {"role": "user", "parts": [{"functionResponse": {"name": "lookup", "response": {"value": 42}}}]}
+    said = [{"text": "42"}]
+    src = write_lines(tmp_path / "gemini.jsonl", [
+        gemini_pair([user], call),
+        gemini_pair([user, {"role": "model", "parts": call}, answer], said),
+        gemini_pair([user, {"role": "model", "parts": call}, answer, {"role": "model", "parts": said},
+                     {"role": "user", "parts": [{"functionResponse": {"name": "other", "response": {}}}]}],
+                    [{"text": "done"}]),
+    ])
+    result = convert(src, "gemini")
+    assert result.transcripts == []
+    assert result.error_lines == [f"{src}:3: messages: a tool result of 'other' without an id, and no unanswered "
+                                  "call of that name before it"]
