@@ -81,3 +81,24 @@ def test_gemini_log_names_the_call_whose_response_answers_no_call(tmp_path: Path
     assert result.transcripts == []
     assert result.error_lines == [f"{src}:3: messages: a tool result of 'other' without an id, and no unanswered "
                                   "call of that name before it"]
+
+
+def responses_pair(history: list[dict[str, Any]], output: list[dict[str, Any]]) -> str:
+    return json.dumps({"request": {"model": "gpt-4.1", "input": history},
+                       "response": {"object": "response", "output": output}})
+
+
+def test_openai_responses_log_names_the_response_with_a_nameless_call(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "find it"}
+    call = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "42"}
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "42"}]}
+    src = write_lines(tmp_path / "responses.jsonl", [
+        responses_pair([user], [call]),
+        responses_pair([user, call, output], [said]),
+        responses_pair([user, call, output, said, {"role": "user", "content": "again"}],
+                       [{"type": "function_call", "call_id": "c2", "name": "", "arguments": "{}"}]),
+    ])
+    result = convert(src, "openai-responses")
+    assert result.transcripts == []
+    assert result.error_lines == [f"{src}:3: messages: a tool call without a name"]
