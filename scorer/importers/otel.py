@@ -335,6 +335,8 @@ class SpanContent:
     execution: tuple[Call, Result] | None = None
     tools: list[ToolSpec] = field(default_factory=list)
     model: str | None = None
+    line: int | None = None
+    """The line of the span this came from."""
 
 
 def read_span(span: Span, skipped: dict[str, int]) -> SpanContent:
@@ -447,6 +449,8 @@ class History:
     messages: list[Msg] = field(default_factory=list)
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
+    lines: list[int | None] = field(default_factory=list)
+    """The line of the span (observation) each message first came from (parallel to ``messages``)."""
 
 
 def merge(contents: list[SpanContent]) -> History:
@@ -472,8 +476,10 @@ def merge(contents: list[SpanContent]) -> History:
                 continue
             if call.id is None or call.id not in chat_calls:
                 history.messages += [("assistant", (call,)), ("tool", (result,))]
+                history.lines += [content.line, content.line]
             elif call.id not in chat_results:
                 history.messages.append(("tool", (result,)))
+                history.lines.append(content.line)
             continue
         incoming = content.system + content.inputs
         if content.system and history.messages and history.messages[0][0] == "system":
@@ -486,6 +492,7 @@ def merge(contents: list[SpanContent]) -> History:
         for message in incoming[common:] + content.outputs:
             if not (diverged and message in known):
                 known.append(message)
+                history.lines.append(content.line)
     return history
 
 
@@ -496,9 +503,31 @@ def history_parts(history: History) -> list[Part]:
     return parts
 
 
-def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[ToolSpec, ...] | None) -> Transcript:
+def history_lines(history: History) -> list[int | None]:
+    """The line of each of ``history_parts(history)``: its message's."""
+    lines: list[int | None] = []
+    for (_, message_parts), line in zip(history.messages, history.lines, strict=True):
+        lines += [line] * (len(message_parts) + 1)
+    return lines
+
+
+def _read(span: Span, skipped: dict[str, int]) -> SpanContent:
+    """``read_span``, its error placed at the span's line (an error in one span names that span)."""
+    try:
+        content = read_span(span, skipped)
+    except InvalidRecord as err:
+        raise err.located(None, span.line) from None
+    content.line = span.line
+    return content
+
+
+def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[ToolSpec, ...] | None,
+                 key: str = "") -> Transcript:
+    """The trace's transcript. An error in one span (a message, a part) names that span's line; an error about
+    the trace as a whole (no messages, a rule of the transcript, renaming repeated ids) names none, and the
+    caller places it at the trace's first line."""
     skipped: dict[str, int] = {}
-    history = merge([read_span(span, skipped) for span in order_spans(spans)])
+    history = merge([_read(span, skipped) for span in order_spans(spans)])
     if not history.messages:
         raise InvalidRecord("no GenAI messages or tool executions in this trace: expected gen_ai.input.messages / "
                             "gen_ai.output.messages, gen_ai.*.message events, execute_tool spans or "
@@ -514,7 +543,9 @@ def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[T
         metadata["model"] = history.models[0]
     if skipped:
         metadata["skipped"] = dict(sorted(skipped.items()))
-    return Transcript(id=conversation_id, messages=messages_from_parts(history_parts(history)), metadata=metadata,
+    messages = messages_from_parts(history_parts(history), lines=history_lines(history),
+                                   rule=lambda exc: f"trace {key}: {describe_validation_error(exc)}")
+    return Transcript(id=conversation_id, messages=messages, metadata=metadata,
                       tools=tuple(history.tools.values()) or default_tools or ())
 
 
@@ -539,7 +570,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             f"{path.stem}:{spans[0].line}" if len(traces) > 1 else path.stem)
         first_line = min((s.line for s in spans if s.line is not None), default=None)
         try:
-            yield Converted(conversation(spans, conversation_id, options.tools), first_line)
+            yield Converted(conversation(spans, conversation_id, options.tools, key), first_line)
         except InvalidRecord as err:
             yield err.located(source, first_line)
         except ValidationError as exc:  # the assembled transcript breaks a rule of the format

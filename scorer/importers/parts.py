@@ -17,7 +17,7 @@ result, or something skipped -- and this module does the rest the same way for a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,13 +98,14 @@ def skipped_counts(parts: Iterable[Part]) -> dict[str, int]:
 
 
 def messages_from_parts(parts: Iterable[Part], where: str = "conversation",
-                        lines: Sequence[int | None] | None = None) -> tuple[Message, ...]:
+                        lines: Sequence[int | None] | None = None,
+                        rule: Callable[[ValidationError], str] = describe_validation_error) -> tuple[Message, ...]:
     """The toolgold messages for ``parts`` (see the module docstring for the rules).
 
     ``lines``, when given, holds the source line of each part (a conversation gathered from several
     records): an error found at a part -- or in the assistant message that starts at it -- is placed at
-    that part's line (an ``InvalidRecord``; a model rule it breaks becomes one too, described as the
-    importers describe it), so that it names the record that holds the bad value."""
+    that part's line (an ``InvalidRecord``; a model rule it breaks becomes one too, its message ``rule(exc)``,
+    as the caller would have described it), so that it names the record that holds the bad value."""
     if lines is None:
         return _messages(parts, where)
     listed = list(parts)
@@ -114,7 +115,7 @@ def messages_from_parts(parts: Iterable[Part], where: str = "conversation",
     except InvalidRecord as err:
         raise err.located(None, at[0]) from None
     except ValidationError as exc:
-        raise InvalidRecord(describe_validation_error(exc), line=at[0]) from None
+        raise InvalidRecord(rule(exc), line=at[0]) from None
 
 
 def _messages(parts: Iterable[Part], where: str, lines: Sequence[int | None] | None = None,

@@ -102,3 +102,32 @@ def test_openai_responses_log_names_the_response_with_a_nameless_call(tmp_path: 
     result = convert(src, "openai-responses")
     assert result.transcripts == []
     assert result.error_lines == [f"{src}:3: messages: a tool call without a name"]
+
+
+def otel_span(trace: str, start: int, messages_in: list[dict[str, Any]], messages_out: list[dict[str, Any]]) -> str:
+    return json.dumps({"traceId": trace, "spanId": f"{trace}{start}", "name": "chat", "startTimeUnixNano": start,
+                       "attributes": {"gen_ai.operation.name": "chat",
+                                      "gen_ai.input.messages": json.dumps(messages_in),
+                                      "gen_ai.output.messages": json.dumps(messages_out)}})
+
+
+def test_otel_trace_names_the_span_that_holds_the_bad_message(tmp_path: Path) -> None:
+    user = {"role": "user", "parts": [{"type": "text", "content": "find it"}]}
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {}}]}
+    answer = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "42"}]}
+    said = {"role": "assistant", "parts": [{"type": "text", "content": "42"}]}
+    src = write_lines(tmp_path / "spans.jsonl", [
+        otel_span("t1", 1, [user], [call]),
+        otel_span("t2", 1, [user], [call]),
+        otel_span("t1", 2, [user, call, answer], [said]),
+        otel_span("t2", 2, [user, call, answer], [said]),
+        otel_span("t1", 3, [user, call, answer, said, {"role": "robot", "parts": []}], [said]),
+        otel_span("t2", 3, [user, call, answer, said,
+                            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c9", "response": "?"}]}],
+                  [said]),
+    ])
+    result = convert(src, "otel")
+    assert result.transcripts == []
+    assert result.error_lines == [
+        f"{src}:5: gen_ai.input.messages[4].role should be system, user, assistant or tool, got 'robot'",
+        f"{src}:6: conversation: a tool result answers 'c9', which no earlier assistant message called"]
