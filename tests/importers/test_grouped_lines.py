@@ -131,3 +131,16 @@ def test_otel_trace_names_the_span_that_holds_the_bad_message(tmp_path: Path) ->
     assert result.error_lines == [
         f"{src}:5: gen_ai.input.messages[4].role should be system, user, assistant or tool, got 'robot'",
         f"{src}:6: conversation: a tool result answers 'c9', which no earlier assistant message called"]
+
+
+def test_mcp_log_names_the_request_with_a_nameless_call(tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "session.jsonl", [json.dumps(m) for m in (
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lookup", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "42"}]}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "?"}]}},
+    )])
+    result = convert(src, "mcp")
+    assert result.transcripts == []
+    assert result.error_lines == [f"{src}:4: log: a tool call without a name"]
