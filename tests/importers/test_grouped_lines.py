@@ -144,3 +144,26 @@ def test_mcp_log_names_the_request_with_a_nameless_call(tmp_path: Path) -> None:
     result = convert(src, "mcp")
     assert result.transcripts == []
     assert result.error_lines == [f"{src}:4: log: a tool call without a name"]
+
+
+def test_vercel_ai_stream_names_the_chunk_whose_output_answers_no_call(tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "stream.jsonl", [json.dumps(c) for c in (
+        {"type": "start"},
+        {"type": "start-step"},
+        {"type": "tool-input-available", "toolCallId": "c1", "toolName": "lookup", "input": {}},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": "42"},
+        {"type": "start-step"},
+        {"type": "text-delta", "id": "t1", "delta": "it is 42"},
+        {"type": "tool-output-available", "toolCallId": "c9", "output": "?"},
+        {"type": "finish"},
+    )])
+    result = convert(src, "vercel-ai")
+    assert result.transcripts == []
+    assert result.error_lines == [
+        f"{src}:7: stream: a tool result answers 'c9', which no earlier assistant message called"]
+
+
+def test_vercel_ai_stream_names_the_chunk_that_is_not_an_object(tmp_path: Path) -> None:
+    src = write_lines(tmp_path / "stream.jsonl", [json.dumps(c) for c in (
+        {"type": "start"}, {"type": "start-step"}, {"type": "text-delta", "id": "t1", "delta": "hi"}, [1])])
+    assert convert(src, "vercel-ai").error_lines == [f"{src}:4: chunk at line 4 should be an object, got a number"]
