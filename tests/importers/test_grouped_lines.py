@@ -167,3 +167,50 @@ def test_vercel_ai_stream_names_the_chunk_that_is_not_an_object(tmp_path: Path) 
     src = write_lines(tmp_path / "stream.jsonl", [json.dumps(c) for c in (
         {"type": "start"}, {"type": "start-step"}, {"type": "text-delta", "id": "t1", "delta": "hi"}, [1])])
     assert convert(src, "vercel-ai").error_lines == [f"{src}:4: chunk at line 4 should be an object, got a number"]
+
+
+def langfuse_export(tmp_path: Path, observations: list[dict[str, Any]]) -> Path:
+    """An export as Langfuse writes it: one document, indented, each observation on lines of its own."""
+    src = tmp_path / "export.json"
+    src.write_text(json.dumps({"trace": {"id": "t1", "name": "run"}, "observations": observations}, indent=2))
+    return src
+
+
+def observation_line(src: Path, observation_id: str) -> int:
+    lines = src.read_text().splitlines()
+    at = next(n for n, text in enumerate(lines, start=1) if f'"id": "{observation_id}"' in text)
+    return at - 1  # the line of the observation's opening brace, just before its first key
+
+
+def test_langfuse_export_names_the_observation_that_holds_the_bad_message(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "find it"}
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}
+    src = langfuse_export(tmp_path, [
+        {"id": "g1", "type": "GENERATION", "startTime": "2025-01-01T00:00:01Z", "input": [user], "output": call},
+        {"id": "g2", "type": "GENERATION", "startTime": "2025-01-01T00:00:02Z",
+         "input": [user, call, {"role": "tool", "tool_call_id": "c1", "content": "42"}],
+         "output": {"role": "assistant", "content": "42"}},
+        {"id": "g3", "type": "GENERATION", "startTime": "2025-01-01T00:00:03Z",
+         "input": [user, {"role": "robot", "content": "?"}], "output": {"role": "assistant", "content": "?"}},
+    ])
+    result = convert(src, "langfuse")
+    assert result.transcripts == []
+    assert result.error_lines == [f"{src}:{observation_line(src, 'g3')}: observation 'g3'.input[1].role should be "
+                                  "system, user, assistant or tool, got 'robot'"]
+
+
+def test_langfuse_export_names_the_observation_whose_result_answers_no_call(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "find it"}
+    src = langfuse_export(tmp_path, [
+        {"id": "g1", "type": "GENERATION", "startTime": "2025-01-01T00:00:01Z", "input": [user],
+         "output": {"role": "assistant", "content": "hello"}},
+        {"id": "g2", "type": "GENERATION", "startTime": "2025-01-01T00:00:02Z",
+         "input": [user, {"role": "assistant", "content": "hello"},
+                   {"role": "tool", "tool_call_id": "c9", "content": "?"}],
+         "output": {"role": "assistant", "content": "done"}},
+    ])
+    result = convert(src, "langfuse")
+    assert result.transcripts == []
+    assert result.error_lines == [f"{src}:{observation_line(src, 'g2')}: observations: a tool result answers 'c9', "
+                                  "which no earlier assistant message called"]
