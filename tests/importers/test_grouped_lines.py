@@ -214,3 +214,25 @@ def test_langfuse_export_names_the_observation_whose_result_answers_no_call(tmp_
     assert result.transcripts == []
     assert result.error_lines == [f"{src}:{observation_line(src, 'g2')}: observations: a tool result answers 'c9', "
                                   "which no earlier assistant message called"]
+
+
+def test_otlp_document_names_the_span_that_holds_the_bad_message(tmp_path: Path) -> None:
+    user = {"role": "user", "parts": [{"type": "text", "content": "find it"}]}
+    said = {"role": "assistant", "parts": [{"type": "text", "content": "42"}]}
+
+    def span(span_id: str, start: int, messages_in: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"traceId": "t1", "spanId": span_id, "name": "chat", "startTimeUnixNano": start, "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(messages_in)}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps([said])}}]}
+
+    src = tmp_path / "traces.json"
+    src.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [
+        {"spans": [span("s1", 1, [user])]},
+        {"spans": [span("s2", 2, [user, said]), span("s3", 3, [user, said, {"role": "robot", "parts": []}])]},
+    ]}]}, indent=2))
+    at = next(n for n, text in enumerate(src.read_text().splitlines(), start=1) if '"spanId": "s3"' in text) - 2
+    result = convert(src, "otel")
+    assert result.transcripts == []
+    assert result.error_lines == [
+        f"{src}:{at}: gen_ai.input.messages[2].role should be system, user, assistant or tool, got 'robot'"]
