@@ -105,6 +105,30 @@ class JsonDocument:
         raise InvalidRecord(f"not valid JSON: {message} (column {column})", source=self.source, line=line)
 
 
+def line_within(path: Path, record_line: int, steps: tuple[str | int, ...]) -> int | None:
+    """The line of the value at ``steps`` (member keys and item indexes) inside the record starting at
+    ``record_line`` (the file's top-level object, or an item of its top-level array); None when the file is
+    not one document (JSON Lines: a value is on its record's line) or nothing is there. Reads the file again:
+    for naming where an error is, not for reading records."""
+    try:
+        doc = JsonDocument.read(path)
+        root = doc.root()
+        records = [root] if doc.kind(root) == "object" else [at for _, at, _ in doc.items(root)]
+        at: int | None = next((pos for pos in records if doc.line(pos) == record_line), None)
+        for step in steps:
+            if at is None:
+                return None
+            if isinstance(step, str):
+                at = next((pos for key, pos, _ in doc.members(at) if key == step), None) \
+                    if doc.kind(at) == "object" else None
+            else:
+                at = next((pos for k, (_, pos, _) in enumerate(doc.items(at)) if k == step), None) \
+                    if doc.kind(at) == "array" else None
+        return None if at is None else doc.line(at)
+    except InvalidRecord:
+        return None
+
+
 def _newline_offsets(text: str) -> list[int]:
     offsets = []
     at = text.find("\n")

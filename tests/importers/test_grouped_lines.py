@@ -236,3 +236,24 @@ def test_otlp_document_names_the_span_that_holds_the_bad_message(tmp_path: Path)
     assert result.transcripts == []
     assert result.error_lines == [
         f"{src}:{at}: gen_ai.input.messages[2].role should be system, user, assistant or tool, got 'robot'"]
+
+
+def test_agents_run_state_names_the_generated_item_that_holds_the_bad_value(tmp_path: Path) -> None:
+    call = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"}
+    src = tmp_path / "state.json"
+    src.write_text(json.dumps({"$schemaVersion": "1.0", "original_input": "find it", "generated_items": [
+        {"type": "tool_call_item", "raw_item": call},
+        {"type": "tool_call_output_item", "raw_item": {"type": "function_call_output", "call_id": "c1", "output": "4"}},
+        {"type": "tool_call_output_item", "raw_item": {"type": "function_call_output", "call_id": "c9", "output": "?"}},
+        {"type": "message_output_item", "raw_item": {"type": "message", "role": "assistant", "content": "?"}},
+    ]}, indent=2))
+    lines = src.read_text().splitlines()
+    third = [n for n, text in enumerate(lines, start=1) if '"type": "tool_call_output_item"' in text][1] - 1
+    result = convert(src, "openai-responses")
+    assert result.error_lines == [f"{src}:{third}: generated_items: a tool result answers 'c9', "
+                                  "which no earlier assistant message called"]
+    src.write_text(src.read_text().replace('"c9"', '"c1"').replace('"assistant"', '"robot"'))
+    fourth = next(n for n, text in enumerate(lines, start=1) if '"type": "message_output_item"' in text) - 1
+    assert convert(src, "openai-responses").error_lines == [
+        f"{src}:{fourth}: generated_items[3].raw_item.role should be user, system, developer or assistant, "
+        "got 'robot'"]
