@@ -29,7 +29,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import need_dict, need_list, tool_spec
-from scorer.importers.jsondoc import JsonDocument
+from scorer.importers.jsondoc import DocumentLines
 from scorer.importers.openai_responses import item_parts, response_tools
 from scorer.importers.otel import Msg, SpanContent, history_lines, history_parts, merge, openai_message
 from scorer.importers.parts import Call, Part, Result, Skipped, Text, messages_from_parts, skipped_counts
@@ -48,13 +48,14 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    lines = DocumentLines(path)
     for located in each_record(path):
         if isinstance(located, InvalidRecord):
             yield located
             continue
         line, value = located
         try:
-            yield Converted(trace_transcript(value, options, _ObservationLines(path, line)), line)
+            yield Converted(trace_transcript(value, options, _ObservationLines(lines, line)), line)
         except InvalidRecord as err:
             yield err.located(source, line)
         except ValidationError as exc:
@@ -86,32 +87,14 @@ def ordered(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _ObservationLines:
-    """The line each observation of the export at ``line`` starts on, found only when an error needs it (the
-    file read again with positions): in JSON Lines every observation is on the export's line."""
+    """The line observation N of the export at ``line`` starts on, found only when an error needs it (the
+    file read again with positions); in JSON Lines every observation is on the export's line."""
 
-    def __init__(self, path: Path, line: int) -> None:
-        self.path, self.line = path, line
-        self._lines: list[int] | None = None
+    def __init__(self, lines: DocumentLines, line: int) -> None:
+        self.lines, self.line = lines, line
 
     def __call__(self, index: int) -> int:
-        if self._lines is None:
-            self._lines = self._find()
-        return self._lines[index] if index < len(self._lines) else self.line
-
-    def _find(self) -> list[int]:
-        try:
-            doc = JsonDocument.read(self.path)
-            root = doc.root()
-            exports = [root] if doc.kind(root) == "object" else [at for _, at, _ in doc.items(root)]
-            for at in exports:
-                if doc.line(at) != self.line or doc.kind(at) != "object":
-                    continue
-                for key, pos, _ in doc.members(at):
-                    if key == "observations" and doc.kind(pos) == "array":
-                        return [n for n, _, _ in doc.items(pos)]
-        except InvalidRecord:  # not one document (JSON Lines): every observation is on the export's line
-            pass
-        return []
+        return self.lines.line(self.line, ("observations", index)) or self.line
 
 
 def _at(err: InvalidRecord, line: int) -> InvalidRecord:

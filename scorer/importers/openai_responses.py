@@ -35,7 +35,7 @@ from scorer.formats import describe_validation_error
 from scorer.importers import logged
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import need_dict, need_list, tool_spec, type_of
-from scorer.importers.jsondoc import line_within
+from scorer.importers.jsondoc import DocumentLines
 from scorer.importers.parts import Call, Part, Result, Skipped, Text, messages_from_parts, skipped_counts
 from scorer.importers.records import each_record
 from scorer.model import ToolSpec, Transcript
@@ -199,6 +199,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
 
 def _run_states(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    lines = DocumentLines(path)
     for located in each_record(path):
         if isinstance(located, InvalidRecord):
             yield located
@@ -207,7 +208,7 @@ def _run_states(path: Path, options: ImportOptions) -> Iterator[Item]:
         try:
             yield Converted(run_state(need_dict(value, "the run state"), f"{path.stem}:{line}", options), line)
         except _ItemError as err:  # an error in one generated item: named at that item's line
-            at = line_within(path, line, ("generated_items", err.index))
+            at = lines.line(line, ("generated_items", err.index))
             yield InvalidRecord(err.error.message, source=source, line=at or line)
         except InvalidRecord as err:
             yield err.located(source, line)

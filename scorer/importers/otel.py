@@ -29,7 +29,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import json_type, need_dict, need_list, tool_spec
-from scorer.importers.jsondoc import JsonDocument
+from scorer.importers.jsondoc import DocumentLines
 from scorer.importers.parts import Call, Part, Result, Text, Turn, messages_from_parts
 from scorer.importers.records import each_record, loads_if_json
 from scorer.model import ToolSpec, Transcript
@@ -521,36 +521,17 @@ class SpanLines:
     line of the span itself (the file read again with positions, only when an error asks)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._doc: JsonDocument | None = None
-        self._failed = False
+        self.lines = DocumentLines(path)
 
     def __call__(self, span: Span) -> int | None:
-        if span.path is None or span.line is None or self._failed:
+        if span.path is None or span.line is None:
             return span.line
-        try:
-            if self._doc is None:
-                self._doc = JsonDocument.read(self.path)
-            return self._find(self._doc, span.line, span.path) or span.line
-        except InvalidRecord:  # not one document (JSON Lines): a span is on its record's line
-            self._failed = True
-            return span.line
-
-    @staticmethod
-    def _find(doc: JsonDocument, line: int, path: tuple[int, int, int]) -> int | None:
-        root = doc.root()
-        records = [root] if doc.kind(root) == "object" else [at for _, at, _ in doc.items(root)]
-        record = next((at for at in records if doc.line(at) == line and doc.kind(at) == "object"), None)
-        at: int | None = record
-        for step, keys in zip(path, (("resourceSpans",), ("scopeSpans", "instrumentationLibrarySpans"),
-                                     ("spans",)), strict=True):
-            if at is None:
-                return None
-            array = next((pos for key, pos, _ in doc.members(at) if key in keys and doc.kind(pos) == "array"), None)
-            if array is None:
-                return None
-            at = next((pos for k, (_, pos, _) in enumerate(doc.items(array)) if k == step), None)
-        return None if at is None else doc.line(at)
+        r, s, k = span.path
+        for scopes in ("scopeSpans", "instrumentationLibrarySpans"):
+            found = self.lines.line(span.line, ("resourceSpans", r, scopes, s, "spans", k))
+            if found is not None:
+                return found
+        return span.line
 
 
 def conversation_error(err: InvalidRecord, ordered: list[Span], span_line: Callable[[Span], int | None]

@@ -257,3 +257,23 @@ def test_agents_run_state_names_the_generated_item_that_holds_the_bad_value(tmp_
     assert convert(src, "openai-responses").error_lines == [
         f"{src}:{fourth}: generated_items[3].raw_item.role should be user, system, developer or assistant, "
         "got 'robot'"]
+
+
+def test_otlp_json_lines_name_the_export_line_that_holds_the_bad_span(tmp_path: Path) -> None:
+    user = {"role": "user", "parts": [{"type": "text", "content": "find it"}]}
+
+    def export(*spans: tuple[str, str, int, list[dict[str, Any]]]) -> str:
+        return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": trace, "spanId": span_id, "startTimeUnixNano": start, "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(messages)}}]}
+            for trace, span_id, start, messages in spans]}]}]})
+
+    robot = {"role": "robot", "parts": []}
+    src = write_lines(tmp_path / "traces.jsonl", [
+        export(("a", "1", 1, [user]), ("b", "2", 1, [user])),
+        export(("a", "3", 2, [user, robot])),
+        export(("b", "4", 2, [user, robot])),
+    ])
+    message = "gen_ai.input.messages[1].role should be system, user, assistant or tool, got 'robot'"
+    assert convert(src, "otel").error_lines == [f"{src}:2: {message}", f"{src}:3: {message}"]
