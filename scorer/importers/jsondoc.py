@@ -105,6 +105,50 @@ class JsonDocument:
         raise InvalidRecord(f"not valid JSON: {message} (column {column})", source=self.source, line=line)
 
 
+class DocumentLines:
+    """Lines of values inside a file's records, for naming where an error is (not for reading records): the
+    file is read again with positions on the first question only, and its records' positions are kept, so a
+    file with many bad records is read once more, not once per error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._doc: JsonDocument | None = None
+        self._records: dict[int, int] = {}
+        self._unreadable = False
+
+    def line(self, record_line: int, steps: tuple[str | int, ...]) -> int | None:
+        """The line of the value at ``steps`` (member keys and item indexes) inside the record starting at
+        ``record_line`` (the file's top-level object, or an item of its top-level array); None when the file
+        is not one document (JSON Lines: a value is on its record's line) or nothing is there."""
+        if self._unreadable:
+            return None
+        try:
+            doc = self._document()
+            at: int | None = self._records.get(record_line)
+            for step in steps:
+                if at is None:
+                    return None
+                if isinstance(step, str):
+                    at = next((pos for key, pos, _ in doc.members(at) if key == step), None) \
+                        if doc.kind(at) == "object" else None
+                else:
+                    at = next((pos for k, (_, pos, _) in enumerate(doc.items(at)) if k == step), None) \
+                        if doc.kind(at) == "array" else None
+            return None if at is None else doc.line(at)
+        except InvalidRecord:  # not one JSON document (JSON Lines): its records' values are on their lines
+            self._unreadable = True
+            return None
+
+    def _document(self) -> JsonDocument:
+        if self._doc is None:
+            doc = JsonDocument.read(self.path)
+            root = doc.root()
+            self._doc = doc
+            records = [root] if doc.kind(root) == "object" else [at for _, at, _ in doc.items(root)]
+            self._records = {doc.line(at): at for at in reversed(records)}  # the first record of a line
+        return self._doc
+
+
 def _newline_offsets(text: str) -> list[int]:
     offsets = []
     at = text.find("\n")

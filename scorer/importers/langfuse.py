@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,9 @@ from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import need_dict, need_list, tool_spec
+from scorer.importers.jsondoc import DocumentLines
 from scorer.importers.openai_responses import item_parts, response_tools
-from scorer.importers.otel import Msg, SpanContent, history_parts, merge, openai_message
+from scorer.importers.otel import Msg, SpanContent, history_lines, history_parts, merge, openai_message
 from scorer.importers.parts import Call, Part, Result, Skipped, Text, messages_from_parts, skipped_counts
 from scorer.importers.records import each_record, loads_if_json
 from scorer.model import ToolSpec, Transcript
@@ -47,13 +48,14 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    lines = DocumentLines(path)
     for located in each_record(path):
         if isinstance(located, InvalidRecord):
             yield located
             continue
         line, value = located
         try:
-            yield Converted(trace_transcript(value, options), line)
+            yield Converted(trace_transcript(value, options, _ObservationLines(lines, line)), line)
         except InvalidRecord as err:
             yield err.located(source, line)
         except ValidationError as exc:
@@ -84,12 +86,41 @@ def ordered(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o for _, _, _, o in sorted((_start(o), depth(o), i, o) for i, o in enumerate(observations))]
 
 
-def trace_transcript(value: Any, options: ImportOptions) -> Transcript:
+class _ObservationLines:
+    """The line observation N of the export at ``line`` starts on, found only when an error needs it (the
+    file read again with positions); in JSON Lines every observation is on the export's line."""
+
+    def __init__(self, lines: DocumentLines, line: int) -> None:
+        self.lines, self.line = lines, line
+
+    def __call__(self, index: int) -> int:
+        return self.lines.line(self.line, ("observations", index)) or self.line
+
+
+def _at(err: InvalidRecord, line: int) -> InvalidRecord:
+    """``err`` placed at ``line``, whatever line it named (an observation's index, not yet a line)."""
+    return type(err)(err.message, source=err.source, line=line)
+
+
+def trace_transcript(value: Any, options: ImportOptions,
+                     observation_line: Callable[[int], int] | None = None) -> Transcript:
+    """The export's transcript. With ``observation_line`` (the line of observation N), an error in one
+    observation (a message, an item, a part) names that observation's line; errors about the export as a
+    whole (no messages, no trace id, the transcript's rules, renaming repeated ids) name the export's."""
     record = need_dict(value, "the export")
     trace = need_dict(record.get("trace"), "trace")
     observations = [need_dict(o, f"observations[{i}]")
                     for i, o in enumerate(need_list(record.get("observations"), "observations"))]
-    contents = [c for o in ordered(observations) if (c := observation_content(o)) is not None]
+    index = {id(o): i for i, o in enumerate(observations)}
+    contents: list[SpanContent] = []
+    for o in ordered(observations):
+        try:
+            content = observation_content(o)
+        except InvalidRecord as err:
+            raise err if observation_line is None else _at(err, observation_line(index[id(o)])) from None
+        if content is not None:
+            content.line = index[id(o)] + 1  # the observation's number: its line is looked up on an error only
+            contents.append(content)
     history = merge(contents)
     if not history.messages:
         raise InvalidRecord("no GENERATION or TOOL observation with messages: expected Langfuse observations "
@@ -110,7 +141,15 @@ def trace_transcript(value: Any, options: ImportOptions) -> Transcript:
     trace_id = str(trace.get("id") or "")
     if not trace_id:
         raise InvalidRecord("trace has no 'id'")
-    return Transcript(id=f"langfuse/{trace_id}", messages=messages_from_parts(parts, "observations"),
+    try:
+        messages = messages_from_parts(parts, "observations", history_lines(history))
+    except InvalidRecord as err:
+        if err.line is None:  # about the conversation as a whole
+            raise
+        if observation_line is None:  # an observation's number, and no lines to name: the export's line
+            raise type(err)(err.message, source=err.source) from None
+        raise _at(err, observation_line(err.line - 1)) from None
+    return Transcript(id=f"langfuse/{trace_id}", messages=messages,
                       metadata=metadata, tools=tuple(history.tools.values()) or options.tools or ())
 
 

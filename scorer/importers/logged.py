@@ -8,7 +8,10 @@ A provider module says how to read one request body and one response body into p
 - calls of one conversation repeat its history: a record whose history starts with everything an earlier
   conversation already holds (its request and its reply) *continues* that conversation, so the last
   request of a conversation -- the fullest history -- and its response make one transcript;
-- the transcript id is ``<file stem>:<line of the conversation's first record>``.
+- the transcript id is ``<file stem>:<line of the conversation's first record>``;
+- each part keeps the line of the record that first held it, so an error in the conversation (a result
+  answering no call) names that record's line; an error about the conversation as a whole (no messages,
+  a rule of the transcript) names its first record's line.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class Provider:
 class Thread:
     line: int
     parts: list[Part]
+    lines: list[int]
+    """The line of the record each part first came from (parallel to ``parts``)."""
     tools: dict[str, ToolSpec]
     model: str | None
     metadata: dict[str, Any]
@@ -111,20 +116,22 @@ def convert(path: Path, options: ImportOptions, provider: Provider) -> Iterator[
 def _add(threads: list[Thread], body: Body, line: int) -> None:
     parts = [p for p in body.parts if not (isinstance(p, Text) and not p.text)]
     for thread in reversed(threads):
-        merged = _continued(thread.parts, parts)
-        if merged is not None:
-            thread.parts = merged
+        continued = _continued(thread.parts, thread.lines, parts, line)
+        if continued is not None:
+            thread.parts, thread.lines = continued
             for spec in body.tools:
                 thread.tools.setdefault(spec.name, spec)
             thread.model = body.model or thread.model
             thread.metadata.update(body.metadata)
             return
-    threads.append(Thread(line=line, parts=parts, tools={t.name: t for t in body.tools}, model=body.model,
+    threads.append(Thread(line=line, parts=parts, lines=[line] * len(parts), tools={t.name: t for t in body.tools}, model=body.model,
                           metadata=dict(body.metadata)))
 
 
-def _continued(old: list[Part], new: list[Part]) -> list[Part] | None:
-    """``new`` with what only ``old`` knew, when ``new`` continues ``old``; else None.
+def _continued(old: list[Part], old_lines: list[int], new: list[Part],
+               line: int) -> tuple[list[Part], list[int]] | None:
+    """``new`` with what only ``old`` knew, when ``new`` continues ``old``; else None. With the parts, their
+    lines: a part ``old`` held keeps its line, a part only ``new`` holds gets ``line``.
 
     Clients replaying history sometimes leave out a result the provider produced itself (pydantic-ai
     replays an ``mcp_call`` without its ``output``): such results are ignored when comparing and kept
@@ -132,16 +139,21 @@ def _continued(old: list[Part], new: list[Part]) -> list[Part] | None:
     if not old:
         return None
     answered = {p.id for p in new if isinstance(p, Result) and p.id}
-    dropped = {p.id: p for p in old if isinstance(p, Result) and p.id and p.id not in answered}
-    reduced = [p for p in old if not (isinstance(p, Result) and p.id in dropped)]
-    if len(new) < len(reduced) or not all(_same(a, b) for a, b in zip(reduced, new, strict=False)):
+    dropped = {p.id: (p, n) for p, n in zip(old, old_lines, strict=True)
+               if isinstance(p, Result) and p.id and p.id not in answered}
+    kept = [(p, n) for p, n in zip(old, old_lines, strict=True) if not (isinstance(p, Result) and p.id in dropped)]
+    if len(new) < len(kept) or not all(_same(a, b) for (a, _), b in zip(kept, new, strict=False)):
         return None
     merged: list[Part] = []
-    for part in new:
+    lines: list[int] = []
+    for index, part in enumerate(new):
         merged.append(part)
+        lines.append(kept[index][1] if index < len(kept) else line)
         if isinstance(part, Call) and part.id in dropped:
-            merged.append(dropped.pop(part.id))
-    return merged
+            result, result_line = dropped.pop(part.id)
+            merged.append(result)
+            lines.append(result_line)
+    return merged, lines
 
 
 def _same(old: Part, new: Part) -> bool:
@@ -161,5 +173,6 @@ def _transcript(thread: Thread, default_id: str, provider: Provider, options: Im
     skipped = skipped_counts(thread.parts)
     if skipped:
         metadata["skipped"] = skipped
-    return Transcript(id=default_id, messages=messages_from_parts(thread.parts, "messages"), metadata=metadata,
+    return Transcript(id=default_id, messages=messages_from_parts(thread.parts, "messages", thread.lines),
+                      metadata=metadata,
                       tools=tuple(thread.tools.values()) or options.tools or ())

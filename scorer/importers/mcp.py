@@ -63,6 +63,7 @@ def result_content(result: dict[str, Any], where: str) -> Any:
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
     parts: list[Part] = []
+    lines: list[int] = []  # the line of each part: an error at a part names the message it came from
     tools: list[ToolSpec] = []
     methods: dict[str, str] = {}  # JSON-RPC id -> method of the request
     first_line: int | None = None
@@ -75,7 +76,9 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         line, value = located
         first_line = first_line or line
         try:
-            parts += _message(need_dict(value, "the message"), methods, tools)
+            new = _message(need_dict(value, "the message"), methods, tools)
+            parts += new
+            lines += [line] * len(new)
         except InvalidRecord as err:
             failed = True
             yield err.located(source, line)
@@ -92,11 +95,11 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     if skipped:
         metadata["skipped"] = skipped
     try:
-        yield Converted(Transcript(id=path.stem, messages=messages_from_parts(parts, "log"), metadata=metadata,
+        yield Converted(Transcript(id=path.stem, messages=messages_from_parts(parts, "log", lines), metadata=metadata,
                                    tools=tuple(tools) or options.tools or ()), first_line)
-    except InvalidRecord as err:
+    except InvalidRecord as err:  # a part's error names its line; one about the session as a whole, the first
         yield err.located(source, first_line)
-    except ValidationError as exc:
+    except ValidationError as exc:  # a rule of the transcript: about the session as a whole
         yield InvalidRecord(describe_validation_error(exc), source=source, line=first_line)
 
 

@@ -35,6 +35,7 @@ from scorer.formats import describe_validation_error
 from scorer.importers import logged
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import need_dict, need_list, tool_spec, type_of
+from scorer.importers.jsondoc import DocumentLines
 from scorer.importers.parts import Call, Part, Result, Skipped, Text, messages_from_parts, skipped_counts
 from scorer.importers.records import each_record
 from scorer.model import ToolSpec, Transcript
@@ -198,6 +199,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
 
 def _run_states(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    lines = DocumentLines(path)
     for located in each_record(path):
         if isinstance(located, InvalidRecord):
             yield located
@@ -205,31 +207,49 @@ def _run_states(path: Path, options: ImportOptions) -> Iterator[Item]:
         line, value = located
         try:
             yield Converted(run_state(need_dict(value, "the run state"), f"{path.stem}:{line}", options), line)
+        except _ItemError as err:  # an error in one generated item: named at that item's line
+            at = lines.line(line, ("generated_items", err.index))
+            yield InvalidRecord(err.error.message, source=source, line=at or line)
         except InvalidRecord as err:
             yield err.located(source, line)
         except ValidationError as exc:
             yield InvalidRecord(describe_validation_error(exc), source=source, line=line)
 
 
+class _ItemError(Exception):
+    """An ``InvalidRecord`` found in generated item ``index`` of a run state (its line is found by the caller)."""
+
+    def __init__(self, error: InvalidRecord, index: int) -> None:
+        super().__init__(str(error))
+        self.error, self.index = error, index
+
+
 def run_state(state: dict[str, Any], default_id: str, options: ImportOptions) -> Transcript:
-    """An Agents SDK ``RunState``: the original input, then each generated item's raw item."""
+    """An Agents SDK ``RunState``: the original input, then each generated item's raw item. An error in one
+    generated item (or at a part it gave) is an ``_ItemError`` naming the item; one in ``original_input`` or
+    about the run as a whole (the transcript's own rules) is an ``InvalidRecord`` for the run state's line."""
     tools: list[ToolSpec] = []
     parts = items_parts(state.get("original_input", []), "original_input", tools)
+    numbers: list[int | None] = [None] * len(parts)  # generated item of each part, 1-based (None: the input)
     pending = []
     seen_calls: set[str] = set()
     for i, raw in enumerate(need_list(state.get("generated_items"), "generated_items")):
         where = f"generated_items[{i}]"
-        item = need_dict(raw, where)
-        raw_item = need_dict(item.get("raw_item"), f"{where}.raw_item")
-        if item.get("type") == "tool_approval_item":
-            pending.append(str(raw_item.get("call_id") or raw_item.get("id")))
-            if (raw_item.get("call_id") or raw_item.get("id")) in seen_calls:
-                continue
-        if item.get("type") == "handoff_call_item" and "type" not in raw_item:
-            raw_item = {**raw_item, "type": "function_call"}
-        new = item_parts(raw_item, f"{where}.raw_item", tools)
+        try:
+            item = need_dict(raw, where)
+            raw_item = need_dict(item.get("raw_item"), f"{where}.raw_item")
+            if item.get("type") == "tool_approval_item":
+                pending.append(str(raw_item.get("call_id") or raw_item.get("id")))
+                if (raw_item.get("call_id") or raw_item.get("id")) in seen_calls:
+                    continue
+            if item.get("type") == "handoff_call_item" and "type" not in raw_item:
+                raw_item = {**raw_item, "type": "function_call"}
+            new = item_parts(raw_item, f"{where}.raw_item", tools)
+        except InvalidRecord as err:
+            raise _ItemError(err, i) from None
         seen_calls |= {p.id for p in new if isinstance(p, Call) and p.id}
         parts += new
+        numbers += [i + 1] * len(new)
     metadata: dict[str, Any] = {"source": "openai-agents", "schema_version": state.get("$schemaVersion")}
     agent = state.get("current_agent")
     if isinstance(agent, dict) and isinstance(agent.get("name"), str):
@@ -239,5 +259,10 @@ def run_state(state: dict[str, Any], default_id: str, options: ImportOptions) ->
     skipped = skipped_counts(parts)
     if skipped:
         metadata["skipped"] = skipped
-    return Transcript(id=default_id, messages=messages_from_parts(parts, "generated_items"), metadata=metadata,
-                      tools=tuple(tools) or options.tools or ())
+    try:
+        messages = messages_from_parts(parts, "generated_items", numbers)
+    except InvalidRecord as err:
+        if err.line is None:  # in original_input, or about the run as a whole
+            raise
+        raise _ItemError(type(err)(err.message), err.line - 1) from None
+    return Transcript(id=default_id, messages=messages, metadata=metadata, tools=tuple(tools) or options.tools or ())

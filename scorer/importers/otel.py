@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import json_type, need_dict, need_list, tool_spec
+from scorer.importers.jsondoc import DocumentLines
 from scorer.importers.parts import Call, Part, Result, Text, Turn, messages_from_parts
 from scorer.importers.records import each_record, loads_if_json
 from scorer.model import ToolSpec, Transcript
@@ -70,6 +71,9 @@ class Span:
     error: bool = False
     line: int | None = None
     position: int = 0
+    path: tuple[int, int, int] | None = None
+    """Where an OTLP span sits in its record: ``resourceSpans[r].scopeSpans[s].spans[k]`` (its own line,
+    when the record is an indented document, is looked up only when an error needs it)."""
 
 
 def any_value(value: Any) -> Any:
@@ -167,6 +171,7 @@ def spans_of(value: Any, line: int | None, position: int) -> list[Span]:
                 for k, raw in enumerate(need_list(need_dict(scope, where).get("spans", []), where)):
                     spans.append(_span(need_dict(raw, f"{where}[{k}]"), f"{where}[{k}]", resource, line,
                                        position + len(spans)))
+                    spans[-1].path = (r, s, k)
         return spans
     if isinstance(record.get("attributes"), (dict, list)):
         return [_span(record, "the span", {}, line, position)]
@@ -335,6 +340,8 @@ class SpanContent:
     execution: tuple[Call, Result] | None = None
     tools: list[ToolSpec] = field(default_factory=list)
     model: str | None = None
+    line: int | None = None
+    """Which span (observation) this came from: its number, 1-based, as the caller counts them."""
 
 
 def read_span(span: Span, skipped: dict[str, int]) -> SpanContent:
@@ -447,6 +454,8 @@ class History:
     messages: list[Msg] = field(default_factory=list)
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
+    lines: list[int | None] = field(default_factory=list)
+    """The line of the span (observation) each message first came from (parallel to ``messages``)."""
 
 
 def merge(contents: list[SpanContent]) -> History:
@@ -472,8 +481,10 @@ def merge(contents: list[SpanContent]) -> History:
                 continue
             if call.id is None or call.id not in chat_calls:
                 history.messages += [("assistant", (call,)), ("tool", (result,))]
+                history.lines += [content.line, content.line]
             elif call.id not in chat_results:
                 history.messages.append(("tool", (result,)))
+                history.lines.append(content.line)
             continue
         incoming = content.system + content.inputs
         if content.system and history.messages and history.messages[0][0] == "system":
@@ -486,6 +497,7 @@ def merge(contents: list[SpanContent]) -> History:
         for message in incoming[common:] + content.outputs:
             if not (diverged and message in known):
                 known.append(message)
+                history.lines.append(content.line)
     return history
 
 
@@ -496,9 +508,57 @@ def history_parts(history: History) -> list[Part]:
     return parts
 
 
-def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[ToolSpec, ...] | None) -> Transcript:
+def history_lines(history: History) -> list[int | None]:
+    """The line of each of ``history_parts(history)``: its message's."""
+    lines: list[int | None] = []
+    for (_, message_parts), line in zip(history.messages, history.lines, strict=True):
+        lines += [line] * (len(message_parts) + 1)
+    return lines
+
+
+class SpanLines:
+    """The line each span starts on: a span's record line, or, for an OTLP span in an indented document, the
+    line of the span itself (the file read again with positions, only when an error asks)."""
+
+    def __init__(self, path: Path) -> None:
+        self.lines = DocumentLines(path)
+
+    def __call__(self, span: Span) -> int | None:
+        if span.path is None or span.line is None:
+            return span.line
+        r, s, k = span.path
+        for scopes in ("scopeSpans", "instrumentationLibrarySpans"):
+            found = self.lines.line(span.line, ("resourceSpans", r, scopes, s, "spans", k))
+            if found is not None:
+                return found
+        return span.line
+
+
+def conversation_error(err: InvalidRecord, ordered: list[Span], span_line: Callable[[Span], int | None]
+                       ) -> InvalidRecord:
+    """An error ``messages_from_parts`` placed at a span's number, placed at that span's line."""
+    if err.line is None:
+        return err
+    return type(err)(err.message, source=err.source, line=span_line(ordered[err.line - 1]))
+
+
+def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[ToolSpec, ...] | None,
+                 key: str = "", span_line: Callable[[Span], int | None] | None = None) -> Transcript:
+    """The trace's transcript. An error in one span (a message, a part) names that span's line; an error about
+    the trace as a whole (no messages, a rule of the transcript, renaming repeated ids) names none, and the
+    caller places it at the trace's first line."""
     skipped: dict[str, int] = {}
-    history = merge([read_span(span, skipped) for span in order_spans(spans)])
+    line_of: Callable[[Span], int | None] = span_line or (lambda span: span.line)
+    ordered = order_spans(spans)
+    contents = []
+    for number, span in enumerate(ordered, start=1):
+        try:
+            content = read_span(span, skipped)
+        except InvalidRecord as err:  # an error in one span names that span's line
+            raise type(err)(err.message, source=err.source, line=line_of(span)) from None
+        content.line = number
+        contents.append(content)
+    history = merge(contents)
     if not history.messages:
         raise InvalidRecord("no GenAI messages or tool executions in this trace: expected gen_ai.input.messages / "
                             "gen_ai.output.messages, gen_ai.*.message events, execute_tool spans or "
@@ -514,12 +574,18 @@ def conversation(spans: list[Span], conversation_id: str, default_tools: tuple[T
         metadata["model"] = history.models[0]
     if skipped:
         metadata["skipped"] = dict(sorted(skipped.items()))
-    return Transcript(id=conversation_id, messages=messages_from_parts(history_parts(history)), metadata=metadata,
+    try:
+        messages = messages_from_parts(history_parts(history), lines=history_lines(history),
+                                       rule=lambda exc: f"trace {key}: {describe_validation_error(exc)}")
+    except InvalidRecord as err:
+        raise conversation_error(err, ordered, line_of) from None
+    return Transcript(id=conversation_id, messages=messages, metadata=metadata,
                       tools=tuple(history.tools.values()) or default_tools or ())
 
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    span_line = SpanLines(path)
     traces: dict[str, list[Span]] = {}
     for located in each_record(path):
         if isinstance(located, InvalidRecord):
@@ -539,7 +605,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             f"{path.stem}:{spans[0].line}" if len(traces) > 1 else path.stem)
         first_line = min((s.line for s in spans if s.line is not None), default=None)
         try:
-            yield Converted(conversation(spans, conversation_id, options.tools), first_line)
+            yield Converted(conversation(spans, conversation_id, options.tools, key, span_line), first_line)
         except InvalidRecord as err:
             yield err.located(source, first_line)
         except ValidationError as exc:  # the assembled transcript breaks a rule of the format

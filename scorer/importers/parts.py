@@ -17,11 +17,14 @@ result, or something skipped -- and this module does the rest the same way for a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from scorer.errors import InvalidRecord
+from scorer.formats import describe_validation_error
 from scorer.importers.common import dumps_arguments, json_type, result_text, unique_call_ids
 from scorer.model import FunctionCall, Message, ToolCallRef
 
@@ -94,33 +97,62 @@ def skipped_counts(parts: Iterable[Part]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def messages_from_parts(parts: Iterable[Part], where: str = "conversation") -> tuple[Message, ...]:
-    """The toolgold messages for ``parts`` (see the module docstring for the rules)."""
+def messages_from_parts(parts: Iterable[Part], where: str = "conversation",
+                        lines: Sequence[int | None] | None = None,
+                        rule: Callable[[ValidationError], str] = describe_validation_error) -> tuple[Message, ...]:
+    """The toolgold messages for ``parts`` (see the module docstring for the rules).
+
+    ``lines``, when given, holds the source line of each part (a conversation gathered from several
+    records): an error found at a part -- or in the assistant message that starts at it -- is placed at
+    that part's line (an ``InvalidRecord``; a model rule it breaks becomes one too, its message ``rule(exc)``,
+    as the caller would have described it), so that it names the record that holds the bad value."""
+    if lines is None:
+        return _messages(parts, where)
+    listed = list(parts)
+    at: list[int | None] = [None]  # the line of the part being read
+    try:
+        return _messages(listed, where, lines, at)
+    except InvalidRecord as err:
+        raise err.located(None, at[0]) from None
+    except ValidationError as exc:
+        raise InvalidRecord(rule(exc), line=at[0]) from None
+
+
+def _messages(parts: Iterable[Part], where: str, lines: Sequence[int | None] | None = None,
+              at: list[int | None] | None = None) -> tuple[Message, ...]:
     messages: list[Message] = []
     open_texts: list[str] | None = None  # the assistant message being built
     open_calls: list[ToolCallRef] = []
     unanswered: list[tuple[str, str]] = []  # (call id, tool name), oldest first
     answered: set[str] = set()
     calls_made = 0
+    open_line: int | None = None  # the line of the part the open assistant message starts at
 
     def close() -> None:
         nonlocal open_texts, open_calls
         if open_texts is not None:
+            if at is not None:
+                at[0] = open_line
             content = "\n".join(open_texts) if open_texts else None
             messages.append(Message(role="assistant", content=content, tool_calls=tuple(open_calls)))
         open_texts, open_calls = None, []
 
-    for part in parts:
+    for index, part in enumerate(parts):
         if isinstance(part, Skipped):
             continue
+        line = lines[index] if lines is not None and index < len(lines) else None
         if isinstance(part, Turn):
             close()
         elif isinstance(part, Text) and part.role != "assistant":
             close()
+            if at is not None:
+                at[0] = line
             messages.append(Message(role=part.role, content=part.text))
         elif isinstance(part, (Text, Call)):
             if open_texts is None:
-                open_texts = []
+                open_texts, open_line = [], line
+            if at is not None:
+                at[0] = line
             if isinstance(part, Text):
                 open_texts.append(part.text)
                 continue
@@ -133,6 +165,8 @@ def messages_from_parts(parts: Iterable[Part], where: str = "conversation") -> t
             unanswered.append((call_id, part.name))
         else:
             close()
+            if at is not None:
+                at[0] = line
             answers = part.id or _pair_by_name(unanswered, part.name)
             if answers is None or not (any(cid == answers for cid, _ in unanswered) or answers in answered):
                 if answers is None:
@@ -148,6 +182,8 @@ def messages_from_parts(parts: Iterable[Part], where: str = "conversation") -> t
                 text = f"Error: {text}"
             messages.append(Message(role="tool", tool_call_id=answers, content=text))
     close()
+    if at is not None:
+        at[0] = None  # renaming repeated ids is about the conversation as a whole: its first line
     return unique_call_ids(messages)
 
 

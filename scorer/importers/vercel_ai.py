@@ -135,48 +135,53 @@ def _sse_chunks(text: str, source: str) -> list[tuple[int, Any]]:
 
 def stream_transcript(chunks: list[tuple[int, Any]], stem: str, options: ImportOptions) -> Transcript:
     parts: list[Part] = []
-    step: list[tuple[str, str]] = []  # the current step's pieces in order: ("text", id) or ("call", id)
+    lines: list[int] = []  # the line of the chunk each part starts at: an error at a part names that chunk
+    step: list[tuple[str, str, int]] = []  # the current step's pieces in order: ("text"|"call", id, line)
     texts: dict[str, list[str]] = {}
     calls: dict[str, dict[str, Any]] = {}
-    results: list[Result] = []
+    results: list[tuple[Result, int]] = []
     pending: list[str] = []
 
-    def end_step() -> None:
+    def end_step(line: int) -> None:
         nonlocal step, results
-        for kind, key in step:
+        for kind, key, at in step:
             if kind == "text":
                 parts.append(Text(role="assistant", text="".join(texts.pop(key, []))))
             else:
                 call = calls[key]
                 arguments = call["input"] if "input" in call else "".join(call["deltas"]) or "{}"
                 parts.append(Call(name=call["name"], arguments=arguments, id=key))
-        parts.extend(results)
+            lines.append(at)
+        parts.extend(result for result, _ in results)
+        lines.extend(at for _, at in results)
         if step or results:
             parts.append(Turn())
+            lines.append(line)
         step, results = [], []
 
     for line, raw in chunks:
-        chunk = need_dict(raw, f"chunk at line {line}")
-        kind = type_of(chunk, f"chunk at line {line}")
         try:
+            chunk = need_dict(raw, f"chunk at line {line}")
+            kind = type_of(chunk, f"chunk at line {line}")
             if kind == "start-step":
-                end_step()
+                end_step(line)
             elif kind == "text-start":
                 texts[str(chunk.get("id"))] = []
-                step.append(("text", str(chunk.get("id"))))
+                step.append(("text", str(chunk.get("id")), line))
             elif kind == "text-delta":
                 key = str(chunk.get("id"))
                 if key not in texts:
                     texts[key] = []
-                    step.append(("text", key))
+                    step.append(("text", key, line))
                 texts[key].append(str(chunk.get("delta", chunk.get("textDelta", ""))))
             elif kind == "reasoning-start":
                 parts.append(Skipped("reasoning"))
+                lines.append(line)
             elif kind in ("tool-input-start", "tool-input-available"):
                 key = need_str(chunk.get("toolCallId"), "toolCallId")
                 if key not in calls:
                     calls[key] = {"name": need_str(chunk.get("toolName"), "toolName"), "deltas": []}
-                    step.append(("call", key))
+                    step.append(("call", key, line))
                 if kind == "tool-input-available":
                     calls[key]["input"] = chunk.get("input", {})
             elif kind == "tool-input-delta":
@@ -187,8 +192,8 @@ def stream_transcript(chunks: list[tuple[int, Any]], stem: str, options: ImportO
             elif kind in ("tool-output-available", "tool-output-error"):
                 key = need_str(chunk.get("toolCallId"), "toolCallId")
                 failed = kind == "tool-output-error"
-                results.append(Result(content=chunk.get("errorText", "") if failed else chunk.get("output", ""),
-                                      id=key, is_error=failed))
+                results.append((Result(content=chunk.get("errorText", "") if failed else chunk.get("output", ""),
+                                       id=key, is_error=failed), line))
             elif kind == "tool-approval-request":
                 pending.append(need_str(chunk.get("toolCallId"), "toolCallId"))
             elif kind not in STREAM_KINDS:
@@ -196,14 +201,15 @@ def stream_transcript(chunks: list[tuple[int, Any]], stem: str, options: ImportO
                                     "tool-input-start, tool-input-delta, tool-output-available, start-step ...)")
         except InvalidRecord as err:
             raise err.located(None, line) from None
-    end_step()
+    end_step(chunks[-1][0] if chunks else 0)
     metadata: dict[str, Any] = {"source": "vercel-ai"}
     if pending:
         metadata["pending_approvals"] = pending
     skipped = skipped_counts(parts)
     if skipped:
         metadata["skipped"] = skipped
-    return Transcript(id=stem, messages=messages_from_parts(parts, "stream"), metadata=metadata,
+    # the stream's own rules (the transcript's) are about it as a whole: the caller names its first line
+    return Transcript(id=stem, messages=messages_from_parts(parts, "stream", lines), metadata=metadata,
                       tools=options.tools or ())
 
 

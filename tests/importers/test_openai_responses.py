@@ -118,10 +118,16 @@ def test_an_agents_sdk_run_state_lists_its_pending_approval() -> None:
 
 
 def test_a_run_state_whose_output_answers_no_call_is_refused_at_its_line() -> None:
+    raw = json.loads(ORPHAN_OUTPUT.read_text())
+    orphan = next(i for i, item in enumerate(raw["generated_items"])
+                  if item["raw_item"].get("call_id") == "custom-data-1")
+    lines = ORPHAN_OUTPUT.read_text().splitlines()
+    items = next(n for n, text in enumerate(lines) if text.strip() == '"generated_items": [')
+    openings = [n + 1 for n, text in enumerate(lines) if n > items and text == "    {"]  # the items' own lines
     result = convert(ORPHAN_OUTPUT)
     assert result.transcripts == []
-    assert result.error_lines == [f"{ORPHAN_OUTPUT}:1: generated_items: a tool result answers 'custom-data-1', "
-                                  "which no earlier assistant message called"]
+    assert result.error_lines == [f"{ORPHAN_OUTPUT}:{openings[orphan]}: generated_items: a tool result answers "
+                                  "'custom-data-1', which no earlier assistant message called"]
 
 
 def test_unknown_items_and_records_are_errors_naming_what_was_expected(tmp_path: Path) -> None:

@@ -624,16 +624,13 @@ def check_rule(outcome: Outcome, path: Path, *, allowed: tuple[int, ...] = (0, 2
         assert lines[0].startswith(f"error: {path}"), lines[0]
 
 
-GROUPING = {"otel", "openai", "anthropic", "gemini", "openai-responses", "mcp", "langfuse", "vercel-ai"}
-"""Formats whose records on several lines make one conversation (a trace's spans, a thread of logged calls, a
-JSON-RPC session): an error in it may name the line the conversation starts on, before the broken line."""
-
-
-def assert_names_line(stderr: str, path: Path, line: int, *, grouped: bool) -> None:
+def assert_names_line(stderr: str, path: Path, line: int) -> None:
     """The error names a line of ``path``: the broken line, or a later one it left without its partner (a
-    response whose request's id was dropped), or, in a grouped format, the line its conversation starts on."""
+    response whose request's id was dropped). In the formats where several lines make one conversation (a
+    trace's spans, a thread of logged calls, a JSON-RPC session) too: an error found in one record names that
+    record's line, not the line its conversation starts on (tests/importers/test_grouped_lines.py)."""
     named = re.match(rf"error: {re.escape(str(path))}:(\d+): ", stderr)
-    assert named and (grouped or int(named[1]) >= line), (line, stderr)
+    assert named and int(named[1]) >= line, (line, stderr)
 
 
 CASES = [(seed, name) for seed in SEEDS for name in MUTATIONS]
@@ -658,7 +655,7 @@ def test_import_survives_mutation(seed: Seed, mutation: str, template: Path, tmp
         assert row_counts(db) == before, "exit 2, but the database changed"
         assert sorted(p.name for p in where.iterdir()) == files_before, "exit 2 left a file behind"
         if mutant.line is not None and mutant.fmt is None:
-            assert_names_line(outcome.stderr, path, mutant.line, grouped=seed.fmt in GROUPING)
+            assert_names_line(outcome.stderr, path, mutant.line)
         return
     assert not mutant.must_fail, f"exit 0 for {mutation}: {outcome.stdout}"
     if mutant.token is not None and mutant.probe is not None and mutant.token not in stored_text(db):
@@ -780,6 +777,6 @@ def test_command_survives_mutation(command: Command, mutation: str, template: Pa
             # named at the line the formats are told by (the first not blank), not always the mutated one
             assert re.search(rf"{re.escape(str(path))}:\d+: {DETECTION_FAILED}: ", outcome.stderr), outcome.stderr
         elif mutant.line is not None:
-            assert_names_line(outcome.stderr, path, mutant.line, grouped=command.mutated.fmt in GROUPING)
+            assert_names_line(outcome.stderr, path, mutant.line)
     else:
         assert not mutant.must_fail or command.empty_ok, f"exit {outcome.code} for {mutation}"
