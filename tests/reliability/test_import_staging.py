@@ -310,6 +310,32 @@ def _bodies(db_file: Path) -> tuple[int, int]:
         con.close()
 
 
+def _kill_import_once_bodies_are_written(db: Path, src: Path, bodies: str, rows: str) -> None:
+    """Run ``toolgold import src`` into ``db`` (which holds one row in ``rows``) and SIGKILL it as soon as it has
+    written a body into ``bodies`` ahead of its publish; the file it leaves is checked whole."""
+    env = {**os.environ, "TOOLGOLD_DB": str(db)}
+    proc = subprocess.Popen([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    watch = sqlite3.connect(db, timeout=10)
+    written = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        written = watch.execute(f"SELECT count(*) FROM {bodies}").fetchone()[0] - 1
+        if written > 0:
+            break
+        time.sleep(0.005)
+    killed_mid_way = proc.poll() is None and watch.execute(f"SELECT count(*) FROM {rows}").fetchone() == (1,)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    watch.close()
+    assert killed_mid_way and written > 0, "the import finished before it could be killed: import more"
+
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+    con.close()
+
+
 def test_an_import_killed_after_writing_bodies_ahead_leaves_nothing_visible_and_the_next_import_deletes_them(
         tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
@@ -319,27 +345,7 @@ def test_an_import_killed_after_writing_bodies_ahead_leaves_nothing_visible_and_
     store.import_items([ImportItem(transcript("before"), "a.jsonl", 1)])
     before = store.dump()
     store.close()
-    env = {**os.environ, "TOOLGOLD_DB": str(db)}
-    proc = subprocess.Popen([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    watch = sqlite3.connect(db, timeout=10)
-    written = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        written = watch.execute("SELECT count(*) FROM transcript_bodies").fetchone()[0] - 1
-        if written > 0:
-            break
-        time.sleep(0.005)
-    killed_mid_way = proc.poll() is None and watch.execute("SELECT count(*) FROM transcripts").fetchone() == (1,)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    watch.close()
-    assert killed_mid_way and written > 0, "the import finished before it could be killed; raise N"
-
-    con = sqlite3.connect(db)
-    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
-    con.close()
+    _kill_import_once_bodies_are_written(db, src, "transcript_bodies", "transcripts")
     bodies, pending = _bodies(db)
     assert bodies > 1 and pending > 0  # written ahead, never published
     store = Store(db)
@@ -445,27 +451,7 @@ def test_an_import_killed_after_writing_gold_bodies_ahead_leaves_nothing_visible
     before = store.dump()
     exported = b"".join(block for _, block in store.iter_gold_blocks())
     store.close()
-    env = {**os.environ, "TOOLGOLD_DB": str(db)}
-    proc = subprocess.Popen([sys.executable, "-m", "labeler.cli", "import", str(src)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    watch = sqlite3.connect(db, timeout=10)
-    written = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        written = watch.execute("SELECT count(*) FROM gold_bodies").fetchone()[0] - 1
-        if written > 0:
-            break
-        time.sleep(0.005)
-    killed_mid_way = proc.poll() is None and watch.execute("SELECT count(*) FROM gold_cases").fetchone() == (1,)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    watch.close()
-    assert killed_mid_way and written > 0, "the import finished before it could be killed; import more cases"
-
-    con = sqlite3.connect(db)
-    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
-    con.close()
+    _kill_import_once_bodies_are_written(db, src, "gold_bodies", "gold_cases")
     cases, bodies, pending = _gold_bodies(db)
     assert cases == 1 and bodies > 1 and pending > 0  # written ahead, never published
     store = Store(db)
