@@ -148,6 +148,7 @@ class ImportPool:
         # Taken by a worker around its write into the stage file: the workers write one at a time and wake the
         # moment the other is done (SQLite's own wait for a file lock polls, sleeping up to 100 ms a time).
         self.stage_lock = ctx.Lock()
+        self.store_lock = ctx.Lock()  # likewise around a worker's write of bodies into the store
         self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
@@ -235,8 +236,8 @@ class ImportPool:
         writer = self.writers.get(stage)
         if writer is None:
             writer = self.writers[stage] = StageWriter(*stage)
-        with self.stage_lock:
-            written = iter(writer.write(chunk_number, rows))  # committed before the importing process hears of them
+        # committed before the importing process hears of them
+        written = iter(writer.write(chunk_number, rows, store_turn=self.store_lock, stage_turn=self.stage_lock))
         return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
                 if isinstance(entry, Prepared) else entry for entry in out]
 

@@ -21,6 +21,7 @@ import pickle
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -358,12 +359,15 @@ class StageWriter:
             try:  # the store's own connection settings (``engine``): its busy timeout, so saves and this take turns
                 self.store = sqlite3.connect(Path(store).resolve().as_uri() + "?mode=rw", uri=True,
                                              isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+                # No checkpoints here: the importing process runs them (``Database.flushing``), so a worker
+                # never waits on a checkpoint's syncs while the other waits for its turn to write.
                 self.store.executescript(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}; PRAGMA synchronous=NORMAL; "
-                                         "PRAGMA foreign_keys=ON;")
+                                         "PRAGMA foreign_keys=ON; PRAGMA wal_autocheckpoint=0;")
             except sqlite3.Error as exc:
                 raise BodyWriteFailed(exc) from None
 
-    def _bodies_into_store(self, records: Sequence[PreparedItem]) -> list[int | None]:
+    def _bodies_into_store(self, records: Sequence[PreparedItem], turn: AbstractContextManager[Any],
+                           ) -> list[int | None]:
         """Write the bodies of ``records`` into the store (see the class), each chunk's transcripts' and gold
         cases' in short transactions; the id of each, or None for one kept in the stage (stored unchanged)."""
         assert self.store is not None
@@ -382,20 +386,27 @@ class StageWriter:
                     stored.update(self.store.execute(f"SELECT {key}, content_hash FROM {owner} WHERE {key} IN "
                                                      f"({', '.join('?' * len(part))})", part).fetchall())
                 fresh = [n for n in picked if stored.get(records[n].staged.id) != records[n].staged.digest]
-                for span, first in _write_body_spans(self.store, kind, self.stage_name,
-                                                     [records[n].staged.row["body"] for n in fresh]):
-                    for offset, n in enumerate(fresh[span]):
-                        ids[n] = first + offset
+                with turn:
+                    for span, first in _write_body_spans(self.store, kind, self.stage_name,
+                                                         [records[n].staged.row["body"] for n in fresh]):
+                        for offset, n in enumerate(fresh[span]):
+                            ids[n] = first + offset
         except sqlite3.Error as exc:
             raise BodyWriteFailed(exc) from None
         return ids
 
-    def write(self, number: int, records: Sequence[PreparedItem]) -> list[StagedItem]:
+    def write(self, number: int, records: Sequence[PreparedItem], *,
+              store_turn: AbstractContextManager[Any] | None = None,
+              stage_turn: AbstractContextManager[Any] | None = None) -> list[StagedItem]:
         """Write the rows of chunk ``number``'s records (each number used once in an import) in one
-        transaction; return what stands for each."""
+        transaction; return what stands for each. The writes into the store and into the stage are made
+        holding ``store_turn`` and ``stage_turn`` (the workers' locks: they take turns without polling)."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
-        body_ids = self._bodies_into_store(records) if self.store is not None else [None] * len(records)
+        store_turn = store_turn or contextlib.nullcontext()
+        stage_turn = stage_turn or contextlib.nullcontext()
+        body_ids = (self._bodies_into_store(records, store_turn) if self.store is not None
+                    else [None] * len(records))
         transcripts, bodies, tools, turns, gold, gold_bodies, tags, out = [], [], {}, [], [], [], [], []
         for index, prepared in enumerate(records):
             seq = number << CHILD_BITS | index
@@ -419,7 +430,7 @@ class StageWriter:
                                   len(staged.children), body_id))
         run = self.conn.executemany
         try:
-            with _stage_transaction(self.conn):
+            with stage_turn, _stage_transaction(self.conn):
                 run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
                 run("INSERT INTO rows_transcript_bodies VALUES (?, ?)", bodies)
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
@@ -612,7 +623,7 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
             raise _stage_failed(db, exc) from None
         try:
             # The checkpoints' sync of what the body writes and the publish copied: here, not in a later save.
-            with db.flushing():
+            with db.flushing(checkpoints=on_stage is not None):
                 try:
                     if on_stage is not None:
                         on_stage(path, db_file)
