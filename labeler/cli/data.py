@@ -246,7 +246,8 @@ def _import(store: Store, files: tuple[Path, ...], fmt: str | None, options: Imp
         result = store.import_items(
             iter_converted(paths, fmt, options, rejects, raise_first=not skip_invalid, warnings=warnings,
                            pool=pool, pooled=pooled),
-            skip_invalid=skip_invalid, actor=actor, on_stage=pool.use_stage if pool is not None else None)
+            skip_invalid=skip_invalid, actor=actor, on_stage=pool.use_stage if pool is not None else None,
+            on_fail=pool.stop if pool is not None else None)
     # A tool schema arrived, or a stored transcript came with other tools: check the gold.
     if result.transcripts_retooled or store.stats()["tool_schemas"] > schemas_before:
         stale = store.check_schema_drift(actor=actor)

@@ -5,9 +5,11 @@ writing them. For files whose every line is a record of its own (the toolgold JS
 ``toolgold export`` and ``toolgold sample`` write), this process finds where the chunks of lines lie in the
 file and hands them, round robin, to forked worker processes that read those bytes themselves (the lines never
 pass through a pipe) and turn them into the rows they become (``prepare_item``). Once the store names the
-import's stage file (``ImportPool.use_stage``; SQLite), each worker writes its chunk's rows into it and sends
-back only what stands for each record (``StagedItem``: id, content hash, line), so the rows never pass through
-this process either; otherwise (PostgreSQL) it sends the rows. This process takes the results back in the
+import's stage file (``ImportPool.use_stage``; SQLite), each worker writes its chunk's rows into it, and their
+bodies (most of the bytes) straight into the store, pending until the publish, and sends back only what stands
+for each record (``StagedItem``: id, content hash, line, body id), so neither rows nor bodies pass through this
+process, and no body is written twice; otherwise (PostgreSQL) it sends the rows. When the import fails this
+process stops the workers (``ImportPool.stop``) before it deletes the bodies they wrote. This process takes the results back in the
 order it handed the chunks out, so the records are checked and stored in input order and the first bad line of
 the input is the one reported, whichever worker finished first. Few chunks are out at a time (``AHEAD`` per
 worker), so memory stays flat however large the input.
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from labeler.store import (
+    BodyWriteFailed,
     ImportItem,
     PreparedItem,
     StagedItem,
@@ -139,12 +142,13 @@ class ImportPool:
     def __init__(self, workers: int, options: ImportOptions) -> None:
         self.options = options
         self.parent = os.getpid()
-        self.stage: str | None = None
-        self.writers: dict[str, StageWriter] = {}  # in a worker: its connection to the stage file
+        self.stage: tuple[str, str] | None = None  # the stage file, and the store's
+        self.writers: dict[tuple[str, str], StageWriter] = {}  # in a worker: its connections to them
         ctx = multiprocessing.get_context("fork")
         # Taken by a worker around its write into the stage file: the workers write one at a time and wake the
         # moment the other is done (SQLite's own wait for a file lock polls, sleeping up to 100 ms a time).
         self.stage_lock = ctx.Lock()
+        self.store_lock = ctx.Lock()  # likewise around a worker's write of bodies into the store
         self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
@@ -160,10 +164,19 @@ class ImportPool:
         self.sent = 0
         self.out: deque[int] = deque()
 
-    def use_stage(self, path: Path) -> None:
+    def use_stage(self, path: Path, store: Path) -> None:
         """From now on the workers write the rows of the records they convert into the import's stage file
-        ``path`` themselves (``StageWriter``) and send back only what stands for each (``StagedItem``)."""
-        self.stage = str(path)
+        ``path``, and their bodies into the store's file ``store``, themselves (``StageWriter``) and send back
+        only what stands for each (``StagedItem``)."""
+        self.stage = (str(path), str(store))
+
+    def stop(self) -> None:
+        """Kill the workers now (the import failed): none writes into the stage or the store after this returns."""
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.kill()
+        for proc in self.procs:
+            proc.join()
 
     # -- in the worker
 
@@ -187,12 +200,14 @@ class ImportPool:
                 return
             try:
                 results.put(("ok", self._convert(*task)))
+            except BodyWriteFailed as exc:  # the store (a full disk, its lock held too long): as below
+                results.put(("store", str(exc)))
             except StageFailed as exc:  # the stage file (a full disk, say): one line, from the importing process
                 results.put(("stage", str(exc)))
             except BaseException:  # a bug: shown by the importing process
                 results.put(("crash", traceback.format_exc()))
 
-    def _convert(self, chunk: Chunk, stage: str | None, chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
+    def _convert(self, chunk: Chunk, stage: tuple[str, str] | None, chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
         out: list[Prepared | tuple[Any, ...]] = []
         source = chunk.source
         rows: list[PreparedItem] = []
@@ -220,9 +235,9 @@ class ImportPool:
             return out
         writer = self.writers.get(stage)
         if writer is None:
-            writer = self.writers[stage] = StageWriter(stage)
-        with self.stage_lock:
-            written = iter(writer.write(chunk_number, rows))  # committed before the importing process hears of them
+            writer = self.writers[stage] = StageWriter(*stage)
+        # committed before the importing process hears of them
+        written = iter(writer.write(chunk_number, rows, store_turn=self.store_lock, stage_turn=self.stage_lock))
         return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
                 if isinstance(entry, Prepared) else entry for entry in out]
 
@@ -254,6 +269,8 @@ class ImportPool:
                                      "imported: run the import again") from None
         if status == "stage":
             raise StageFailed(body)
+        if status == "store":
+            raise BodyWriteFailed(body)
         if status == "crash":
             raise RuntimeError(f"an import worker failed:\n{body}")
         return [entry if isinstance(entry, Prepared) else entry[0](entry[1], source=entry[2], line=entry[3])

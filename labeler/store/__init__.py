@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     )
     from labeler.store.synthetic import Proposed, SyntheticCandidates
     from labeler.store.transcripts import (
+        BodyWriteFailed,
         Coverage,
         ImportItem,
         ImportResult,
@@ -179,7 +180,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
     "synthetic": ("Proposed", "SyntheticCandidates"),
     "transcripts": (
-        "Coverage", "ImportItem", "ImportResult", "PreparedItem", "StagedItem", "StageFailed", "StageWriter",
+        "BodyWriteFailed", "Coverage", "ImportItem", "ImportResult", "PreparedItem", "StagedItem", "StageFailed", "StageWriter",
         "TranscriptDetail", "TranscriptSummary",
         "TurnSummary", "observed_calls", "prepare_item",
     ),
@@ -342,6 +343,7 @@ __all__ = [
     "Adjudication",
     "AdjudicationItem",
     "AnnotatorTotals",
+    "BodyWriteFailed",
     "CaseDetail",
     "CaseSummary",
     "ConflictError",

@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # Alembic is imported only when a database is not at the newe
 DEFAULT_DB = "data/toolgold.db"
 BUSY_TIMEOUT_MS = 10_000
 CHUNK = 500
+CHECKPOINT_BYTES = 4 << 20
+"""WAL bytes past which ``Database.flushing`` checkpoints (about SQLite's own ``wal_autocheckpoint``, 1,000 pages)."""
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x746F6F6C676F6C64  # "toolgold": the PostgreSQL advisory lock key migrations run under
 IMPORT_LOCK = MIGRATION_LOCK + 1  # the one imports run under
@@ -452,7 +454,7 @@ class Database:
                 raw.execute(f"DETACH DATABASE {alias}")
 
     @contextmanager
-    def flushing(self, every: float = 0.05) -> Iterator[None]:
+    def flushing(self, every: float = 0.05, *, checkpoints: bool = False) -> Iterator[None]:
         """Around a large write transaction (an import's publish): keep the database file flushed to disk while
         it runs and once more after, from a thread of the writer that made the WAL large, and copy into the file
         what the WAL still holds at the end. SQLite syncs the database file only when a checkpoint reaches the
@@ -461,7 +463,9 @@ class Database:
         small writer's commit ran the checkpoint that synced them all (a third of a second inside an
         annotator's save: ``bench_import_saves --trace``). Flushed as they are copied, what is left for anyone
         else's sync is what the last ``every`` seconds wrote. Best effort: what was committed stays committed,
-        and SQLite syncs at its next full checkpoint anyway."""
+        and SQLite syncs at its next full checkpoint anyway. With ``checkpoints``, the thread also checkpoints
+        the WAL once it holds more than ``CHECKPOINT_BYTES``: for writers that run none of their own (an
+        import's worker processes)."""
         path = self.sqlite_file()
         if path is None or self.read_only:
             yield
@@ -473,11 +477,25 @@ class Database:
             return
         sync = getattr(os, "fdatasync", os.fsync)
         done = threading.Event()
+        wal = Path(f"{path}-wal")
 
         def keep_flushed() -> None:
-            while not done.wait(every):
-                with contextlib.suppress(OSError):
-                    sync(fd)
+            # Also the checkpoints of what the import's worker processes write into the store: they do not run
+            # their own (``StageWriter``: a worker would wait on its syncs holding the lock the other one needs).
+            checkpointer: sqlite3.Connection | None = None
+            try:
+                while not done.wait(every):
+                    with contextlib.suppress(OSError, sqlite3.Error):
+                        if checkpoints and wal.stat().st_size > CHECKPOINT_BYTES:
+                            if checkpointer is None:
+                                checkpointer = sqlite3.connect(path, isolation_level=None,
+                                                               timeout=BUSY_TIMEOUT_MS / 1000)
+                            checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    with contextlib.suppress(OSError):
+                        sync(fd)
+            finally:
+                if checkpointer is not None:
+                    checkpointer.close()
 
         flusher = threading.Thread(target=keep_flushed, name="toolgold-flush", daemon=True)
         flusher.start()

@@ -21,6 +21,7 @@ import pickle
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -32,9 +33,11 @@ from labeler.candidates import is_candidate
 from labeler.store import tables as t
 from labeler.store.common import GOLD_BODY, audit, stored_transcript, tool_bodies
 from labeler.store.engine import (
+    BUSY_TIMEOUT_MS,
     CHUNK,
     IMPORT_LOCK,
     Database,
+    DatabaseBusy,
     DatabaseUnavailable,
     StoreError,
     now_iso,
@@ -184,7 +187,8 @@ class Coverage:
 
 
 def import_items(db: Database, items: Iterable[ImportItem | PreparedItem | StagedItem], *, actor: str = "import",
-                 skip_invalid: bool = False, on_stage: Callable[[Path], None] | None = None) -> ImportResult:
+                 skip_invalid: bool = False, on_stage: Callable[[Path, Path], None] | None = None,
+                 on_fail: Callable[[], None] | None = None) -> ImportResult:
     """Add transcripts and gold cases all or nothing; content already present is left alone.
 
     An id that exists with different content is a conflict: the whole import is refused (nothing
@@ -203,14 +207,16 @@ def import_items(db: Database, items: Iterable[ImportItem | PreparedItem | Stage
     a killed import leaves only its stage file and the bodies it wrote ahead, which the next import removes. Imports do not wait for each other while they stage: the publish re-checks, under
     the write lock, the ids that another writer may have added meanwhile. ``items`` may come already
     prepared (``prepare_item``, in another process): they are written as they are. ``on_stage`` is told the
-    stage file's path before the first item is taken: worker processes converting the items may then write
-    their rows into it themselves (``StageWriter``) and yield ``StagedItem``s, so the rows never pass through
-    this process. PostgreSQL (no database-wide write lock: saves do not wait on an import; ``on_stage`` is never
+    stage file's path and the database file's before the first item is taken: worker processes converting the
+    items may then write their rows into the stage and their bodies into the store themselves (``StageWriter``)
+    and yield ``StagedItem``s, so neither passes through this process; ``on_fail`` is called when the import
+    fails, before it deletes the bodies written ahead (so stop those workers there: none writes after). PostgreSQL (no database-wide write lock: saves do not wait on an import; ``on_stage`` is never
     called): the rows are spooled to a temporary file and replayed in one transaction.
     """
     stage_dir = db.sqlite_file()
     if stage_dir is not None:
-        return _import_staged(db, stage_dir, items, actor=actor, skip_invalid=skip_invalid, on_stage=on_stage)
+        return _import_staged(db, stage_dir, items, actor=actor, skip_invalid=skip_invalid, on_stage=on_stage,
+                              on_fail=on_fail)
     result = ImportResult()
     with tempfile.TemporaryFile() as transcripts, tempfile.TemporaryFile() as gold:
         sources = _spool(items, transcripts, gold)
@@ -286,9 +292,13 @@ class StagedItem:
     line: int | None
     seq: int
     n_children: int
+    body_id: int | None = None
+    """Where the worker wrote its body: that id in the store's table of bodies (noted pending under the stage,
+    ``StageWriter``), or None: in the stage file, copied into the store if it is accepted (``_write_bodies``)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return StagedItem, (self.transcript, self.id, self.digest, self.source, self.line, self.seq, self.n_children)
+        return StagedItem, (self.transcript, self.id, self.digest, self.source, self.line, self.seq, self.n_children,
+                            self.body_id)
 
 
 class StageFailed(StoreError):
@@ -315,46 +325,112 @@ def _stage_transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+class BodyWriteFailed(StageFailed):
+    """A worker could not write bodies into the store itself (the disk is full, the write lock was held past the
+    busy timeout): the import stops, nothing published; the message is the driver's first line."""
+
+
 class StageWriter:
     """Writes prepared records' rows into an import's stage file, from the importing process or from a worker
-    process converting its records (each record under its ``seq``, unique within the import)."""
+    process converting its records (each record under its ``seq``, unique within the import).
 
-    def __init__(self, path: Path | str) -> None:
+    Given the store's file (``store``: a worker's writer), the bodies (most of the bytes) go straight into the
+    store's tables of bodies instead of the stage, in short write transactions of their own noted as this
+    import's (``pending_bodies``, ``pending_gold_bodies`` under the stage's name), as ``_write_bodies`` does for
+    what the importing process converts: so no body is written into the stage, read back and copied by the
+    importing process. Nothing refers to them until the publish; a record the importing process does not accept
+    has its body deleted (``_delete_bodies``), a failed import deletes them all (``_discard_pending``) and a
+    killed one's are swept by the next import. A record the store already holds with the same content (a
+    re-import: it will be counted unchanged) keeps its body in the stage, where a record the checks then
+    accept after all (it was deleted meanwhile) still finds it."""
+
+    def __init__(self, path: Path | str, store: Path | str | None = None) -> None:
         # mode=rw: the stage must exist already. A worker opening it after the importing process gave up and
         # removed it would otherwise create an empty one in its place.
+        self.stage_name = Path(path).name
         try:
             self.conn = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=rw", uri=True,
                                         isolation_level=None, timeout=STAGE_WAIT_SECONDS)
             self.conn.executescript(_STAGE_PRAGMAS)
         except sqlite3.Error as exc:
             raise StageFailed(exc) from None
+        self.store: sqlite3.Connection | None = None
+        if store is not None:
+            try:  # the store's own connection settings (``engine``): its busy timeout, so saves and this take turns
+                self.store = sqlite3.connect(Path(store).resolve().as_uri() + "?mode=rw", uri=True,
+                                             isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+                # No checkpoints here: the importing process runs them (``Database.flushing``), so a worker
+                # never waits on a checkpoint's syncs while the other waits for its turn to write.
+                self.store.executescript(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}; PRAGMA synchronous=NORMAL; "
+                                         "PRAGMA foreign_keys=ON; PRAGMA wal_autocheckpoint=0;")
+            except sqlite3.Error as exc:
+                raise BodyWriteFailed(exc) from None
 
-    def write(self, number: int, records: Sequence[PreparedItem]) -> list[StagedItem]:
+    def _bodies_into_store(self, records: Sequence[PreparedItem], turn: AbstractContextManager[Any],
+                           ) -> list[int | None]:
+        """Write the bodies of ``records`` into the store (see the class), each chunk's transcripts' and gold
+        cases' in short transactions; the id of each, or None for one kept in the stage (stored unchanged)."""
+        assert self.store is not None
+        ids: list[int | None] = [None] * len(records)
+        try:
+            for transcript, kind in ((True, TRANSCRIPT_BODIES), (False, GOLD_BODIES)):
+                picked = [n for n, prepared in enumerate(records) if prepared.transcript is transcript]
+                if not picked:
+                    continue
+                key = "external_id" if transcript else "id"
+                owner = kind.owner.__tablename__
+                wanted = list(dict.fromkeys(records[n].staged.id for n in picked))
+                stored: dict[str, str] = {}
+                for start in range(0, len(wanted), CHUNK):  # a read: no lock taken
+                    part = wanted[start:start + CHUNK]
+                    stored.update(self.store.execute(f"SELECT {key}, content_hash FROM {owner} WHERE {key} IN "
+                                                     f"({', '.join('?' * len(part))})", part).fetchall())
+                fresh = [n for n in picked if stored.get(records[n].staged.id) != records[n].staged.digest]
+                with turn:
+                    for span, first in _write_body_spans(self.store, kind, self.stage_name,
+                                                         [records[n].staged.row["body"] for n in fresh]):
+                        for offset, n in enumerate(fresh[span]):
+                            ids[n] = first + offset
+        except sqlite3.Error as exc:
+            raise BodyWriteFailed(exc) from None
+        return ids
+
+    def write(self, number: int, records: Sequence[PreparedItem], *,
+              store_turn: AbstractContextManager[Any] | None = None,
+              stage_turn: AbstractContextManager[Any] | None = None) -> list[StagedItem]:
         """Write the rows of chunk ``number``'s records (each number used once in an import) in one
-        transaction; return what stands for each."""
+        transaction; return what stands for each. The writes into the store and into the stage are made
+        holding ``store_turn`` and ``stage_turn`` (the workers' locks: they take turns without polling)."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
+        store_turn = store_turn or contextlib.nullcontext()
+        stage_turn = stage_turn or contextlib.nullcontext()
+        body_ids = (self._bodies_into_store(records, store_turn) if self.store is not None
+                    else [None] * len(records))
         transcripts, bodies, tools, turns, gold, gold_bodies, tags, out = [], [], {}, [], [], [], [], []
         for index, prepared in enumerate(records):
             seq = number << CHILD_BITS | index
             staged = prepared.staged
             row = staged.row
             key = seq << CHILD_BITS
+            body_id = body_ids[index]
             if prepared.transcript:
                 transcripts.append((seq, *_TRANSCRIPT_ROW(row), " ".join(tool[0] for tool in staged.tools)))
-                bodies.append((seq, row["body"]))
+                if body_id is None:
+                    bodies.append((seq, row["body"]))
                 for tool in staged.tools:
                     tools[tool[0]] = tool
                 turns += [(key | n, *_TURN_ROW(turn)) for n, turn in enumerate(staged.children)]
             else:
                 gold.append((seq, *_GOLD_ROW(row)))
-                gold_bodies.append((seq, row["body"]))
+                if body_id is None:
+                    gold_bodies.append((seq, row["body"]))
                 tags += [(key | n, tag["case_id"], tag["tag"]) for n, tag in enumerate(staged.children)]
             out.append(StagedItem(prepared.transcript, staged.id, staged.digest, staged.source, staged.line, seq,
-                                  len(staged.children)))
+                                  len(staged.children), body_id))
         run = self.conn.executemany
         try:
-            with _stage_transaction(self.conn):
+            with stage_turn, _stage_transaction(self.conn):
                 run("INSERT INTO rows_transcripts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", transcripts)
                 run("INSERT INTO rows_transcript_bodies VALUES (?, ?)", bodies)
                 run("INSERT OR IGNORE INTO rows_tool_schemas VALUES (?, ?, ?)", list(tools.values()))
@@ -368,6 +444,8 @@ class StageWriter:
 
     def close(self) -> None:
         self.conn.close()
+        if self.store is not None:
+            self.store.close()
 
 
 _TRANSCRIPT_COLUMNS = ("external_id", "source", "content_hash", "title", "n_messages", "n_turns", "n_tool_calls",
@@ -520,7 +598,8 @@ def _remove_stale_stages(db_file: Path) -> None:
 
 
 def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | PreparedItem | StagedItem], *,
-                   actor: str, skip_invalid: bool, on_stage: Callable[[Path], None] | None) -> ImportResult:
+                   actor: str, skip_invalid: bool, on_stage: Callable[[Path, Path], None] | None,
+                   on_fail: Callable[[], None] | None) -> ImportResult:
     result = ImportResult()
     if db.read_only:
         raise DatabaseUnavailable(read_only_message(db.url))
@@ -544,12 +623,14 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
             raise _stage_failed(db, exc) from None
         try:
             # The checkpoints' sync of what the body writes and the publish copied: here, not in a later save.
-            with db.flushing():
+            with db.flushing(checkpoints=on_stage is not None):
                 try:
                     if on_stage is not None:
-                        on_stage(path)
+                        on_stage(path, db_file)
                     sources = _fill_stage(db, stage, items, result, skip_invalid)
                     stage.commit()
+                except BodyWriteFailed as exc:  # a worker writing bodies into the store
+                    raise _body_write_failed(db, exc) from None
                 except (sqlite3.Error, StageFailed) as exc:  # the stage file's own database (a full disk, say)
                     raise _stage_failed(db, exc) from None
                 for _ in range(5):
@@ -566,8 +647,11 @@ def _import_staged(db: Database, db_file: Path, items: Iterable[ImportItem | Pre
                     raise StoreError("other writers kept adding the records this import holds; nothing was "
                                      "imported: run it again")
         except BaseException:
-            # The bodies written ahead are unreachable; delete them now (best effort: else the next import does).
+            # The bodies written ahead are unreachable; delete them now (best effort: else the next import does),
+            # once nobody writes more (the workers writing bodies stopped).
             with contextlib.suppress(Exception):
+                if on_fail is not None:
+                    on_fail()
                 _discard_pending(db, path.name)
             raise
         finally:
@@ -639,6 +723,28 @@ def _write_bodies(db: Database, stage: _Stage, seqs: Sequence[int], kind: _Bodie
     return ids
 
 
+def _write_body_spans(conn: sqlite3.Connection, kind: _Bodies, stage_name: str, bodies: Sequence[str],
+                      ) -> Iterator[tuple[slice, int]]:
+    """A worker's ``_write_bodies``: ``bodies`` into the store's table of them on the worker's own connection,
+    ``_BODY_BYTES`` a transaction, each noted pending under ``stage_name`` in the same transaction; yields each
+    transaction's slice of ``bodies`` and the id of its first."""
+    table, pending = kind.row.__tablename__, kind.pending.__tablename__
+    start = 0
+    while start < len(bodies):
+        end, size = start, 0
+        while end < len(bodies) and (end == start or size + len(bodies[end]) <= _BODY_BYTES):
+            size += len(bodies[end])
+            end += 1
+        with _stage_transaction(conn):  # BEGIN IMMEDIATE: the store's write lock, for this copy alone
+            first = (conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0] or 0) + 1
+            conn.executemany(f"INSERT INTO {table} (id, body) VALUES (?, ?)",
+                             [(first + n, body) for n, body in enumerate(bodies[start:end])])
+            conn.execute(f"INSERT INTO {pending} (first_id, last_id, stage) VALUES (?, ?, ?)",
+                         (first, first + end - start - 1, stage_name))
+        yield slice(start, end), first
+        start = end
+
+
 _STORED_BODY = (select(t.TranscriptBodyRow.body).where(t.TranscriptBodyRow.id == t.TranscriptRow.body_id)
                 .scalar_subquery().label("body"))
 """A stored transcript's body, beside its other columns in a query of ``transcripts``."""
@@ -698,6 +804,17 @@ def _stage_failed(db: Database, exc: BaseException) -> DatabaseUnavailable:
         return DatabaseUnavailable(f"the database {shown_url(db.url)}: the disk is full; nothing was written")
     return DatabaseUnavailable(f"cannot stage the import beside the database {shown_url(db.url)}: "
                                f"{reason[:200]}; nothing was written")
+
+
+def _body_write_failed(db: Database, exc: BodyWriteFailed) -> DatabaseUnavailable:
+    """One line for bodies a worker could not write into the store: as the store's own writes say it."""
+    reason = str(exc)
+    if "locked" in reason.lower() or "busy" in reason.lower():
+        return DatabaseBusy(f"the database {shown_url(db.url)} is locked by another writer (waited "
+                            f"{BUSY_TIMEOUT_MS / 1000:g} s); nothing was written: try again")
+    if "full" in reason.lower() or "no space" in reason.lower():
+        return _stage_failed(db, exc)
+    return DatabaseUnavailable(f"the database {shown_url(db.url)}: {reason[:200]}; nothing was written")
 
 
 def _fill_stage(db: Database, stage: _Stage, items: Iterable[ImportItem | PreparedItem | StagedItem],
@@ -792,11 +909,12 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem],
     stored, existing = _stored_and_staged(db, stage, batch, t.TranscriptRow.external_id, t.TranscriptRow.content_hash,
                                           _STORED_BODY, "transcripts")
     # The same conversation with other tools: the conversation's tool set changed (replaced at the publish).
-    kept, retooled = _retooled(batch, stored, existing, lambda body, staged: body == stage.body(staged))
+    kept, retooled = _retooled(batch, stored, existing,
+                               lambda body, staged: body == _staged_body(db, stage, staged, TRANSCRIPT_BODIES))
     stage.retools += [_Staged(s.id, s.digest, s.source, s.line, {}, stage.tools(s)) for s in retooled]
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
-    bodies = _write_bodies(db, stage, [s.seq for s in new]) if new else []
+    bodies = _bodies_of(db, stage, batch, new, TRANSCRIPT_BODIES)
     lists = stage.tool_lists([s.seq for s in new]) if new else []
     rows = []
     for n, staged in enumerate(new):
@@ -813,15 +931,37 @@ def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[StagedItem], 
     stored, existing = _stored_and_staged(db, stage, batch, t.GoldCaseRow.id, t.GoldCaseRow.content_hash,
                                           GOLD_BODY, "gold_cases")
     # Labeled under other tools: the stored gold stays; schema drift says whether it still fits.
-    kept, retooled = _retooled(batch, stored, existing,
-                               lambda body, staged: _but_tools(body) == _but_tools(stage.body(staged)))
+    kept, retooled = _retooled(batch, stored, existing, lambda body, staged: _but_tools(body) == _but_tools(
+        _staged_body(db, stage, staged, GOLD_BODIES)))
     result.gold_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "gold case", "")
     # Their bodies (most of a gold case's bytes: its tools) go into the store now, unreachable until the publish.
-    bodies = _write_bodies(db, stage, [s.seq for s in new], GOLD_BODIES) if new else []
+    bodies = _bodies_of(db, stage, batch, new, GOLD_BODIES)
     stage.accept("gold_cases", [(s.id, s.digest, s.source, s.line, s.seq, body_id)
                                 for s, body_id in zip(new, bodies, strict=True)])
     result.gold_added += len(new)
+
+
+def _staged_body(db: Database, stage: _Stage, staged: StagedItem, kind: _Bodies) -> str:
+    """A staged record's body: where its worker wrote it in the store, or in the stage."""
+    if staged.body_id is None:
+        return stage.body(staged)
+    with db.read() as conn:
+        return str(conn.scalar(select(kind.row.body).where(kind.row.id == staged.body_id)))
+
+
+def _bodies_of(db: Database, stage: _Stage, batch: Sequence[StagedItem], new: Sequence[StagedItem],
+               kind: _Bodies) -> list[int]:
+    """The store ids of the bodies of ``new`` (the records of ``batch`` accepted): those a worker wrote into the
+    store already, the rest copied there from the stage now (``_write_bodies``). The bodies a worker wrote for
+    the records of ``batch`` not accepted (a duplicate, a conflict set aside, a retooled transcript) are deleted."""
+    accepted = {id(s) for s in new}
+    unwanted = [s.body_id for s in batch if s.body_id is not None and id(s) not in accepted]
+    if unwanted:
+        _delete_bodies(db, unwanted, kind)
+    copied = iter(_write_bodies(db, stage, [s.seq for s in new if s.body_id is None], kind)
+                  if any(s.body_id is None for s in new) else [])
+    return [s.body_id if s.body_id is not None else next(copied) for s in new]
 
 
 def _clashes(conn: Connection, table: str, key: str) -> list[_Clash]:

@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ from click.testing import CliRunner
 
 import labeler.cli.data as data_cmd
 from labeler.cli import cli, import_pool
-from labeler.store import Store
+from labeler.store import Store, transcripts
 from scorer.formats import dumps_record
 from scorer.importers import ImportOptions
 from scorer.model import Message, ToolSpec
@@ -154,6 +155,87 @@ def test_a_stored_transcript_coming_again_through_the_workers_with_other_tools_g
     assert pooled == [1, 2]
 
 
+def _bodies_in(db: Path) -> tuple[int, ...]:
+    """Transcript bodies and pending rows, gold bodies and pending rows, in the store ``db``."""
+    con = sqlite3.connect(db)
+    try:
+        return tuple(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                     for table in ("transcript_bodies", "pending_bodies", "gold_bodies", "pending_gold_bodies"))
+    finally:
+        con.close()
+
+
+def test_the_workers_write_each_body_once_into_the_store_and_none_into_the_stage(
+        tmp_path: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bodies are most of an import's bytes: a worker writes them straight into the store (pending until the
+    # publish), not into the stage for the importing process to read back and copy. A body written for a record
+    # the checks do not take (here the same transcript twice, in two chunks) is deleted; a re-import of what
+    # the store holds writes none.
+    staged: list[int] = []
+    publish = transcripts._publish
+
+    def counted(db: Any, stage: Any, *args: Any) -> None:
+        staged.append(stage.conn.execute("SELECT (SELECT count(*) FROM rows_transcript_bodies) + "
+                                         "(SELECT count(*) FROM rows_gold_bodies)").fetchone()[0])
+        publish(db, stage, *args)
+
+    monkeypatch.setattr(transcripts, "_publish", counted)
+    src = tmp_path / "in.jsonl"
+    lines = [dumps_record(transcript(f"t{i}", answer="x" * 5_000)) for i in range(9)]
+    lines += [lines[0]] + [dumps_record(gold(f"g{i}")) for i in range(3)]
+    src.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    db = tmp_path / "store.db"
+    code, out, err = run("import", str(src), "--db", str(db))
+    assert (code, err) == (0, "")
+    assert out.startswith("9 transcripts added") and "3 gold cases added" in out
+    assert staged == [0]
+    assert _bodies_in(db) == (9, 0, 3, 0)
+    assert Store(db).get_transcript("t0").transcript.messages[-1].content == "x" * 5_000
+    code, out, err = run("import", str(src), "--db", str(db))
+    assert (code, err) == (0, "")
+    assert out.startswith("0 transcripts added")
+    assert _bodies_in(db) == (9, 0, 3, 0)
+    assert digests(db) == digests(_imported_alone(tmp_path, src, monkeypatch))
+
+
+def _imported_alone(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``src`` imported into a new store by the importing process alone (no workers)."""
+    monkeypatch.setattr(data_cmd, "MIN_BYTES", 1 << 60)
+    db = tmp_path / "alone.db"
+    assert run("import", str(src), "--db", str(db))[0] == 0
+    return db
+
+
+def test_an_import_that_fails_deletes_the_bodies_its_workers_wrote(tmp_path: Path, pooled: list[int]) -> None:
+    # The workers have written the bodies of lines 1-11 when the importing process meets line 12: it stops them,
+    # then deletes what they wrote, so nothing is left for the next import to sweep.
+    src = _numbered(tmp_path / "in.jsonl", 12, {12: "{not json"})
+    db = tmp_path / "store.db"
+    code, _, err = run("import", str(src), "--db", str(db))
+    assert code == 2 and f"{src}:12:" in err
+    assert _bodies_in(db) == (0, 0, 0, 0)
+    assert not list(tmp_path.glob("*.stage"))
+
+
+def test_a_worker_that_cannot_get_the_write_lock_for_its_bodies_stops_the_import_in_one_line(
+        tmp_path: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "store.db"
+    Store(db).migrate()
+    monkeypatch.setattr(transcripts, "BUSY_TIMEOUT_MS", 200)  # the workers' wait (forked: they inherit it)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock throughout
+    try:
+        code, out, err = run("import", str(_numbered(tmp_path / "in.jsonl", 6, {})), "--db", str(db))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (code, out) == (2, "")
+    assert err == (f"error: the database {db} is locked by another writer (waited 0.2 s); nothing was written: "
+                   "try again\n")
+    assert _bodies_in(db) == (0, 0, 0, 0)
+    assert not list(tmp_path.glob("*.stage"))
+
+
 def _numbered(path: Path, n: int, bad: dict[int, str]) -> Path:
     lines = [bad.get(i, dumps_record(transcript(f"t{i}"))) for i in range(1, n + 1)]
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -245,6 +327,7 @@ def test_workers_leave_when_the_import_is_killed_and_the_next_import_cleans_up(t
     assert code == 0, err
     assert not list(tmp_path.glob("*.stage"))
     assert Store(db).stats()["transcripts"] == 2
+    assert _bodies_in(db) == (2, 0, 0, 0)  # what the killed import's workers wrote ahead was deleted
 
 
 def _niceness(pid: int) -> int:

@@ -68,7 +68,7 @@ def test_the_stage_file_is_written_in_large_pages_and_removed_after(tmp_path: Pa
     store = Store(tmp_path / "store.db")
     seen: list[tuple[object, ...]] = []
 
-    def on_stage(path: Path) -> None:
+    def on_stage(path: Path, _store: Path) -> None:
         with sqlite3.connect(path) as con:
             seen.append(con.execute("PRAGMA page_size").fetchone())
 
