@@ -34,8 +34,6 @@ Check = Callable[[Any, str], str | None]
 
 _ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples", "$comment", "format",
                                  "deprecated", "readOnly", "writeOnly", "$schema", "$id"})
-_SIMPLE_KEYWORDS: Final = _ANNOTATIONS | {"type", "enum", "properties", "required", "items",
-                                          "additionalProperties"}
 _FAST_DRAFTS: Final = frozenset({
     None,
     "https://json-schema.org/draft/2020-12/schema",
@@ -71,41 +69,54 @@ def _is_type(value: Any, name: str) -> bool:
 _TYPE_NAMES: Final = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
 
 
-def _is_simple(schema: Any, root: bool = False) -> bool:
+def _is_simple(schema: Any) -> bool:
+    """Whether ``schema`` uses only the everyday keywords, with values of the kinds the fast checker reads.
+
+    One pass over its keys (every tool schema of a gold case is walked once, on its first check: a key-set
+    comparison and a lookup per keyword cost several times more)."""
     if schema is True:
         return True
     if type(schema) is not dict:
-        return isinstance(schema, dict) and _is_simple(dict(schema), root)
-    if not schema:
-        return True
-    if not schema.keys() <= _SIMPLE_KEYWORDS:
-        return False
-    types = schema.get("type")
-    if types is not None:
-        if isinstance(types, str):
-            if types not in _TYPE_NAMES:
+        return isinstance(schema, dict) and _is_simple(dict(schema))
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "type":
+            if value is None:  # no type named: nothing to check
+                continue
+            if isinstance(value, str):
+                if value not in _TYPE_NAMES:
+                    return False
+            elif not isinstance(value, list) or not value:
                 return False
-        elif not isinstance(types, list) or not types or not all(t in _TYPE_NAMES for t in types):
-            return False
-    if "enum" in schema and not isinstance(schema["enum"], list):
-        return False
-    if not isinstance(schema.get("additionalProperties", False), bool):
-        return False
-    if "properties" in schema:
-        props = schema["properties"]
-        if not isinstance(props, dict):
-            return False
-        for prop in props.values():
-            if not _is_simple(prop):
+            else:
+                for name in value:
+                    if name not in _TYPE_NAMES:
+                        return False
+        elif key == "properties":
+            if not isinstance(value, dict):
                 return False
-    if "items" in schema and not _is_simple(schema["items"]):
-        return False
-    if "required" not in schema:
-        return True
-    required = schema["required"]
-    if not isinstance(required, list):
-        return False
-    return all(isinstance(key, str) for key in required)
+            for prop in value.values():
+                if not _is_simple(prop):
+                    return False
+        elif key == "required":
+            if not isinstance(value, list):
+                return False
+            for name in value:
+                if not isinstance(name, str):
+                    return False
+        elif key == "items":
+            if not _is_simple(value):
+                return False
+        elif key == "enum":
+            if not isinstance(value, list):
+                return False
+        elif key == "additionalProperties":
+            if not isinstance(value, bool):
+                return False
+        else:
+            return False
+    return True
 
 
 def _compile_simple(schema: Any) -> Check:
@@ -199,7 +210,7 @@ class ArgumentSchema:
         simple = self._simple
         if simple is None:
             schema = self._schema
-            simple = self._simple = schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema, root=True)
+            simple = self._simple = schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema)
             if not simple:
                 import jsonschema  # on first use: most tool schemas take the fast path, and it costs 0.1 s to import
 

@@ -223,3 +223,26 @@ def test_every_real_tool_schema_gets_the_verdict_jsonschema_gives() -> None:
         assert _check_schema_accepts(schema), schema
     valid = [s for s in schemas if _check_schema_accepts(s)]
     assert len(sure) >= 0.95 * len(valid)  # the everyday schema needs no jsonschema
+
+
+FAST_PATH = [
+    {}, {"type": "object"}, {"type": ["string", "null"], "description": "d", "default": None},
+    {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", "y"]},
+                                      "b": {"type": "array", "items": {"type": "integer"}}},
+     "required": ["a"], "additionalProperties": False},
+    {"properties": {"a": True}}, {"items": {}}, {"type": None}, {"title": "t", "$comment": "c", "format": "date"},
+]
+JSONSCHEMA_PATH = [
+    {"type": "dict"}, {"type": []}, {"type": ["string", "map"]}, {"type": 3}, {"type": "string", "minLength": 1},
+    {"properties": {"a": {"pattern": "x"}}}, {"items": {"anyOf": [{"type": "string"}]}}, {"required": "a"},
+    {"required": [1]}, {"enum": "a"}, {"additionalProperties": {}}, {"additionalProperties": None},
+    {"properties": []}, {"properties": {"a": {"type": "string"}, "b": {"const": 1}}}, {"$ref": "#/x"},
+    {"type": "object", "properties": {"a": {"items": {"type": "integer", "maximum": 3}}}},
+]
+
+
+def test_only_the_everyday_keywords_take_the_fast_path() -> None:
+    # Which checker a schema gets decides its messages; a faster walk of the schema must not move one.
+    forget_compiled()
+    assert [compiled(dict(s)).per_argument for s in FAST_PATH] == [True] * len(FAST_PATH)
+    assert [compiled(dict(s)).per_argument for s in JSONSCHEMA_PATH] == [False] * len(JSONSCHEMA_PATH)
