@@ -123,3 +123,32 @@ def test_the_compiled_core_scores_every_probe_exactly_as_python() -> None:
     for n, (mine, theirs) in enumerate(zip(lines[1:], pure[1:], strict=True), start=2):
         assert mine == theirs, f"line {n} of the probe differs"
     assert sum('"status":"fail"' in line for line in lines) > 500  # the probe reaches the diagnosing paths
+
+
+def test_the_native_extra_brings_every_stub_the_compiled_modules_need() -> None:
+    # mypyc type-checks what it compiles: without a library's stubs the build fails and `make run` / `make bench`
+    # (which install only `.[native]`, not `.[test]`) would score with the Python core, said in one easy-to-miss line.
+    import ast
+    import tomllib
+    from importlib import metadata
+
+    imported: set[str] = set()
+    for module in native.MODULES:
+        tree = ast.parse((REPO / "scorer" / f"{module}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    native_extra = {req.split("[")[0].split("=")[0].split(">")[0].split("<")[0].strip().lower() for req in extras["native"]}
+    needed = set()
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"].lower()
+        if not name.startswith("types-"):
+            continue
+        tops = {str(f).split("/")[0].removesuffix("-stubs") for f in dist.files or () if "-stubs/" in str(f)}
+        if tops & imported:
+            needed.add(name)
+    assert needed, "no stub distribution found for the compiled modules' imports (is `.[test]` installed?)"
+    assert needed <= native_extra, f"add to pyproject's native extra: {sorted(needed - native_extra)}"
