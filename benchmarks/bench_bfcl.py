@@ -20,10 +20,16 @@
 
 Target: toolgold ≥ 1.0× BFCL on both output sets.
 
+``--instructions`` counts instead of timing: each side runs in a subprocess under ``valgrind --tool=callgrind``
+twice, with no measured pass and with one (both after one unmeasured pass over the same outputs), and the
+difference divided by the items is that side's instructions per item, the same on a loaded machine as on a quiet
+one (each run takes ~40 s). The ratio printed is BFCL's instructions per item over toolgold's: not a speed ratio
+(instructions per cycle differ), but a figure a noisy window cannot move.
+
 ``--by-category`` adds, after the comparison, toolgold's µs of CPU per item in each category (best of
 ``--repeats`` passes over that category alone, in the same conditions): where the time goes.
 
-Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N] [--rounds R] [--by-category]``.
+Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N] [--rounds R] [--by-category] [--instructions]``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -183,17 +190,87 @@ def by_category(items: list[dict[str, Any]], repeats: int) -> None:
         print(f"| {category} ({len(chosen)}) | {cells[0]} | {cells[1]} |", flush=True)
 
 
-def bfcl_side(items: list[dict[str, Any]], repeats: int, directory: Path) -> dict[str, dict[str, float]]:
+def _bfcl_items(items: list[dict[str, Any]], directory: Path) -> Path:
+    """The items as BFCL's checker takes them, in a JSON file for its venv's process."""
     path = directory / "items.json"
     path.write_text(json.dumps([{"function": i["function"], "ground_truth": i["ground_truth"],
                                  "category": i["category"],
                                  "correct": [{n: a} for n, a in i["correct"]],
                                  "perturbed": [{n: a} for n, a in i["perturbed"]]} for i in items]),
                     encoding="utf-8")
+    return path
+
+
+def bfcl_side(items: list[dict[str, Any]], repeats: int, directory: Path) -> dict[str, dict[str, float]]:
+    path = _bfcl_items(items, directory)
     done = subprocess.run([str(bfcl_python()), "-c", _BFCL_SIDE, str(path), str(repeats)],
                           capture_output=True, text=True, check=True)
     result: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+_TOOLGOLD_COUNTED = r'''
+import gc, pickle, sys
+from scorer.api import score_case
+from scorer.schemas import forget_compiled
+pairs = pickle.load(open(sys.argv[1], "rb"))
+for case, run in pairs:  # unmeasured: lazy imports and first-use caches, in both runs alike
+    score_case(case, run)
+gc.collect()
+for _ in range(int(sys.argv[2])):
+    forget_compiled()
+    for case, run in pairs:
+        score_case(case, run)
+'''
+
+_BFCL_COUNTED = _BFCL_SIDE.split("items = json.load")[0] + r'''
+import gc
+items = json.load(open(sys.argv[1]))
+key = sys.argv[2]
+def one_pass():
+    for item in items:
+        ast_checker(item["function"], item[key], item["ground_truth"], Language.PYTHON, item["category"],
+                    "toolgold_bench")
+one_pass()
+gc.collect()
+for _ in range(int(sys.argv[3])):
+    one_pass()
+'''
+
+
+def _instructions(command: list[str], directory: Path) -> int:
+    """What ``valgrind --tool=callgrind`` counts for ``command`` (every instruction of the process)."""
+    out = directory / "callgrind.out"
+    done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+                          capture_output=True, text=True, check=True)
+    out.unlink(missing_ok=True)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1].strip())
+    raise RuntimeError(f"valgrind printed no instruction count for {command[:3]}: {done.stderr[-300:]}")
+
+
+def instructions_per_item(items: list[dict[str, Any]], directory: Path) -> dict[str, dict[str, float]]:
+    """Each side's instructions for one pass over each output set, per item (one pass less zero passes)."""
+    import pickle
+
+    from scorer.model import RunCall, RunRecord
+
+    bfcl_items = _bfcl_items(items, directory)
+    counted: dict[str, dict[str, float]] = {}
+    for key in ("correct", "perturbed"):
+        pairs = directory / f"{key}.pickle"
+        pairs.write_bytes(pickle.dumps([(i["case"], RunRecord(case_id=i["case"].id, calls=tuple(
+            RunCall(name=n, arguments=a) for n, a in i[key]))) for i in items]))
+        ours = [_instructions([sys.executable, "-c", _TOOLGOLD_COUNTED, str(pairs), str(n)], directory)
+                for n in (0, 1)]
+        theirs = [_instructions([str(bfcl_python()), "-c", _BFCL_COUNTED, str(bfcl_items), key, str(n)], directory)
+                  for n in (0, 1)]
+        counted[key] = {"toolgold": (ours[1] - ours[0]) / len(items), "bfcl": (theirs[1] - theirs[0]) / len(items)}
+        print(f"{key}: toolgold {counted[key]['toolgold'] / 1000:,.1f}k instructions per item, BFCL ast_checker "
+              f"{counted[key]['bfcl'] / 1000:,.1f}k: {counted[key]['bfcl'] / counted[key]['toolgold']:.2f}×",
+              flush=True)
+    return counted
 
 
 def main(argv: list[str]) -> None:
@@ -201,6 +278,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--repeats", type=int, default=5, help="passes per side per round (best kept)")
     parser.add_argument("--rounds", type=int, default=2, help="times the two sides take turns")
     parser.add_argument("--by-category", action="store_true", help="also toolgold's µs per item by category")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per item under valgrind instead of timing (load-independent)")
     args = parser.parse_args(argv)
     if not BFCL.is_dir():
         print(f"skipped: the BFCL data is not at {BFCL} (set TOOLGOLD_BFCL_DATA)")
@@ -209,6 +288,18 @@ def main(argv: list[str]) -> None:
 
     print(f"toolgold's core: {native.status()}", flush=True)
     items = load_items()
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            print("skipped: --instructions needs valgrind (Debian's valgrind package)")
+            return
+        with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
+            counted = instructions_per_item(items, Path(tmp))
+        print("\n| measurement | toolgold | BFCL's `ast_checker`, same run | ratio |\n|---|---|---|---|")
+        for key, found in counted.items():
+            print(f"| instructions per item, {len(items):,} real BFCL items, {key} outputs | "
+                  f"{found['toolgold'] / 1000:,.1f}k | {found['bfcl'] / 1000:,.1f}k | "
+                  f"{found['bfcl'] / found['toolgold']:.2f}× |")
+        return
     theirs: dict[str, dict[str, float]] = {}
     ours: dict[str, dict[str, float]] = {}
     # The sides take turns (BFCL, toolgold, BFCL, toolgold, ...) and each keeps its best pass, so a burst of
