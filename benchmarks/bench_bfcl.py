@@ -241,8 +241,9 @@ for _ in range(int(sys.argv[3])):
 def _instructions(command: list[str], directory: Path) -> int:
     """What ``valgrind --tool=callgrind`` counts for ``command`` (every instruction of the process)."""
     out = directory / "callgrind.out"
+    # One hash seed for every run: with random ones, dict and set layouts (and so the counts) vary by ~1%.
     done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     out.unlink(missing_ok=True)
     for line in done.stderr.splitlines():
         if "Collected :" in line:
