@@ -76,3 +76,15 @@ def test_trusted_refuses_unknown_and_missing_fields() -> None:
     validated = CaseError(code=ErrorCode.WRONG_TOOL, note="x", tool="t")
     _same(error, validated)
     assert error.model_fields_set == validated.model_fields_set
+
+
+def test_results_built_with_every_field_say_every_field_is_set_each_in_a_set_of_its_own() -> None:
+    results = [score_case(case, RunRecord(case_id=case.id, calls=calls))
+               for case in _cases()[:40] for calls in _outputs(case)]
+    first, second = results[0], results[1]
+    for result in results:
+        assert result.model_fields_set == set(CaseResult.model_fields)
+        assert result.verdicts.model_fields_set == set(type(result.verdicts).model_fields)
+    # A set handed out twice would let one result's model_fields_set change another's.
+    first.model_fields_set.discard("case_id")
+    assert second.model_fields_set == set(CaseResult.model_fields)
