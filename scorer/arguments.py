@@ -11,7 +11,6 @@ the caller once it knows which call produced which result (``from_call_errors``)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scorer import canonical
@@ -36,12 +35,19 @@ ARGUMENT_CODES = frozenset({ErrorCode.MISSING_REQUIRED_ARG, ErrorCode.HALLUCINAT
                             ErrorCode.SWAPPED_ARGS})
 
 
-@dataclass(slots=True)
 class PairCheck:
-    """The argument verdict of one (expected, actual) pair of calls to the same tool."""
+    """The argument verdict of one (expected, actual) pair of calls to the same tool. A plain class, not a
+    dataclass: the compiled core then builds one without entering the interpreter (a generated
+    ``__init__`` is Python)."""
 
-    errors: list[CaseError] = field(default_factory=list)
-    reviews: list[Review] = field(default_factory=list)
+    __slots__ = ("errors", "reviews")
+
+    def __init__(self, errors: list[CaseError] | None = None, reviews: list[Review] | None = None) -> None:
+        self.errors: list[CaseError] = [] if errors is None else errors
+        self.reviews: list[Review] = [] if reviews is None else reviews
+
+    def __repr__(self) -> str:
+        return f"PairCheck(errors={self.errors!r}, reviews={self.reviews!r})"
 
     @property
     def cost(self) -> int:

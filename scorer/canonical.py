@@ -10,7 +10,8 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from json.encoder import encode_basestring
+from typing import Any, Final
 
 import orjson
 
@@ -111,10 +112,24 @@ def normalize(value: Any) -> Any:
     return value
 
 
+encode_string: Final = encode_basestring
+"""A string as ``json.dumps(value, ensure_ascii=False)`` writes it (what it calls; C where the json
+accelerator is built)."""
+
+
 def dumps(value: Any) -> str:
     """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints): the key
     values are compared and hashed by. A NaN is written as ``NaN`` here (the scorer compares whatever an agent
     sent); what is stored or exported goes through ``dumps_stored``, which refuses it."""
+    kind = type(value)
+    # The commonest values (enum members and the values checked against them) written as ``json.dumps``
+    # writes them, without building an encoder through two interpreted frames.
+    if kind is str:
+        return encode_string(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool or value is None:
+        return "null" if value is None else "true" if value else "false"
     return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

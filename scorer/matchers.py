@@ -279,7 +279,7 @@ def show(value: Any) -> str:
     elif kind is bool or value is None:
         text = "null" if value is None else "true" if value else "false"
     elif isinstance(value, str):
-        text = f"'{value}'" if value.isprintable() and "'" not in value else json.dumps(value, ensure_ascii=False)
+        text = f"'{value}'" if value.isprintable() and "'" not in value else canonical.encode_string(value)
     else:
         text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 80 else text[:79] + "…"

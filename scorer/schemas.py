@@ -16,17 +16,33 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from scorer import canonical
 
 
-@dataclass(frozen=True, slots=True)
 class SchemaProblem:
-    arg: str | None
-    """The top-level argument the problem is in (None: the arguments as a whole)."""
-    message: str
+    """One type problem of a call's arguments. A plain class with read-only attributes, not a frozen
+    dataclass: its generated ``__init__`` is interpreted Python, two ``object.__setattr__`` calls per problem
+    on the compiled core's path."""
+
+    __slots__ = ("arg", "message")
+
+    def __init__(self, arg: str | None, message: str) -> None:
+        self.arg: Final = arg
+        """The top-level argument the problem is in (None: the arguments as a whole)."""
+        self.message: Final = message
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SchemaProblem):
+            return NotImplemented
+        return self.arg == other.arg and self.message == other.message
+
+    def __hash__(self) -> int:
+        return hash((self.arg, self.message))
+
+    def __repr__(self) -> str:
+        return f"SchemaProblem(arg={self.arg!r}, message={self.message!r})"
 
 
 Check = Callable[[Any, str], str | None]

@@ -9,7 +9,6 @@ annotator wrote. Semantic arguments are put to the judge only for answers that h
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final, Literal, TypeVar
 
@@ -64,20 +63,33 @@ def case_error(given: frozenset[str], code: ErrorCode, note: str, tool: str | No
                              "actual": actual, "step": step}, given)
 
 
-@dataclass(slots=True)
 class AnswerScore:
-    """How the agent's calls fare against one acceptable answer."""
+    """How the agent's calls fare against one acceptable answer. A plain class, not a dataclass: a
+    generated ``__init__`` is interpreted Python, entered once per answer scored."""
 
-    label: Label
-    errors: list[CaseError] = field(default_factory=list)
-    reviews: list[Review] = field(default_factory=list)
-    selection_ok: bool = True
-    expected_tools: tuple[str, ...] = ()
-    confusion: list[tuple[str, str]] = field(default_factory=list)
-    sequence: SequenceMetrics | None = None
-    redundant_calls: int = 0
-    paired: tuple[int, ...] = ()
-    """Expected calls (by index) that a call to the same tool realized."""
+    __slots__ = ("confusion", "errors", "expected_tools", "label", "paired", "redundant_calls", "reviews",
+                 "selection_ok", "sequence")
+
+    def __init__(self, label: Label, errors: list[CaseError] | None = None, reviews: list[Review] | None = None,
+                 selection_ok: bool = True, expected_tools: tuple[str, ...] = (),
+                 confusion: list[tuple[str, str]] | None = None, sequence: SequenceMetrics | None = None,
+                 redundant_calls: int = 0, paired: tuple[int, ...] = ()) -> None:
+        self.label: Label = label
+        self.errors: list[CaseError] = [] if errors is None else errors
+        self.reviews: list[Review] = [] if reviews is None else reviews
+        self.selection_ok = selection_ok
+        self.expected_tools = expected_tools
+        self.confusion: list[tuple[str, str]] = [] if confusion is None else confusion
+        self.sequence = sequence
+        self.redundant_calls = redundant_calls
+        self.paired = paired
+        """Expected calls (by index) that a call to the same tool realized."""
+
+    def __repr__(self) -> str:
+        return (f"AnswerScore(label={self.label!r}, errors={self.errors!r}, reviews={self.reviews!r}, "
+                f"selection_ok={self.selection_ok!r}, expected_tools={self.expected_tools!r}, "
+                f"confusion={self.confusion!r}, sequence={self.sequence!r}, "
+                f"redundant_calls={self.redundant_calls!r}, paired={self.paired!r})")
 
     @property
     def clean(self) -> bool:

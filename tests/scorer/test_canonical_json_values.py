@@ -3,6 +3,7 @@ the stored bodies and content hashes of imported records must not change."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -91,3 +92,11 @@ def test_many_values_written_at_once_are_each_dumps(values: list[Any]) -> None:
     assert canonical.dumps_finite_json_values_each(values) == [canonical.dumps(v) for v in values]
     edge = [5.0, [1], 1e-07, {"a": 0.00001}, 2.5, -0.0]
     assert canonical.dumps_finite_json_values_each(edge) == [canonical.dumps(v) for v in edge]
+
+
+@given(st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=True), _values))
+def test_canonical_text_is_the_stdlib_json_of_the_normalized_value(value: Any) -> None:
+    # ``dumps`` writes the commonest scalars itself (no encoder built): the text json.dumps writes, surrogates,
+    # control characters, quotes, huge integers and NaN included
+    assert canonical.dumps(value) == json.dumps(canonical.normalize(value), sort_keys=True, separators=(",", ":"),
+                                                ensure_ascii=False)

@@ -152,3 +152,48 @@ def test_the_native_extra_brings_every_stub_the_compiled_modules_need() -> None:
             needed.add(name)
     assert needed, "no stub distribution found for the compiled modules' imports (is `.[test]` installed?)"
     assert needed <= native_extra, f"add to pyproject's native extra: {sorted(needed - native_extra)}"
+
+
+FRAMES_PROBE = r"""
+import json, sys
+from scorer.api import score_case
+from tests.scorer.kit import calls, call, case, run, tool
+
+# A failing call of each kind the fast path writes: a wrong enum value (and a string the note quotes with
+# json), an unknown parameter, a dropped required argument, a wrong tool, two parallel calls.
+tools = (tool("find_movie", ("genre",), genre={"type": "string", "enum": ["Action", "Drama", "Sci-fi"]},
+              city={"type": "string"}, year={"type": "integer"}),
+         tool("book_seat", ("seat",), seat={"type": "string"}, row={"type": "integer"}))
+cases = [case(calls(call("find_movie", genre="Action", city="Berlin")), id=f"c{n}", tools=tools) for n in range(5)]
+cases.append(case(calls(call("find_movie", genre="Drama"), call("book_seat", seat="A1")), id="c5", tools=tools))
+runs = [run(("find_movie", {"genre": "Horror", "city": "Berlin"}), case_id="c0"),
+        run(("find_movie", {"genre": "Action", "city": "Don't know"}), case_id="c1"),
+        run(("find_movie", {"genre": "Action", "city": "Berlin", "mood": "line\nbreak"}), case_id="c2"),
+        run(("find_movie", {"city": "Berlin"}), case_id="c3"),
+        run(("book_seat", {"seat": "A1"}), case_id="c4"),
+        run(("find_movie", {"genre": "Drama"}), ("book_seat", {"seat": 7}), case_id="c5")]
+for gold, made in zip(cases, runs):
+    score_case(gold, made)  # the first pass may import and compile what it uses
+interpreted = []
+
+def seen(frame, event, arg):
+    if event == "call":
+        interpreted.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+for gold, made in zip(cases, runs):
+    fresh = gold.model_copy(update={"tools": tuple(t.model_copy(update={"parameters": json.loads(
+        json.dumps(t.parameters))}) for t in gold.tools)})  # schemas seen for the first time, as in a new gold set
+    sys.setprofile(seen)
+    result = score_case(fresh, made)
+    sys.setprofile(None)
+    assert result.status == "fail", result
+print(json.dumps(sorted(set(interpreted))))
+"""
+
+
+def test_the_compiled_core_scores_failing_calls_without_entering_interpreted_python() -> None:
+    """Every interpreted frame on the compiled path is a Python function call the compiled core pays for
+    (a dataclass ``__init__``, ``json.dumps`` building an encoder): scoring a failing call, notes and all,
+    against a schema the fast checker takes, enters none."""
+    _built()
+    assert json.loads(_python(FRAMES_PROBE)) == []
