@@ -241,6 +241,7 @@ def _pair_off(expected: Sequence[Call], actual: Sequence[RunCall]) -> tuple[list
     arguments are unparseable."""
     used = [False] * len(expected)
     row_of = [-1] * len(actual)
+    names = [c.name for c in expected]  # read once, compared once per call made
     q = -1
     for j, got in enumerate(actual):
         args = got.arguments
@@ -248,7 +249,7 @@ def _pair_off(expected: Sequence[Call], actual: Sequence[RunCall]) -> tuple[list
             return None
         name = got.name
         for i, want in enumerate(expected):
-            if not used[i] and want.name == name and equal_arguments(args, want.arguments):
+            if not used[i] and names[i] == name and equal_arguments(args, want.arguments):
                 used[i] = True
                 row_of[j] = i
                 break
@@ -318,24 +319,28 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     args = got.arguments
     if isinstance(args, str):  # never (``_pair_off`` stops first): for the type checker
         return None
+    # Names read once each: the loops below compare every pair of calls (a pydantic read costs several
+    # times a list's).
+    wanted_tools = [c.name for c in expected]
+    made_tools = [c.name for c in actual]
     plan = plan_of(p)
-    diagnosis = diagnose(facts, plan, args) if plan.tool == got.name else None
+    diagnosis = diagnose(facts, plan, args) if plan.tool == made_tools[q] else None
     cost = diagnosis.cost if diagnosis is not None else WRONG_TOOL_COST
     a = cost // 2 + 1  # at most 501 and 500: a cell of two different tools (1000) always reaches them
     b = cost - a + 1
     tool = plan.tool
-    for j, other in enumerate(actual):
-        if j != q and other.name == tool and not at_least(p, j, a):
+    for j in range(len(actual)):
+        if j != q and made_tools[j] == tool and not at_least(p, j, a):
             return None
-    tool = got.name
-    for i, want in enumerate(expected):
-        if i != p and want.name == tool and not at_least(i, q, b):
+    tool = made_tools[q]
+    for i in range(n):
+        if i != p and wanted_tools[i] == tool and not at_least(i, q, b):
             return None
-    for j, other in enumerate(actual):
+    for j in range(len(actual)):
         if j != q:
-            paired, tool = row_of[j], other.name
-            for i, want in enumerate(expected):
-                if i != p and i != paired and want.name == tool and not at_least(i, j, 1):
+            paired, tool = row_of[j], made_tools[j]
+            for i in range(n):
+                if i != p and i != paired and wanted_tools[i] == tool and not at_least(i, j, 1):
                     return None
     check = render(facts, plan, args, diagnosis, p, facts_context(facts)) if diagnosis is not None else None
     return p, check
@@ -347,54 +352,58 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
     clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
     has a review (the judge may settle it: the general path decides). ``compared``: ``_pair_off`` compared
     the leftover call with every expected call (it came first) and it equals none."""
-    expected = case.expected.calls
-    want, got = expected[p], actual[q]
+    fields = case.__dict__  # each field and each call's name and arguments read once (pydantic reads cost)
+    expected = fields["expected"].calls
+    names = tuple(c.name for c in expected)
+    golds = [c.arguments for c in expected]
+    got = actual[q]
+    want_name, got_name = names[p], got.name
+    want_args = golds[p]
     n = len(expected)
     if check is not None:
         if check.reviews:
             return None
         errors = list(check.errors)
     else:
-        offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
+        offered = "" if facts.offered(got_name) else f" (not among the {len(fields['tools'])} offered tools)"
         errors = [case_error(_WRONG_TOOL_FIELDS, ErrorCode.WRONG_TOOL,
-                             f"called {got.name}{offered} where {want.name} was expected", got.name, None, want.name,
-                             got.name, p)]
+                             f"called {got_name}{offered} where {want_name} was expected", got_name, None, want_name,
+                             got_name, p)]
     grounded = True
     args = got.arguments
     gold = False  # ``grounding_errors`` of the one call that may have any (no alternative to search)
     if not compared:
-        for c in expected:
-            if c.name == got.name and equal_arguments(args, c.arguments):  # type: ignore[arg-type]
+        for i in range(n):
+            if names[i] == got_name and equal_arguments(args, golds[i]):  # type: ignore[arg-type]
                 gold = True  # a gold call: every value is one the annotator vouched for
                 break
     if not gold:
-        for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts),  # type: ignore[arg-type]
+        for key, text in ungrounded(args, facts.rules(got_name), facts_context(facts),  # type: ignore[arg-type]
                                     lambda: facts.gold_texts):
             grounded = False
-            errors.append(_ungrounded_error(got.name, key, text))
+            errors.append(_ungrounded_error(got_name, key, text))
     selection = check is not None
     missed = missed_arguments(errors) if selection else None  # of the leftover call
     gold_args = 0
-    for c in expected:
-        gold_args += len(c.arguments)
+    for g in golds:
+        gold_args += len(g)
     if not selection:
-        matched, correct = gold_args - len(want.arguments), n - 1
+        matched, correct = gold_args - len(want_args), n - 1
     elif missed:
-        matched, correct = gold_args - len(want.arguments.keys() & missed), n - 1
+        matched, correct = gold_args - len(want_args.keys() & missed), n - 1
     else:
         matched, correct = gold_args, n
     verdicts = verdicts_of(selection, missed is None if selection else None, None, True, grounded)
-    names = tuple(c.name for c in expected)
     status: Status = "fail" if errors else "pass"
     return built(CaseResult, {  # every field, in field order (as ``build_result``)
-        "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
+        "case_id": fields["id"], "trial": trial, "kind": fields["kind"], "status": status,
         "matched": None if errors else "expected", "compared_with": "expected",
         "errors": tuple(errors), "reviews": (), "verdicts": verdicts,
         "expected_behavior": "call", "actual_behavior": "call",
         "expected_tools": names, "actual_tools": tuple(c.name for c in actual),
-        "confusion": tuple(sorted([(want.name, got.name), *[(c, c) for i, c in enumerate(names) if i != p]])),
+        "confusion": tuple(sorted([(want_name, got_name), *[(c, c) for i, c in enumerate(names) if i != p]])),
         "sequence": None, "partial": partial_ratios(matched, gold_args, correct, n, n), "calls": n,
-        "redundant_calls": 0, "tags": case.tags, "split": case.split, "toolkit_size": len(case.tools)})
+        "redundant_calls": 0, "tags": fields["tags"], "split": fields["split"], "toolkit_size": len(fields["tools"])})
 
 
 def score_call_answer(label: Label, answer: Answer, actual: tuple[RunCall, ...], facts: CaseFacts,
@@ -599,13 +608,17 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
     """``score_turn`` for the commonest shape (one expected call, no alternative, one call made), built
     straight from the compiled check: the same result, or None where the general path must decide (a
     ``from_call`` rule, unparseable arguments, an argument left to the judge)."""
+    # Each field read once: a pydantic field read is a generic attribute lookup (BaseModel defines
+    # ``__getattr__``), several times a local's cost.
     args = got.arguments
     if isinstance(args, str):
         return None
     name = want.name
-    gold_args = len(want.arguments)
-    same_tool = name == got.name
-    if same_tool and len(args) == gold_args and canonical.equal(args, want.arguments) \
+    got_name = got.name
+    gold = want.arguments
+    gold_args = len(gold)
+    same_tool = name == got_name
+    if same_tool and len(args) == gold_args and canonical.equal(args, gold) \
             and not facts.has_from_call(want):  # exactly the gold
         return _one_call_result(case, trial, name, name, "pass", (), _verdicts_pass(),
                                 partial_ratios(gold_args, gold_args, 1, 1, 1))
@@ -620,25 +633,25 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         errors = list(check.errors)  # a clean check is shared: never written to
         selection = True
     else:
-        offered = "" if facts.offered(got.name) else f" (not among the {len(case.tools)} offered tools)"
+        offered = "" if facts.offered(got_name) else f" (not among the {len(case.tools)} offered tools)"
         errors = [case_error(_WRONG_TOOL_FIELDS, ErrorCode.WRONG_TOOL,
-                             f"called {got.name}{offered} where {name} was expected", got.name, None, name, got.name,
-                             None)]
+                             f"called {got_name}{offered} where {name} was expected", got_name, None, name,
+                             got_name, None)]
         selection = False
-    for key, text in ungrounded(args, facts.rules(got.name), facts_context(facts), lambda: facts.gold_texts):
-        errors.append(_ungrounded_error(got.name, key, text))
+    for key, text in ungrounded(args, facts.rules(got_name), facts_context(facts), lambda: facts.gold_texts):
+        errors.append(_ungrounded_error(got_name, key, text))
     if not errors:
-        return _one_call_result(case, trial, name, got.name, "pass", (), _verdicts_pass(),
+        return _one_call_result(case, trial, name, got_name, "pass", (), _verdicts_pass(),
                                 partial_ratios(gold_args, gold_args, 1, 1, 1))
     missed = missed_arguments(errors)
     grounding_error = any(e.code in GROUNDING_CODES for e in errors)
     verdicts = verdicts_of(selection, missed is None if selection else None, None, True, not grounding_error)
     if selection:
         correct = 0 if missed else 1
-        matched = len(want.arguments.keys() - missed) if missed else gold_args
+        matched = len(gold.keys() - missed) if missed else gold_args
     else:
         correct = matched = 0
-    return _one_call_result(case, trial, name, got.name, "fail", tuple(errors), verdicts,
+    return _one_call_result(case, trial, name, got_name, "fail", tuple(errors), verdicts,
                             partial_ratios(matched, gold_args, correct, 1, 1))
 
 
@@ -676,14 +689,15 @@ def _verdicts_pass() -> Verdicts:
 def _one_call_result(case: GoldCase, trial: int, want: str, got: str, status: Status,
                      errors: tuple[CaseError, ...], verdicts: Verdicts, partial: PartialCredit) -> CaseResult:
     """What ``build_result`` makes of one expected call and one call made."""
+    fields = case.__dict__  # five fields read: one attribute lookup, then dict lookups
     return built(CaseResult, {  # every field, in field order
-        "case_id": case.id, "trial": trial, "kind": case.kind, "status": status,
+        "case_id": fields["id"], "trial": trial, "kind": fields["kind"], "status": status,
         "matched": "expected" if status == "pass" else None, "compared_with": "expected",
         "errors": errors, "reviews": (), "verdicts": verdicts,
         "expected_behavior": "call", "actual_behavior": "call",
         "expected_tools": (want,), "actual_tools": (got,), "confusion": ((want, got),),
-        "sequence": None, "partial": partial, "calls": 1, "redundant_calls": 0, "tags": case.tags,
-        "split": case.split, "toolkit_size": len(case.tools)})
+        "sequence": None, "partial": partial, "calls": 1, "redundant_calls": 0, "tags": fields["tags"],
+        "split": fields["split"], "toolkit_size": len(fields["tools"])})
 
 
 def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
@@ -692,28 +706,31 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
     facts = facts or CaseFacts(case)
     calls = run.calls
     made = calls if calls is not None else run.actual_calls()  # ``actual_calls`` of a turn record, inline
-    expected = case.expected
-    if len(made) == 1 and len(expected.calls) == 1 and not case.alternatives and not expected.tool_only \
+    fields = case.__dict__  # (one attribute lookup for the fields read below)
+    expected: Answer = fields["expected"]
+    alternatives = fields["alternatives"]
+    expected_calls = expected.calls
+    if len(made) == 1 and len(expected_calls) == 1 and not alternatives and not expected.tool_only \
             and facts.compiled:
-        lean = _one_call(case, run.trial, expected.calls[0], made[0], facts)
+        lean = _one_call(case, run.trial, expected_calls[0], made[0], facts)
         if lean is not None:
             return lean
     # By name first: an exact answer depends only on the multiset of calls and reports only their names, so
     # the canonical order of same-name calls (by their arguments' JSON) is worked out only when needed.
     actual = made if len(made) < 2 else tuple(sorted(made, key=_name))
     status: Status = "pass"
-    if len(made) > 1 and len(made) == len(expected.calls) and not case.alternatives and facts.compiled \
+    if len(made) > 1 and len(made) == len(expected_calls) and not alternatives and facts.compiled \
             and expected.behavior == "call" and not expected.tool_only and not facts.any_from_call:
         # Parallel calls, one answer: pair off the calls that equal a gold call exactly; all of them is an
         # exact answer, all but one is usually a pairing provably unique (``_certified``), whatever the order.
-        off = _pair_off(expected.calls, actual)
+        off = _pair_off(expected_calls, actual)
         if off is None:
             exact = None
         elif off[1] < 0:
             exact = exact_answer(expected, actual, facts, checked=True)
         else:
             row_of, q = off
-            certified = _certified(expected.calls, actual, facts, row_of, q)
+            certified = _certified(expected_calls, actual, facts, row_of, q)
             if certified is not None:
                 lean = _certified_result(case, run.trial, actual, facts, certified[0], q, certified[1],
                                          compared=q == 0)
@@ -721,13 +738,13 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                     return lean
             exact = None
     else:
-        exact = exact_answer(case.expected, actual, facts)
+        exact = exact_answer(expected, actual, facts)
     if exact is not None:
         best = exact
     else:
         actual = canonical_order(made)
         grounding = grounding_errors(actual, facts) if actual else []
-        memo = PairMemo() if case.alternatives else None  # only alternatives repeat a check
+        memo = PairMemo() if alternatives else None  # only alternatives repeat a check
 
         def scores() -> Iterator[AnswerScore]:
             for label, answer in _answers(case):
@@ -737,7 +754,7 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                     yield score_no_call_answer(label, answer, actual, facts)
 
         best, status = choose(scores(), facts, judge)
-    answer = case.expected if best.label == "expected" else case.alternatives[best.label]
+    answer = expected if best.label == "expected" else alternatives[best.label]
     args_scored = answer.behavior == "call" and best.selection_ok
     errors = best.errors
     verdicts = verdicts_of(
