@@ -202,6 +202,47 @@ def _compile_simple(schema: Any) -> Check:
     return check_all
 
 
+def _simple_problem(schema: Any, value: Any, path: str) -> str | None:
+    """What ``_compile_simple(schema)(value, path)`` says, read straight from the schema: an argument checked
+    once (a tool seen in one case, as BFCL's are) costs less this way than compiled (tests/scorer/
+    test_schemas.py holds the two to the same message on generated schemas and values)."""
+    if schema is True or schema == {}:
+        return None
+    types = schema.get("type")
+    if types is not None:
+        names = (types,) if isinstance(types, str) else tuple(types)
+        if not any(_is_type(value, n) for n in names):
+            return f"{path}{value!r} is not of type {', '.join(repr(t) for t in names)}"
+    if "enum" in schema:
+        members = schema["enum"]
+        text = canonical.dumps(value)
+        if not any(canonical.dumps(m) == text for m in members):
+            if any(isinstance(m, (dict, list)) for m in members):  # shown as a sorted-keys copy, as compiled
+                members = json.loads(json.dumps(members, sort_keys=True))
+            return f"{path}{value!r} is not one of {members!r}"
+    props = schema.get("properties", {})
+    required = schema.get("required", ())
+    closed = schema.get("additionalProperties") is False
+    if (props or required or closed) and isinstance(value, dict):
+        for key in required:
+            if key not in value:
+                return f"{path}{key!r} is a required property"
+        for key, item in value.items():
+            if key in props:
+                problem = _simple_problem(props[key], item, f"{path}{key}: ")
+                if problem:
+                    return problem
+            elif closed:
+                return f"{path}additional property {key!r} is not allowed"
+    if "items" in schema and isinstance(value, list):
+        items = schema["items"]
+        for index, item in enumerate(value):
+            problem = _simple_problem(items, item, f"{path}[{index}]: ")
+            if problem:
+                return problem
+    return None
+
+
 class ArgumentSchema:
     """One tool's parameter schema, compiled as far as it is used: which keys it knows and the type problems
     of arguments. The checker of an argument is made the first time that argument is checked (a failing call
@@ -219,7 +260,8 @@ class ArgumentSchema:
         # Keys outside `properties` are hallucinated unless the schema explicitly lets them in.
         self.open: bool = bool(extra) or extra == {}
         self._simple: bool | None = None
-        self._checks: dict[str, Check] = {}
+        self._checks: dict[str, Check | None] = {}
+        """An argument's compiled checker, made on its second check (None: checked once, read from the schema)."""
         self._validator: Any = None
 
     def _is_fast(self) -> bool:
@@ -236,11 +278,19 @@ class ArgumentSchema:
                 self._validator = cls(ordered)
         return simple
 
-    def _check(self, key: str) -> Check | None:
-        check = self._checks.get(key)
-        if check is None and key in self._props:
-            check = self._checks[key] = _compile_simple(self._props[key])
-        return check
+    def _problem(self, key: str, value: Any) -> str | None:
+        """The fast checker's problem with one argument (None for a key the schema does not describe): read
+        from the schema the first time the argument is checked, compiled for the second and later ones."""
+        checks = self._checks
+        if key not in checks:
+            if key not in self._props:
+                return None
+            checks[key] = None
+            return _simple_problem(self._props[key], value, "")
+        check = checks[key]
+        if check is None:
+            check = checks[key] = _compile_simple(self._props[key])
+        return check(value, "")
 
     @property
     def closed(self) -> bool:
@@ -256,8 +306,7 @@ class ArgumentSchema:
         """The type problem of one argument, for a schema ``per_argument``: the one ``problems`` reports."""
         if not self._is_fast():
             raise ValueError("this schema checks the arguments together: use problems()")
-        check = self._check(key)
-        found = check(value, "") if check is not None else None
+        found = self._problem(key, value)
         return SchemaProblem(key, found) if found else None
 
     def is_known(self, key: str) -> bool:
@@ -268,11 +317,9 @@ class ArgumentSchema:
         if self._is_fast():
             found = []
             for key in sorted(args):
-                check = self._check(key)
-                if check is not None:
-                    problem = check(args[key], "")
-                    if problem:
-                        found.append(SchemaProblem(key, problem))
+                problem = self._problem(key, args[key])
+                if problem:
+                    found.append(SchemaProblem(key, problem))
             return found
         return self._jsonschema_problems(args)
 

@@ -246,3 +246,22 @@ def test_only_the_everyday_keywords_take_the_fast_path() -> None:
     forget_compiled()
     assert [compiled(dict(s)).per_argument for s in FAST_PATH] == [True] * len(FAST_PATH)
     assert [compiled(dict(s)).per_argument for s in JSONSCHEMA_PATH] == [False] * len(JSONSCHEMA_PATH)
+
+
+ENUM_OF_VALUES = st.builds(lambda e: {"enum": e}, st.lists(
+    st.sampled_from(["a", 1, 1.0, None, [1, "a"], {"z": 1, "a": [2]}, {"a": 1.0}]), min_size=1, max_size=3))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(SCHEMA, ENUM_OF_VALUES, st.builds(lambda i: {"type": "array", "items": i}, ENUM_OF_VALUES)),
+       st.lists(VALUE, min_size=1, max_size=4))
+def test_an_argument_reads_the_same_problem_checked_once_or_again(prop: dict[str, Any], values: list[Any]) -> None:
+    # The first check of an argument reads its schema; later ones run the compiled checker: the same message.
+    for value in values:
+        first = compiled({"type": "object", "properties": {"p": prop}})
+        once = first.problem("p", value)
+        again = [first.problem("p", value) for _ in range(3)]
+        assert again == [once] * 3, (prop, value)
+        # and what problems() says of it, on a schema seen for the first time and on this one
+        assert compiled({"type": "object", "properties": {"p": prop}}).problems({"p": value}) == \
+            first.problems({"p": value}) == ([once] if once else [])
