@@ -26,6 +26,8 @@ from zoneinfo import ZoneInfo
 from dateutil import parser as date_parser
 from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta
 
+from scorer import canonical
+
 _WEEKDAYS = {"monday": MO, "tuesday": TU, "wednesday": WE, "thursday": TH, "friday": FR,
              "saturday": SA, "sunday": SU}
 _WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -57,7 +59,7 @@ def resolve_relative(phrase: str, reference: datetime) -> datetime | None:
 
     Day phrases keep the reference's time of day; a date comparison ignores it anyway.
     """
-    text = " ".join(phrase.strip().lower().split())
+    text = " ".join(canonical.lowered(phrase.strip()).split())
     if text == "now":
         return reference
     if text in _FIXED:

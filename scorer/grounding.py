@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
 from typing import Any, Final
 
+from scorer import canonical
 from scorer.model import ArgRule, Message
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -31,20 +31,42 @@ _PHONE_KEY: Final = re.compile(r"phone|mobile|telephone|(?:^|_)tel(?:$|_)")
 _MIN_LENGTH = 2
 
 
-@lru_cache(maxsize=8192)
+_KEY_MEMO_SIZE: Final = 8192
+_SNAKE: Final[dict[str, str]] = {}
+_IDENTIFIER: Final[dict[str, bool]] = {}
+_PHONE: Final[dict[str, bool]] = {}
+"""What each key was found to be: plain dicts, not ``lru_cache`` (asked of every argument of every call
+scored; a dict lookup costs a fifth of the cache's call), emptied when full (keys an agent makes up are
+unbounded)."""
+
+
+def _remembered(memo: dict[str, Any], key: str, value: Any) -> Any:
+    if len(memo) >= _KEY_MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def snake(key: str) -> str:
-    return _CAMEL.sub("_", key).lower()
+    found = _SNAKE.get(key)
+    if found is None:
+        found = _remembered(_SNAKE, key, canonical.lowered(_CAMEL.sub("_", key)))
+    return found
 
 
-@lru_cache(maxsize=8192)
 def is_identifier_key(key: str) -> bool:
     """``customer_id``, ``orderNumber``, ``zip``, ``email``, ``phone_number``, … (not ``query``)."""
-    return _IDENTIFIER_KEY.search(snake(key)) is not None
+    found = _IDENTIFIER.get(key)
+    if found is None:
+        found = _remembered(_IDENTIFIER, key, _IDENTIFIER_KEY.search(snake(key)) is not None)
+    return found
 
 
-@lru_cache(maxsize=8192)
 def is_phone_key(key: str) -> bool:
-    return _PHONE_KEY.search(snake(key)) is not None
+    found = _PHONE.get(key)
+    if found is None:
+        found = _remembered(_PHONE, key, _PHONE_KEY.search(snake(key)) is not None)
+    return found
 
 
 def checked_keys(args: dict[str, Any], rules: dict[str, ArgRule]) -> Iterator[str]:

@@ -62,15 +62,18 @@ def _ci(rule: ArgRule, values: list[Any], actual: Any, reference: datetime | Non
     return any(isinstance(v, str) and " ".join(v.casefold().split()) == folded for v in values)
 
 
-_BFCL_DROPPED = re.compile(r"[ ,./\-_*^]")
-
-
 def normalized_text(value: Any) -> Any:
     """BFCL's string standardization, applied to every string inside ``value``: lower-cased, with spaces
-    and ``,./-_*^`` dropped and ``'`` read as ``"`` (its checker's ``standardize_string``)."""
+    and ``,./-_*^`` dropped and ``'`` read as ``"`` (its checker's ``standardize_string``, which drops them by
+    a regex: one ``str.replace`` each is a C scan that finds nothing in most values, half the regex's cost).
+    ``'`` becomes ``"`` only after lower-casing, as there: ``'`` is case-ignorable and ``"`` is not, which
+    decides a final sigma (``A'Σ`` → ``a"ς``)."""
     if isinstance(value, str):
-        return _BFCL_DROPPED.sub("", value).lower().replace("'", '"')
-    if isinstance(value, list | tuple):
+        text: str = value  # typed, so the compiled core calls str's methods directly
+        text = text.replace(" ", "").replace(",", "").replace(".", "").replace("/", "").replace("-", "") \
+            .replace("_", "").replace("*", "").replace("^", "")
+        return canonical.lowered(text).replace("'", '"')
+    if isinstance(value, (list, tuple)):
         return [normalized_text(v) for v in value]
     if isinstance(value, dict):
         return {k: normalized_text(v) for k, v in value.items()}

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer import canonical
 from scorer.dates import parse_when, resolve_relative
-from scorer.matchers import ABSENT, describe, e164, match_value, parse_money
+from scorer.matchers import ABSENT, describe, e164, match_value, normalized_text, parse_money
 from scorer.model import ArgRule
 
 REF = datetime.fromisoformat("2026-07-01T10:00:00-05:00")  # a Wednesday
@@ -195,3 +196,14 @@ def test_a_value_equal_to_the_gold_matches_as_the_full_matcher_says(gold: Any, a
     copy = json.loads(json.dumps(gold))
     assert match_value(rule, gold, copy, None) is True
     assert MATCHERS[kind](rule, [gold, *accept], copy, None) is True
+
+
+_BFCL_STANDARDIZE = re.compile(r"[ \,\.\/\-\_\*\^]")  # bfcl_eval ast_checker.standardize_string's, verbatim
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(max_size=30) | st.text(alphabet=" ,./-_*^'\"AbΣςẞİ\u0345x", max_size=20))
+def test_normalized_text_is_bfcls_standardization_of_any_string(text: str) -> None:
+    # including where the order of its steps shows: ``'`` is case-ignorable and ``"`` is not (a final sigma)
+    assert normalized_text(text) == _BFCL_STANDARDIZE.sub("", text).lower().replace("'", '"')
+    assert normalized_text(["A'Σ", {"k": "B-Σ"}]) == ['a"ς', {"k": "bς"}]
