@@ -268,7 +268,9 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
             [k for k in unvouched if not schema.is_known(k)]
         if len(unknown) > 1:
             unknown.sort()
-        if schema.per_argument:
+        if len(unknown) == len(unvouched) and schema.root_says_nothing:
+            pass  # no value in question, and no problem of the arguments as a whole: neither checker is asked
+        elif schema.per_argument:
             if len(unvouched) > 1:
                 unvouched.sort()
             for k in unvouched:

@@ -260,6 +260,7 @@ class ArgumentSchema:
         # Keys outside `properties` are hallucinated unless the schema explicitly lets them in.
         self.open: bool = bool(extra) or extra == {}
         self._simple: bool | None = None
+        self._root_says_nothing: bool | None = None
         self._checks: dict[str, Check | None] = {}
         """An argument's compiled checker, made on its second check (None: checked once, read from the schema)."""
         self._validator: Any = None
@@ -291,6 +292,39 @@ class ArgumentSchema:
         if check is None:
             check = checks[key] = _compile_simple(self._props[key])
         return check(value, "")
+
+    @property
+    def root_says_nothing(self) -> bool:
+        """Whether the schema's own keywords say nothing of the arguments as a whole beyond what the caller
+        reports (``required``, ``additionalProperties``): only ``type: object``, ``properties``, ``required``,
+        a boolean ``additionalProperties`` and annotations. Then every problem it can find is one argument's,
+        under that argument's property, whichever checker finds it: arguments that are not checked need no
+        decision on the checker, and no walk of the properties. Read from the root's keys alone."""
+        found = self._root_says_nothing
+        if found is None:
+            found = True
+            for key, value in self._schema.items():
+                if key in _ANNOTATIONS:
+                    continue
+                if key == "type":
+                    found = value == "object"
+                elif key == "properties":
+                    found = type(value) is dict
+                elif key == "required":
+                    found = type(value) is list
+                    if found:
+                        for name in value:
+                            if type(name) is not str:
+                                found = False
+                                break
+                elif key == "additionalProperties":
+                    found = type(value) is bool
+                else:
+                    found = False
+                if not found:
+                    break
+            self._root_says_nothing = found
+        return found
 
     @property
     def closed(self) -> bool:

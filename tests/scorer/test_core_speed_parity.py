@@ -160,3 +160,36 @@ def test_a_note_shows_a_scalar_as_its_canonical_json() -> None:
     for value in (0, -7, 10**30, True, False, None, 5.0, -0.0, 2.5, 1e16, math.inf):
         assert show(value) == json.dumps(canonical.normalize(value), ensure_ascii=False)
     assert show(10**100) == str(10**100)[:79] + "…"
+
+
+def test_a_call_whose_only_errors_are_keys_needs_no_look_at_the_schemas_properties() -> None:
+    """A made-up parameter or a dropped required one is an error of a key: whether the schema takes the fast
+    checker (a walk of every property; jsonschema imported when one needs it) decides only how values are
+    checked, and no value is in question. A schema whose own keywords say nothing of the arguments as a whole
+    is not walked then."""
+    probe = ("import json, sys\n"
+             "from scorer.api import score_case\n"
+             "from scorer.model import GoldCase, RunRecord\n"
+             "gold = GoldCase.model_validate(json.loads(sys.argv[1]))\n"
+             "notes = []\n"
+             "for args in json.loads(sys.argv[2]):\n"
+             "    result = score_case(gold, RunRecord(case_id=gold.id, calls=[{'name': 'f', 'arguments': args}]))\n"
+             "    notes.append([e.note for e in result.errors])\n"
+             "print(json.dumps(['jsonschema' in sys.modules, notes]))\n")
+    # (``minimum`` is beyond the fast checker, yet a schema surely valid without jsonschema: reading the gold
+    # imports none)
+    rich = tool("f", ("code",), code={"type": "string"}, n={"type": "integer", "minimum": 0})
+    gold = case(calls(call("f", code="AB", n=1)), tools=(rich,))
+    made_up, dropped = [{"code": "AB", "n": 1, "mood": "calm"}], [{"n": 1}]
+
+    def run(outputs: list[dict[str, Any]]) -> list[Any]:
+        done = subprocess.run([sys.executable, "-c", probe, gold.model_dump_json(), json.dumps(outputs)],
+                              capture_output=True, text=True, cwd=REPO, timeout=120, check=True)
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    assert run(made_up + dropped) == [False, [
+        ["called f with mood 'calm', which is not a parameter of f"],
+        ["called f without required code; expected 'AB' (exact)"]]]
+    # a value in question is checked by the schema, through jsonschema where the fast checker cannot
+    imported, notes = run([{"code": "AB", "n": -1}])
+    assert imported and notes[0][0].endswith("-1 is less than the minimum of 0"), notes
