@@ -268,8 +268,8 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
             [k for k in unvouched if not schema.is_known(k)]
         if len(unknown) > 1:
             unknown.sort()
-        if len(unknown) == len(unvouched) and schema.root_says_nothing:
-            pass  # no value in question, and no problem of the arguments as a whole: neither checker is asked
+        if schema.root_says_nothing and _clean_alone(schema, unvouched, unknown, args):
+            pass  # no problem of the arguments as a whole, none of a value in question: no checker is chosen
         elif schema.per_argument:
             if len(unvouched) > 1:
                 unvouched.sort()
@@ -311,6 +311,14 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
         wrong.append(key)
     swapped = _swapped_pairs(facts, rules, wrong, args, gold) if len(wrong) > 1 else []
     return Diagnosis(missing, unknown, problems, sequence, swapped)
+
+
+def _clean_alone(schema: ArgumentSchema, unvouched: list[str], unknown: list[str], args: dict[str, Any]) -> bool:
+    """Whether no checker can find a problem with any of the known keys among ``unvouched``."""
+    for k in unvouched:  # noqa: SIM110 (a loop, not all() of a generator: asked per failing call)
+        if k not in unknown and not schema.clean_alone(k, args[k]):
+            return False
+    return True
 
 
 def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[str, bool] | None = None,

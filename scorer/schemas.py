@@ -326,6 +326,19 @@ class ArgumentSchema:
             self._root_says_nothing = found
         return found
 
+    def clean_alone(self, key: str, value: Any) -> bool:
+        """Whether no checker can find a problem with this argument, decided without deciding which checker
+        the schema takes (a walk of every property): for a schema whose root says nothing
+        (``root_says_nothing``) and a draft the fast checker reads, a key it does not describe, or one whose
+        property the fast checker reads and finds nothing in (it and jsonschema agree on every verdict there:
+        tests/scorer/test_schemas.py). False is "maybe": ask ``per_argument`` and its checker."""
+        props = self._props
+        if key not in props:
+            return True
+        prop = props[key]
+        return self._schema.get("$schema") in _FAST_DRAFTS and _is_simple(prop) \
+            and _simple_problem(prop, value, "") is None
+
     @property
     def closed(self) -> bool:
         """Whether exactly the keys in ``known`` are known (no ``additionalProperties``, no patterns)."""

@@ -162,11 +162,12 @@ def test_a_note_shows_a_scalar_as_its_canonical_json() -> None:
     assert show(10**100) == str(10**100)[:79] + "…"
 
 
-def test_a_call_whose_only_errors_are_keys_needs_no_look_at_the_schemas_properties() -> None:
-    """A made-up parameter or a dropped required one is an error of a key: whether the schema takes the fast
-    checker (a walk of every property; jsonschema imported when one needs it) decides only how values are
-    checked, and no value is in question. A schema whose own keywords say nothing of the arguments as a whole
-    is not walked then."""
+def test_a_call_whose_errors_no_checker_could_find_needs_no_look_at_the_schemas_properties() -> None:
+    """A made-up parameter or a dropped required one is an error of a key, and a wrong value of the right
+    type under a property the fast checker reads has no problem in any checker: whether the schema takes the
+    fast checker (a walk of every property; jsonschema imported when one needs it) decides only how a problem
+    is found and worded. A schema whose own keywords say nothing of the arguments as a whole is not walked
+    then."""
     probe = ("import json, sys\n"
              "from scorer.api import score_case\n"
              "from scorer.model import GoldCase, RunRecord\n"
@@ -181,15 +182,18 @@ def test_a_call_whose_only_errors_are_keys_needs_no_look_at_the_schemas_properti
     rich = tool("f", ("code",), code={"type": "string"}, n={"type": "integer", "minimum": 0})
     gold = case(calls(call("f", code="AB", n=1)), tools=(rich,))
     made_up, dropped = [{"code": "AB", "n": 1, "mood": "calm"}], [{"n": 1}]
+    # and a wrong value the fast checker reads and finds nothing in: no checker could find a problem with it
+    wrong_but_valid = [{"code": "CD", "n": 1}]
 
     def run(outputs: list[dict[str, Any]]) -> list[Any]:
         done = subprocess.run([sys.executable, "-c", probe, gold.model_dump_json(), json.dumps(outputs)],
                               capture_output=True, text=True, cwd=REPO, timeout=120, check=True)
         return json.loads(done.stdout)  # type: ignore[no-any-return]
 
-    assert run(made_up + dropped) == [False, [
+    assert run(made_up + dropped + wrong_but_valid) == [False, [
         ["called f with mood 'calm', which is not a parameter of f"],
-        ["called f without required code; expected 'AB' (exact)"]]]
+        ["called f without required code; expected 'AB' (exact)"],
+        ["called f with code 'CD'; expected 'AB' (exact)"]]]
     # a value in question is checked by the schema, through jsonschema where the fast checker cannot
     imported, notes = run([{"code": "AB", "n": -1}])
     assert imported and notes[0][0].endswith("-1 is less than the minimum of 0"), notes
