@@ -80,19 +80,57 @@ class CallPlan:
     (``CaseFacts.plan``); ``check_pair`` then decides the same errors, in the same order, as the general
     path (tests/scorer/test_compiled_checks.py compares them on real and perturbed items)."""
 
-    __slots__ = ("gold", "known", "must", "normalized", "rules", "schema", "tool")
+    __slots__ = ("from_call", "gold", "known", "must", "normalized", "rules", "schema", "strict", "tool")
 
     def __init__(self, facts: CaseFacts, call: Call) -> None:
-        tool = self.tool = call.name
-        gold = self.gold = call.arguments
-        self.rules = facts.call_rules(call)
+        fields = call.__dict__  # three fields: one attribute lookup, then dict lookups
+        tool = self.tool = fields["name"]
+        gold = self.gold = fields["arguments"]
+        rules = self.rules = facts.rules_with(tool, fields["arg_rules"])
+        # Each rule's kind read once, here: a pydantic read costs several dict lookups.
+        strict: set[str] | None = None
+        from_call = False
+        for key, rule in rules.items():
+            kind = rule.match
+            if kind not in _EQUAL_MATCHES:
+                if kind == "from_call":
+                    from_call = True
+                if strict is None:
+                    strict = set()
+                strict.add(key)
+        self.strict: set[str] | frozenset[str] = _NO_KEYS if strict is None else strict
+        """The keys whose rule may refuse even a value equal to the gold value (``_EQUAL_MATCHES``)."""
+        self.from_call = from_call
+        """Whether a rule is ``from_call``: then no plan applies (``plan_for`` keeps None)."""
+        self.normalized: dict[str, list[Any]] | None = None
+        """The gold value and accepted values of a ``normalized`` key, normalized once (when first needed)."""
+        if from_call:  # never used: not worth the schema
+            self.must, self.schema, self.known = [], None, None
+            return
         by_gold = facts.required_by_gold(tool)
         self.must = [k for k in facts.required(tool) if k in gold or k in by_gold] if by_gold else \
             [k for k in facts.required(tool) if k in gold]
         schema = self.schema = facts.schema(tool)
         self.known = schema.known if schema is not None and schema.closed else None
-        self.normalized: dict[str, list[Any]] | None = None
-        """The gold value and accepted values of a ``normalized`` key, normalized once (when first needed)."""
+
+
+_NO_KEYS: Final[frozenset[str]] = frozenset()
+_NOT_YET: Final = object()
+
+
+def plan_for(facts: CaseFacts, call: Call) -> CallPlan | None:
+    """The compiled check of an expected call, made once per call and case (kept in ``facts.plans``), or
+    None where only the general path applies: a ``from_call`` rule, or ``facts.compiled`` False."""
+    plans = facts.plans
+    found = plans.get(id(call), _NOT_YET)
+    if found is _NOT_YET:
+        if not facts.compiled:
+            found = None
+        else:
+            plan = CallPlan(facts, call)
+            found = None if plan.from_call else plan
+        plans[id(call)] = found
+    return found  # type: ignore[no-any-return]
 
 
 _EQUAL_MATCHES: Final = frozenset({"exact", "one_of", "any", "ci", "normalized", "regex", "semantic"})
@@ -217,6 +255,17 @@ class Diagnosis:
         self.cost = len(missing) + len(unknown) + len(problems) + len(sequence) - reviews - len(swapped)
         """The error count: one per key, one per swapped pair, none for a review."""
 
+    def missed(self) -> set[str]:
+        """The keys its errors are of, as ``turn.missed_arguments`` reads them from the rendered errors ("\\0"
+        for a problem of the arguments as a whole; both keys of a swapped pair), without reading an error."""
+        keys = {*self.missing, *self.unknown}
+        for problem in self.problems:
+            keys.add("\0" if problem.arg is None else problem.arg)
+        for kind, key in self.sequence:
+            if kind != _REVIEW:
+                keys.add(key)
+        return keys
+
 
 _WITHOUT, _UNSET, _REVIEW, _WRONG = range(4)
 _NOTHING = Diagnosis([], [], [], [], [])
@@ -225,7 +274,7 @@ _NOTHING = Diagnosis([], [], [], [], [])
 def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosis:
     """The errors ``check_pair`` finds, as keys, with work in proportion to the arguments that do not
     match."""
-    gold, rules = plan.gold, plan.rules
+    gold, rules, strict = plan.gold, plan.rules, plan.strict
     # Each argument the gold sets, under its rule (the general path asks every one of them too); only the
     # others go on: a value that fails (or awaits) its rule, a key the gold does not set, a gold key left out.
     odd: list[str] = []
@@ -236,13 +285,13 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
         if key in gold:
             shared += 1
             wanted = gold[key]
-            rule = rules.get(key)
             if equal(value, wanted):
-                if rule is None or rule.match in _EQUAL_MATCHES:
+                if key not in strict:
                     continue
-                decided = facts.match(rule, wanted, value)
+                decided = facts.match(rules[key], wanted, value)
             else:
                 same = False
+                rule = rules.get(key)
                 decided = False if rule is None else _unequal_verdict(facts, plan, key, rule, wanted, value)
             if decided is not True:
                 verdicts[key] = decided
@@ -341,7 +390,7 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[
     if schema is not None and not schema.per_argument:
         found = diagnose(facts, plan, args)
         return found.cost, None, bool(found.sequence), True
-    gold, rules = plan.gold, plan.rules
+    gold, rules, strict = plan.gold, plan.rules, plan.strict
     known = plan.known
     cost = 0
     same = len(args) == len(gold)
@@ -354,13 +403,13 @@ def counted(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], typed: dict[
         if key in gold:
             shared += 1
             wanted = gold[key]
-            rule = rules.get(key)
             if equal(value, wanted):
-                if rule is None or rule.match in _EQUAL_MATCHES:
+                if key not in strict:
                     continue
-                decided = facts.match(rule, wanted, value)
+                decided = facts.match(rules[key], wanted, value)
             else:
                 same = False
+                rule = rules.get(key)
                 decided = False if rule is None else _unequal_verdict(facts, plan, key, rule, wanted, value)
             if decided is True:
                 continue
@@ -541,9 +590,12 @@ def _planned(facts: CaseFacts, plan: CallPlan, args: dict[str, Any], step: int |
 
 
 def checked_by_plan(facts: CaseFacts, plan: CallPlan, args: dict[str, Any],
-                    context: Callable[[], Context]) -> PairCheck:
-    """``check_pair`` of arguments known to differ from the plan's gold (one call, no step)."""
-    return render(facts, plan, args, diagnose(facts, plan, args), None, context)
+                    context: Callable[[], Context]) -> tuple[PairCheck, set[str] | None]:
+    """``check_pair`` of arguments known to differ from the plan's gold (one call, no step), and the keys
+    its errors are of (``turn.missed_arguments`` of them; None for no error)."""
+    found = diagnose(facts, plan, args)
+    check = render(facts, plan, args, found, None, context)
+    return check, found.missed() if check.errors else None
 
 
 def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: bool = False,
@@ -558,7 +610,7 @@ def check_pair(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: 
             note=f"called {tool} with arguments that are not a JSON object: {show(actual.arguments)}")])
     if tool_only:
         return _CLEAN
-    plan = facts.plan(expected, CallPlan)
+    plan = plan_for(facts, expected)
     if plan is not None:
         return _planned(facts, plan, actual.arguments, step, context, cost_only)
     args, gold = actual.arguments, expected.arguments
@@ -779,4 +831,4 @@ def from_call_errors(facts: CaseFacts, actual: RunCall, *, step: int | None,
     return errors
 
 
-__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "clean_when_equal", "counted", "diagnose", "equal_arguments", "equal_value", "from_call_errors", "has_error", "pair_cost", "plan_cost", "render", "same_arguments", "swaps"]
+__all__ = ["ARGUMENT_CODES", "CallPlan", "Diagnosis", "PairCheck", "check_pair", "checked_by_plan", "clean_when_equal", "counted", "diagnose", "equal_arguments", "equal_value", "from_call_errors", "has_error", "pair_cost", "plan_cost", "plan_for", "render", "same_arguments", "swaps"]

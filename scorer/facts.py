@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from scorer.grounding import Context, gold_texts
 from scorer.matchers import ABSENT, Verdict, match_value
@@ -15,8 +14,6 @@ from scorer.schemas import ArgumentSchema, SchemaProblem, compiled
 _NO_RULES: dict[str, ArgRule] = {}
 _SCALARS = frozenset({str, int, bool, type(None)})
 _ABSENT_KEY = ("absent",)
-_NOT_YET = object()
-P = TypeVar("P")
 
 
 def _value_key(value: Any) -> Any:
@@ -122,10 +119,16 @@ class CaseFacts:
 
     def call_rules(self, call: Call) -> dict[str, ArgRule]:
         """The rules for one expected call: the case's for its tool, with the call's own on top."""
-        rules = self.rules(call.name)
-        if not call.arg_rules:
+        fields = call.__dict__  # two fields: one attribute lookup, then dict lookups
+        return self.rules_with(fields["name"], fields["arg_rules"])
+
+    def rules_with(self, tool: str, own: dict[str, ArgRule]) -> dict[str, ArgRule]:
+        """The case's rules for ``tool`` with an expected call's own rules ``own`` on top."""
+        rules = self.rules(tool)
+        if not own:
             return rules
-        own = _in_zone(call.arg_rules, self._tz) if self._tz else call.arg_rules
+        if self._tz:
+            own = _in_zone(own, self._tz)
         return {**rules, **own}
 
     def match(self, rule: ArgRule, gold: Any, actual: Any) -> Verdict:
@@ -258,20 +261,14 @@ class CaseFacts:
             key = keys[id(call)] = (call.name, value)
         return key
 
-    def plan(self, call: Call, build: Callable[[CaseFacts, Call], P]) -> P | None:
-        """The compiled check of an expected call (``build(self, call)``, made once per call and case), or
-        None where only the general path applies: a ``from_call`` rule, or ``compiled=False``."""
-        if not self._compile:
-            return None
+    @property
+    def plans(self) -> dict[int, Any]:
+        """The compiled checks of this case's expected calls so far, by the call's identity (made and kept
+        by ``arguments.plan_for``)."""
         plans = self._plans
         if plans is None:
             plans = self._plans = {}
-        else:
-            found = plans.get(id(call), _NOT_YET)
-            if found is not _NOT_YET:
-                return found  # type: ignore[no-any-return]
-        made = plans[id(call)] = None if self.has_from_call(call) else build(self, call)
-        return made
+        return plans
 
     def required_by_gold(self, tool: str) -> tuple[str, ...]:
         """The keys the gold's ``required_args`` names for ``tool`` (beyond what the schema requires)."""

@@ -180,7 +180,7 @@ def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_too
         elif e.code == ErrorCode.SWAPPED_ARGS and isinstance(e.expected, dict):
             keys = set(e.expected)
         else:
-            keys = {e.arg or "\0"}
+            keys = {"\0" if e.arg is None else e.arg}
         missed.setdefault(step, set()).update(keys)
     for review in best.reviews:  # an argument only a judge or a person can settle is not matched yet
         for i in best.paired:

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scorer import turn
-from scorer.arguments import CallPlan, check_pair, counted, diagnose, pair_cost, plan_cost
+from scorer.arguments import check_pair, counted, diagnose, pair_cost, plan_cost, plan_for
 from scorer.assignment import optimal_pairs
 from scorer.facts import CaseFacts
 from scorer.model import GoldCase, RunCall
@@ -49,7 +49,7 @@ def _plan_pairs(gold: GoldCase, outputs: list[tuple[RunCall, ...]]) -> int:
     compared = 0
     for actual in outputs:
         for want, got in itertools.product(gold.expected.calls, actual):
-            plan = facts.plan(want, CallPlan)
+            plan = plan_for(facts, want)
             if want.name != got.name or plan is None or isinstance(got.arguments, str):
                 continue
             cost = diagnose(facts, plan, got.arguments).cost

@@ -7,10 +7,13 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from labeler.cli import cli
 from scorer.api import score, score_case
+from scorer.codes import ErrorCode
+from scorer.facts import CaseFacts
 from scorer.formats import dumps_record
 from scorer.results import PartialCredit
 from tests.scorer.kit import call, calls, case, run, user
@@ -88,3 +91,22 @@ def test_partial_credit_can_be_gated() -> None:
     assert report.partial.argument_accuracy.value == 0.75
     gates = check_gates(report, [parse_threshold("argument_accuracy=70%"), parse_threshold("call_f1=0.9")])
     assert [(g.metric, g.passed) for g in gates] == [("argument_accuracy", True), ("call_f1", False)]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled checks", "general path"])
+@pytest.mark.parametrize("parallel", [False, True], ids=["one call", "parallel calls"])
+def test_a_wrong_value_of_an_argument_named_by_the_empty_string_costs_its_credit(compiled: bool,
+                                                                                  parallel: bool) -> None:
+    """JSON allows a key "": its wrong value is an argument missed, not the arguments as a whole (the
+    key once read as "no argument", so the wrong value kept its credit)."""
+    wanted = [call("tag", **{"": "red", "size": 1})]
+    made: list[tuple[str, object]] = [("tag", {"": "blue", "size": 1})]
+    if parallel:
+        wanted.append(call("tag", **{"": "green", "size": 2}))
+        made.append(("tag", {"": "green", "size": 2}))
+    gold = case(calls(*wanted), tools=(), messages=(user("Tag it red, size 1; and green, size 2."),))
+    result = score_case(gold, run(*made), facts=CaseFacts(gold, compiled=compiled))  # type: ignore[arg-type]
+    assert [(e.code, e.arg) for e in result.errors] == [(ErrorCode.WRONG_ARG_VALUE, "")]
+    assert result.verdicts.arguments is False
+    assert result.partial is not None
+    assert result.partial.argument_accuracy == (3 / 4 if parallel else 1 / 2)

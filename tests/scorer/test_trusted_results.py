@@ -45,6 +45,7 @@ def _outputs(case: GoldCase) -> list[tuple[RunCall, ...]]:
 def _same(built: BaseModel, validated: BaseModel) -> None:
     assert built == validated
     assert built.model_dump_json() == validated.model_dump_json()
+    assert list(built) == list(validated)  # iterating a model walks its __dict__: fields in field order
     for name in type(built).model_fields:
         a, b = getattr(built, name), getattr(validated, name)
         assert type(a) is type(b), name
