@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 import re
-from json.encoder import encode_basestring
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final
 
 import orjson
@@ -127,6 +127,35 @@ encode_string: Final = encode_basestring
 accelerator is built)."""
 
 
+def _unserializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def _c_encoder(key_separator: str, item_separator: str) -> Any:
+    """The C encoder ``json.dumps(sort_keys=True, ensure_ascii=False)`` builds, through two interpreted
+    frames, on every call with a keyword; made once here. No cycle check: a value a model holds has none."""
+    if c_make_encoder is None:  # CPython without its json accelerator
+        return None
+    return c_make_encoder(None, _unserializable, encode_basestring, None, key_separator, item_separator,
+                          True, False, True)
+
+
+_COMPACT_ENCODER: Final = _c_encoder(":", ",")
+_SPACED_ENCODER: Final = _c_encoder(": ", ", ")
+
+
+def json_text(value: Any, compact: bool) -> str:
+    """``json.dumps(value, sort_keys=True, ensure_ascii=False)`` of a value without cycles, with
+    ``separators=(",", ":")`` when ``compact``: the same text, without entering interpreted Python (tests/
+    scorer/test_canonical_json_values.py holds the two equal)."""
+    encoder = _COMPACT_ENCODER if compact else _SPACED_ENCODER
+    if encoder is None:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":") if compact else None)
+    if type(value) is str:  # as json.dumps: a string is written by itself, never through the encoder
+        return encode_basestring(value)
+    return "".join(encoder(value, 0))
+
+
 def dumps(value: Any) -> str:
     """Canonical JSON text of ``value`` (sorted keys, compact, UTF-8 kept, integral floats as ints): the key
     values are compared and hashed by. A NaN is written as ``NaN`` here (the scorer compares whatever an agent
@@ -140,7 +169,7 @@ def dumps(value: Any) -> str:
         return int.__repr__(value)
     if kind is bool or value is None:
         return "null" if value is None else "true" if value else "false"
-    return json.dumps(normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json_text(normalize(value), True)
 
 
 def dumps_stored(value: Any) -> str:

@@ -8,7 +8,6 @@ what its rule says, e.g. an unparseable date, goes to review rather than failing
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable
@@ -284,7 +283,7 @@ def show(value: Any) -> str:
     elif isinstance(value, str):
         text = f"'{value}'" if value.isprintable() and "'" not in value else canonical.encode_string(value)
     else:
-        text = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
+        text = canonical.json_text(canonical.normalize(value), False)
     return text if len(text) <= 80 else text[:79] + "…"
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer import canonical
 from scorer.formats import dumps_record, to_json
+from scorer.matchers import show
 from tests.labeler.test_store import gold
 
 _leaves = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
@@ -109,3 +111,33 @@ def test_lowered_is_cpythons_lower_final_sigma_included(text: str) -> None:
     # pass runs this against the compiled core)
     assert canonical.lowered(text) == str.lower(text)
     assert canonical.lowered("ΟΔΟΣ Α'Σ") == "οδος α'ς"
+
+
+_any_floats = st.floats(allow_nan=True, allow_infinity=True)
+_wide_values = st.recursive(_leaves | _any_floats, lambda inner: st.lists(inner, max_size=4)
+                            | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+                            max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_wide_values, st.booleans())
+def test_json_text_is_json_dumps_with_sorted_keys_for_any_value(value: Any, compact: bool) -> None:
+    # the C encoder made once (no cycle check): NaN, ±Infinity, tuples, nesting and escapes as json.dumps
+    separators = (",", ":") if compact else None
+    assert canonical.json_text(value, compact) == json.dumps(value, sort_keys=True, ensure_ascii=False,
+                                                             separators=separators)
+
+
+@given(_wide_values)
+def test_a_note_shows_any_value_as_its_sorted_json(value: Any) -> None:
+    text = value if type(value) is str else None
+    expected = json.dumps(canonical.normalize(value), ensure_ascii=False, sort_keys=True)
+    if text is not None and text.isprintable() and "'" not in text:
+        expected = f"'{text}'"
+    assert show(value) == (expected if len(expected) <= 80 else expected[:79] + "…")
+
+
+def test_json_text_refuses_what_json_dumps_refuses() -> None:
+    for compact in (True, False):
+        with pytest.raises(TypeError, match=r"^Object of type set is not JSON serializable$"):
+            canonical.json_text({"a": [1, {2}]}, compact)

@@ -163,15 +163,18 @@ from tests.scorer.kit import calls, call, case, run, tool
 # json), an unknown parameter, a dropped required argument, a wrong tool, two parallel calls.
 tools = (tool("find_movie", ("genre",), genre={"type": "string", "enum": ["Action", "Drama", "Sci-fi"]},
               city={"type": "string"}, year={"type": "integer"}),
-         tool("book_seat", ("seat",), seat={"type": "string"}, row={"type": "integer"}))
+         tool("book_seat", ("seat",), seat={"type": "string"}, row={"type": "integer"}),
+         tool("tag_movie", ("tags",), tags={"type": "array", "items": {"type": "string"}}, score={"type": "number"}))
 cases = [case(calls(call("find_movie", genre="Action", city="Berlin")), id=f"c{n}", tools=tools) for n in range(5)]
 cases.append(case(calls(call("find_movie", genre="Drama"), call("book_seat", seat="A1")), id="c5", tools=tools))
+cases.append(case(calls(call("tag_movie", tags=["noir", "crime"], score=7.5)), id="c6", tools=tools))
 runs = [run(("find_movie", {"genre": "Horror", "city": "Berlin"}), case_id="c0"),
         run(("find_movie", {"genre": "Action", "city": "Don't know"}), case_id="c1"),
         run(("find_movie", {"genre": "Action", "city": "Berlin", "mood": "line\nbreak"}), case_id="c2"),
         run(("find_movie", {"city": "Berlin"}), case_id="c3"),
         run(("book_seat", {"seat": "A1"}), case_id="c4"),
-        run(("find_movie", {"genre": "Drama"}), ("book_seat", {"seat": 7}), case_id="c5")]
+        run(("find_movie", {"genre": "Drama"}), ("book_seat", {"seat": 7}), case_id="c5"),
+        run(("tag_movie", {"tags": ["noir", "heist"], "score": 8.25}), case_id="c6")]  # a list and a float shown
 for gold, made in zip(cases, runs):
     score_case(gold, made)  # the first pass may import and compile what it uses
 interpreted = []
