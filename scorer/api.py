@@ -32,9 +32,10 @@ or for a trajectory case the messages of the run."""
 def score_case(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                facts: CaseFacts | None = None) -> CaseResult:
     """Score one run of one case."""
-    if run.case_id != case.id:
+    fields = case.__dict__  # two fields: one attribute lookup, then dict lookups
+    if run.case_id != fields["id"]:
         raise ScoringInputError(f"run for case {run.case_id!r} scored against case {case.id!r}")
-    if case.kind == "trajectory":
+    if fields["kind"] == "trajectory":
         return score_trajectory(case, run, judge=judge, facts=facts)
     return score_turn(case, run, judge=judge, facts=facts)
 

@@ -31,15 +31,17 @@ class CaseFacts:
 
     __slots__ = ("_any_from_call", "_arg_rules", "_call_keys", "_compile", "_context", "_from_call",
                  "_from_call_rules", "_gold_texts", "_matches", "_memoize", "_plans", "_problems", "_reference_time",
-                 "_required", "_required_args", "_schemas", "_specs", "_tools", "_tz", "_zoned", "case")
+                 "_required", "_required_args", "_schemas", "_specs", "_tools", "_tz", "_zoned", "case", "expected_calls", "fields")
 
     def __init__(self, case: GoldCase, *, compiled: bool = True) -> None:
         """``compiled=False`` checks every call on the general path (the reference the compiled checks are
         tested against)."""
         self.case = case
+        self.fields: dict[str, Any] = case.__dict__
+        """The case's fields (its ``__dict__``): read here without a pydantic attribute lookup each."""
         # The fields read on every path, read once: each read of a pydantic field is a generic attribute
         # lookup (its class defines ``__getattr__``), the fields themselves are in the instance's dict.
-        fields = case.__dict__
+        fields = self.fields
         self._tools: tuple[ToolSpec, ...] = fields["tools"]
         self._arg_rules: dict[str, dict[str, ArgRule]] = fields["arg_rules"]
         self._tz: str | None = fields["tz"]
@@ -63,7 +65,8 @@ class CaseFacts:
         self._matches: dict[tuple[int, Any, Any], tuple[ArgRule, Verdict]] | None = None
         # Only several expected calls (or answers) ask the same question twice: one call against one is
         # checked once, and the memo would only cost.
-        self._memoize = len(expected.calls) > 1 or bool(fields["alternatives"]) or fields["kind"] == "trajectory"
+        self.expected_calls: tuple[Call, ...] = expected.calls
+        self._memoize = len(self.expected_calls) > 1 or bool(fields["alternatives"]) or fields["kind"] == "trajectory"
         self._problems: dict[tuple[int, str, Any], tuple[ArgumentSchema, SchemaProblem | None]] | None = None
 
     @property
@@ -227,15 +230,15 @@ class CaseFacts:
             required = self._required = {}
         found = required.get(tool)
         if found is None:
-            spec = self.spec(tool)
+            schema = self.schema(tool)  # None: no such tool
             keys: tuple[str, ...] = ()
-            if spec is not None:  # ``ToolSpec.required``, read straight from the schema
-                listed = spec.parameters.get("required")
+            if schema is not None:  # ``ToolSpec.required``, read straight from the spec's parameters
+                listed = schema.parameters.get("required")
                 if isinstance(listed, list):
                     keys = tuple(listed)
                     for key in keys:
                         if not isinstance(key, str):
-                            keys = spec.required
+                            keys = self.spec(tool).required
                             break
             required_args = self._required_args
             if required_args is not None:
@@ -278,13 +281,13 @@ class CaseFacts:
     @property
     def several_messages(self) -> bool:
         """Whether the case's context has more than one message (a value can be superseded only then)."""
-        return len(self.case.messages) > 1
+        return len(self.fields["messages"]) > 1
 
     @property
     def context(self) -> Context:
         """The text of the case's context (system, user and tool messages)."""
         if self._context is None:
-            self._context = Context(self.case.messages)
+            self._context = Context(self.fields["messages"])
         return self._context
 
     @property

@@ -208,21 +208,22 @@ def _simple_problem(schema: Any, value: Any, path: str) -> str | None:
     test_schemas.py holds the two to the same message on generated schemas and values)."""
     if schema is True or schema == {}:
         return None
-    types = schema.get("type")
+    spec: dict[str, Any] = schema  # the fast path's schemas are objects: read as a dict, not generically
+    types = spec.get("type")
     if types is not None:
         names = (types,) if isinstance(types, str) else tuple(types)
         if not any(_is_type(value, n) for n in names):
             return f"{path}{value!r} is not of type {', '.join(repr(t) for t in names)}"
-    if "enum" in schema:
-        members = schema["enum"]
+    if "enum" in spec:
+        members = spec["enum"]
         text = canonical.dumps(value)
         if not any(canonical.dumps(m) == text for m in members):
             if any(isinstance(m, (dict, list)) for m in members):  # shown as a sorted-keys copy, as compiled
                 members = json.loads(json.dumps(members, sort_keys=True))
             return f"{path}{value!r} is not one of {members!r}"
-    props = schema.get("properties", {})
-    required = schema.get("required", ())
-    closed = schema.get("additionalProperties") is False
+    props = spec.get("properties", {})
+    required = spec.get("required", ())
+    closed = spec.get("additionalProperties") is False
     if (props or required or closed) and isinstance(value, dict):
         for key in required:
             if key not in value:
@@ -234,8 +235,8 @@ def _simple_problem(schema: Any, value: Any, path: str) -> str | None:
                     return problem
             elif closed:
                 return f"{path}additional property {key!r} is not allowed"
-    if "items" in schema and isinstance(value, list):
-        items = schema["items"]
+    if "items" in spec and isinstance(value, list):
+        items = spec["items"]
         for index, item in enumerate(value):
             problem = _simple_problem(items, item, f"{path}[{index}]: ")
             if problem:
@@ -250,7 +251,8 @@ class ArgumentSchema:
     its own, as BFCL's are), and whether the schema takes the fast path is decided the first time it matters."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        self._schema = schema
+        self.parameters: dict[str, Any] = schema
+        """The schema compiled (a tool spec's ``parameters``): to be read, never written."""
         props = schema.get("properties")
         self._props: dict[str, Any] = props if isinstance(props, dict) else {}
         self.known: frozenset[str] = frozenset(self._props)
@@ -268,7 +270,7 @@ class ArgumentSchema:
     def _is_fast(self) -> bool:
         simple = self._simple
         if simple is None:
-            schema = self._schema
+            schema = self.parameters
             simple = self._simple = schema.get("$schema") in _FAST_DRAFTS and _is_simple(schema)
             if not simple:
                 import jsonschema  # on first use: most tool schemas take the fast path, and it costs 0.1 s to import
@@ -303,7 +305,7 @@ class ArgumentSchema:
         found = self._root_says_nothing
         if found is None:
             found = True
-            for key, value in self._schema.items():
+            for key, value in self.parameters.items():
                 if key in _ANNOTATIONS:
                     continue
                 if key == "type":
@@ -336,7 +338,7 @@ class ArgumentSchema:
         if key not in props:
             return True
         prop = props[key]
-        return self._schema.get("$schema") in _FAST_DRAFTS and _is_simple(prop) \
+        return self.parameters.get("$schema") in _FAST_DRAFTS and _is_simple(prop) \
             and _simple_problem(prop, value, "") is None
 
     @property

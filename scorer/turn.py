@@ -353,7 +353,7 @@ def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], f
     clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
     has a review (the judge may settle it: the general path decides). ``compared``: ``_pair_off`` compared
     the leftover call with every expected call (it came first) and it equals none."""
-    fields = case.__dict__  # each field and each call's name and arguments read once (pydantic reads cost)
+    fields = facts.fields  # each field and each call's name and arguments read once (pydantic reads cost)
     expected = fields["expected"].calls
     names = tuple(c.name for c in expected)
     golds = [c.arguments for c in expected]
@@ -605,7 +605,7 @@ def _same_multiset(expected: Sequence[Call], actual: Sequence[RunCall]) -> bool:
     return True
 
 
-def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseFacts) -> CaseResult | None:
+def _one_call(trial: int, want: Call, got: RunCall, facts: CaseFacts) -> CaseResult | None:
     """``score_turn`` for the commonest shape (one expected call, no alternative, one call made), built
     straight from the compiled check: the same result, or None where the general path must decide (a
     ``from_call`` rule, unparseable arguments, an argument left to the judge)."""
@@ -622,7 +622,7 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
     same_tool = name == got_name
     if same_tool and len(args) == gold_args and canonical.equal(args, gold) \
             and not facts.has_from_call(want):  # exactly the gold
-        return _one_call_result(case, trial, name, name, "pass", (), _verdicts_pass(),
+        return _one_call_result(facts.fields, trial, name, name, "pass", (), _verdicts_pass(),
                                 partial_ratios(gold_args, gold_args, 1, 1, 1))
     plan = plan_for(facts, want)
     if plan is None:
@@ -636,7 +636,7 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         errors = list(check.errors)  # a clean check is shared: never written to
         selection = True
     else:
-        offered = "" if facts.offered(got_name) else f" (not among the {len(case.tools)} offered tools)"
+        offered = "" if facts.offered(got_name) else f" (not among the {len(facts.fields['tools'])} offered tools)"
         errors = [case_error(_WRONG_TOOL_FIELDS, ErrorCode.WRONG_TOOL,
                              f"called {got_name}{offered} where {name} was expected", got_name, None, name,
                              got_name, None)]
@@ -646,7 +646,7 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         errors.append(_ungrounded_error(got_name, key, text))
         grounding_error = True
     if not errors:
-        return _one_call_result(case, trial, name, got_name, "pass", (), _verdicts_pass(),
+        return _one_call_result(facts.fields, trial, name, got_name, "pass", (), _verdicts_pass(),
                                 partial_ratios(gold_args, gold_args, 1, 1, 1))
     verdicts = verdicts_of(selection, missed is None if selection else None, None, True, not grounding_error)
     if selection:
@@ -654,7 +654,7 @@ def _one_call(case: GoldCase, trial: int, want: Call, got: RunCall, facts: CaseF
         matched = len(gold.keys() - missed) if missed else gold_args
     else:
         correct = matched = 0
-    return _one_call_result(case, trial, name, got_name, "fail", tuple(errors), verdicts,
+    return _one_call_result(facts.fields, trial, name, got_name, "fail", tuple(errors), verdicts,
                             partial_ratios(matched, gold_args, correct, 1, 1))
 
 
@@ -689,10 +689,9 @@ def _verdicts_pass() -> Verdicts:
     return verdicts_of(True, True, None, True, True)
 
 
-def _one_call_result(case: GoldCase, trial: int, want: str, got: str, status: Status,
+def _one_call_result(fields: dict[str, Any], trial: int, want: str, got: str, status: Status,
                      errors: tuple[CaseError, ...], verdicts: Verdicts, partial: PartialCredit) -> CaseResult:
     """What ``build_result`` makes of one expected call and one call made."""
-    fields = case.__dict__  # five fields read: one attribute lookup, then dict lookups
     # A copy of the shape with the fields that never vary, then the others set in place: a dict of every
     # field built key by key grows its table three times and costs about twice as much.
     result = _ONE_CALL_SHAPE.copy()
@@ -725,15 +724,16 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
                facts: CaseFacts | None = None) -> CaseResult:
     """Score one run of a turn case."""
     facts = facts or CaseFacts(case)
-    calls = run.calls
+    ran = run.__dict__  # (one attribute lookup for the fields read below; the case's are in ``facts``)
+    calls = ran["calls"]
     made = calls if calls is not None else run.actual_calls()  # ``actual_calls`` of a turn record, inline
-    fields = case.__dict__  # (one attribute lookup for the fields read below)
+    fields = facts.fields
     expected: Answer = fields["expected"]
     alternatives = fields["alternatives"]
-    expected_calls = expected.calls
+    expected_calls = facts.expected_calls
     if len(made) == 1 and len(expected_calls) == 1 and not alternatives and not expected.tool_only \
             and facts.compiled:
-        lean = _one_call(case, run.trial, expected_calls[0], made[0], facts)
+        lean = _one_call(ran["trial"], expected_calls[0], made[0], facts)
         if lean is not None:
             return lean
     # By name first: an exact answer depends only on the multiset of calls and reports only their names, so
@@ -753,7 +753,7 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
             row_of, q = off
             certified = _certified(expected_calls, actual, facts, row_of, q)
             if certified is not None:
-                lean = _certified_result(case, run.trial, actual, facts, certified[0], q, certified[1],
+                lean = _certified_result(case, ran["trial"], actual, facts, certified[0], q, certified[1],
                                          compared=q == 0)
                 if lean is not None:
                     return lean
@@ -785,7 +785,7 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
         (answer.behavior == "call") == bool(actual),
         (not errors or not any(e.code in GROUNDING_CODES for e in errors)) if actual else None)
     actual_tools = (actual[0].name,) if len(actual) == 1 else tuple(c.name for c in actual)
-    return build_result(case, run.trial, best, status, actual_tools=actual_tools, verdicts=verdicts,
+    return build_result(case, ran["trial"], best, status, actual_tools=actual_tools, verdicts=verdicts,
                         calls=len(actual))
 
 
