@@ -98,7 +98,7 @@ class CallPlan:
                 if strict is None:
                     strict = set()
                 strict.add(key)
-        self.strict: set[str] | frozenset[str] = _NO_KEYS if strict is None else strict
+        self.strict: frozenset[str] = _NO_KEYS if strict is None else frozenset(strict)
         """The keys whose rule may refuse even a value equal to the gold value (``_EQUAL_MATCHES``)."""
         self.from_call = from_call
         """Whether a rule is ``from_call``: then no plan applies (``plan_for`` keeps None)."""
@@ -115,6 +115,8 @@ class CallPlan:
 
 
 _NO_KEYS: Final[frozenset[str]] = frozenset()
+_NO_SKIP: Final[set[str | None]] = set()
+"""No key to skip: shared, never written to."""
 _NOT_YET: Final = object()
 
 
@@ -331,7 +333,8 @@ def diagnose(facts: CaseFacts, plan: CallPlan, args: dict[str, Any]) -> Diagnosi
             known_args = {k: v for k, v in args.items() if k not in unknown} if unknown else args
             problems = [p for p in schema.problems(known_args)
                         if p.arg is None or p.arg not in gold or p.arg in verdicts]
-    skip = {*missing, *unknown, *[p.arg for p in problems]} if missing or unknown or problems else ()
+    skip: set[str | None] = {*missing, *unknown, *[p.arg for p in problems]} if missing or unknown or problems \
+        else _NO_SKIP  # (a set either way: the compiled core then tests membership directly)
     sequence: list[tuple[int, str]] = []
     wrong: list[str] = []
     tool = plan.tool

@@ -173,6 +173,8 @@ def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Callabl
     """``(key, value)`` of every checked value found neither in the context nor in the gold (both built
     only when a value needs checking)."""
     missing = []
+    said: Context | None = None  # each built once, when first needed (each call here is a Python call)
+    vouched: frozenset[str] | None = None
     for key, value in args.items():  # ``checked_keys``, inline: this runs for every call scored
         rule = rules.get(key) if rules else None
         forced = rule.grounded if rule is not None else None
@@ -180,7 +182,13 @@ def ungrounded(args: dict[str, Any], rules: dict[str, ArgRule], context: Callabl
             continue
         phone = is_phone_key(key)
         for text in scalar_texts(value):
-            if not context().contains(text, phone=phone) and text.casefold() not in gold():
+            if said is None:
+                said = context()
+            if said.contains(text, phone=phone):
+                continue
+            if vouched is None:
+                vouched = gold()
+            if text.casefold() not in vouched:
                 missing.append((key, text))
     return missing
 

@@ -200,9 +200,20 @@ def partial_credit(case: GoldCase, answer: Answer, best: AnswerScore, actual_too
 
 
 def partial_ratios(matched_args: int, gold_args: int, correct: int, calls: int, expected: int) -> PartialCredit:
-    """The partial credit of a turn answer from its counts, as ``partial_credit`` computes it."""
-    return _partial(matched_args / gold_args if gold_args else None, correct / calls if calls else None,
-                    correct / expected, 2 * correct / (calls + expected), None)
+    """The partial credit of a turn answer from its counts, as ``partial_credit`` computes it (shared per
+    counts: found by five integers, not by four ratios made and hashed through ``_partial``'s cache)."""
+    counts = (matched_args, gold_args, correct, calls, expected)
+    found = _BY_COUNTS.get(counts)
+    if found is None:
+        if len(_BY_COUNTS) >= 4096:
+            _BY_COUNTS.clear()
+        found = _BY_COUNTS[counts] = _partial(matched_args / gold_args if gold_args else None,
+                                              correct / calls if calls else None, correct / expected,
+                                              2 * correct / (calls + expected), None)
+    return found
+
+
+_BY_COUNTS: Final[dict[tuple[int, int, int, int, int], PartialCredit]] = {}
 
 
 @lru_cache(maxsize=1024)
