@@ -77,7 +77,7 @@ def pair_cost(facts: CaseFacts, expected: Call, actual: RunCall, *, tool_only: b
 class CallPlan:
     """One expected call compiled for checking actual calls against it: its rules resolved, the required
     keys that can be missing, and the schema's known keys as a set. Built once per expected call and case
-    (``CaseFacts.plan``); ``check_pair`` then decides the same errors, in the same order, as the general
+    (``plan_for``); ``check_pair`` then decides the same errors, in the same order, as the general
     path (tests/scorer/test_compiled_checks.py compares them on real and perturbed items)."""
 
     __slots__ = ("from_call", "gold", "known", "must", "normalized", "rules", "schema", "strict", "tool")

@@ -132,7 +132,7 @@ def _unserializable(value: Any) -> Any:
 
 
 def _c_encoder(key_separator: str, item_separator: str) -> Any:
-    """The C encoder ``json.dumps(sort_keys=True, ensure_ascii=False)`` builds, through two interpreted
+    """The C encoder ``json.dumps(sort_keys=True, ensure_ascii=False)`` builds, through four interpreted
     frames, on every call with a keyword; made once here. No cycle check: a value a model holds has none."""
     if c_make_encoder is None:  # CPython without its json accelerator
         return None
