@@ -347,7 +347,7 @@ def _certified(expected: Sequence[Call], actual: Sequence[RunCall], facts: CaseF
     return p, check
 
 
-def _certified_result(case: GoldCase, trial: int, actual: tuple[RunCall, ...], facts: CaseFacts, p: int, q: int,
+def _certified_result(trial: int, actual: tuple[RunCall, ...], facts: CaseFacts, p: int, q: int,
                       check: PairCheck | None, *, compared: bool) -> CaseResult | None:
     """``score_turn``'s result for a certified pairing (``_certified``: every pair but ``(p, q)`` exact and
     clean), built straight from it as ``_one_call`` does: the same result, or None where the leftover pair
@@ -757,7 +757,7 @@ def score_turn(case: GoldCase, run: RunRecord, *, judge: Judge | None = None,
             row_of, q = off
             certified = _certified(expected_calls, actual, facts, row_of, q)
             if certified is not None:
-                lean = _certified_result(case, ran["trial"], actual, facts, certified[0], q, certified[1],
+                lean = _certified_result(ran["trial"], actual, facts, certified[0], q, certified[1],
                                          compared=q == 0)
                 if lean is not None:
                     return lean
