@@ -7,7 +7,7 @@ transcripts of ~28.8 KB and turn gold cases of ~9.3 KB), read as the bytes of ea
 chunks by exactly what ``toolgold import``'s worker processes run on a chunk (``ImportPool._convert``:
 parse, validate, the rows with their canonical JSON bodies and hashes, a gold case's schema warnings), here
 in this process on one core; beside it, the same with the rows written into a stage file as a worker writes
-them (``StageWriter``: the worker's whole job). CPU time (``time.process_time``), the best of ``--repeat`` passes, each pass
+them, and their bodies into a store's file (``StageWriter``: the worker's whole job). CPU time (``time.process_time``), the best of ``--repeat`` passes, each pass
 of every side taken in turn so load on the machine hits them alike. The floor, measured in the same run on
 the same lines: ``json.loads`` of each line, and ``json.loads`` + ``json.dumps(sort_keys=True)`` of it (the
 least a reader that writes a canonical form can do). Target (issue #15): ≤ 200 µs per transcript and
@@ -45,9 +45,10 @@ def _lines(write: Callable[[Path, int], Any], n: int) -> list[bytes]:
             return list(fh)
 
 
-def _converter(stage: Path | None = None) -> Callable[[list[bytes]], Any]:
+def _converter(stage: tuple[Path, Path] | None = None) -> Callable[[list[bytes]], Any]:
     """The worker's conversion of one chunk (``ImportPool._convert``), without forking a worker; with ``stage``
-    (a stage file made as the import makes it) the worker's whole job: the rows written into the stage too."""
+    (a stage file made as the import makes it, and a store's file) the worker's whole job: the rows written into
+    the stage and the bodies into the store too."""
     import threading
 
     from labeler.cli import import_pool
@@ -56,7 +57,9 @@ def _converter(stage: Path | None = None) -> Callable[[list[bytes]], Any]:
 
     if hasattr(import_pool, "worker_gc"):  # the collector as a worker sets it (trees before it had none)
         import_pool.worker_gc()
-    worker = SimpleNamespace(options=ImportOptions(), writers={}, stage_lock=threading.Lock())
+    worker = SimpleNamespace(options=ImportOptions(), writers={}, stage_lock=threading.Lock(),
+                             store_lock=threading.Lock())
+    where = None if stage is None else (str(stage[0]), str(stage[1]))
     numbers = iter(range(1 << 22))  # a chunk number is used once in a stage (its records' keys)
 
     def convert(lines: list[bytes]) -> Any:
@@ -65,8 +68,7 @@ def _converter(stage: Path | None = None) -> Callable[[list[bytes]], Any]:
             # a chunk as a worker gets it (here its lines come from memory, not the file)
             chunk = SimpleNamespace(source="bench.jsonl", first=first + 1,
                                     lines=lambda first=first: lines[first:first + CHUNK])
-            out += ImportPool._convert(worker, chunk, None if stage is None else str(stage),  # type: ignore[arg-type]
-                                       next(numbers))
+            out += ImportPool._convert(worker, chunk, where, next(numbers))  # type: ignore[arg-type]
         bad = [entry for entry in out if isinstance(entry, tuple)]
         if bad:
             raise SystemExit(f"the benchmark's records were refused: {bad[0]}")
@@ -75,16 +77,19 @@ def _converter(stage: Path | None = None) -> Callable[[list[bytes]], Any]:
     return convert
 
 
-def _stage_file(folder: Path) -> Path:
-    """An empty stage file, made as ``toolgold import`` makes its own (page size, pragmas, tables)."""
+def _stage_file(folder: Path) -> tuple[Path, Path]:
+    """An empty stage file, made as ``toolgold import`` makes its own (page size, pragmas, tables), and a new
+    store's file beside it (a worker writes the bodies into the store: ``StageWriter``)."""
     import sqlite3
 
-    from labeler.store import transcripts
+    from labeler.store import Store, transcripts
 
     path = folder / "bench.stage"
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.executescript(transcripts._STAGE_PAGE_SIZE + transcripts._STAGE_PRAGMAS + transcripts._STAGE_SCHEMA)
-    return path
+    store = folder / "bench.db"
+    Store(store).engine.dispose()
+    return path, store
 
 
 def _loads(lines: list[bytes]) -> None:
