@@ -50,15 +50,20 @@ if TYPE_CHECKING:
 Outcomes = tuple["np.ndarray[Any, Any]", "np.ndarray[Any, Any]"]
 """A baseline's pass/fail per (case, trial): sorted key hashes and whether each passed."""
 
-PARALLEL_MIN_BYTES = 64 * 1024 * 1024
-"""Below this gold size one process is faster than starting workers: forking, copying the pages each worker
-writes and merging cost about 0.4 CPU seconds for two workers, so a worker pays only past a few seconds of
-scoring. Measured on this 2-core machine with `bench_score`'s generated cases (1.87 KB of gold each, 45% of
-runs failing): 10,000 cases (18.7 MB) scored 1.28x slower with two workers than with one (best of 3, load
-7); at 30,000 and 60,000 cases (56 and 112 MB) two workers ranged from 0.8x to 1.6x the time of one under
-load 3-7, no size below 64 MB (about 35,000 such cases) was reliably faster with two. The automatic choice
-is therefore one process up to 64 MB, so 10,000 cases are never slower than without workers (they were
-1.37x slower when the threshold was 8 MB)."""
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+"""Below this gold size one process is as fast as starting workers. Measured with `bench_score`'s generated
+cases (1.87 KB of gold each, 45% of runs failing) on a quiet 2-core machine (stop 31, load ~1.0, the two
+choices taking turns, best of 3-4): 1,000 cases (1.9 MB) 0.38 s with one process, 0.36 s with two; 2,000
+(3.7 MB) 0.51 / 0.44 s; 10,000 (18.7 MB) 1.53 / 1.03 s, for 1.52 / 1.57 CPU s (the workers' forking and
+merging cost ~0.05 CPU s, not the 0.4 s an earlier estimate gave); 35,000 (65 MB) 4.60 / 2.79 s. The threshold
+was 64 MB from measurements under load 3-7, where two workers ranged from 0.8x to 1.6x the time of one: on a
+machine whose other core is busy, a second worker cannot help."""
+
+
+def automatic_workers(gold_bytes: int, cores: int) -> int:
+    """How many processes ``--workers 0`` scores a gold file of ``gold_bytes`` with: one per core, up to 4,
+    from ``PARALLEL_MIN_BYTES`` on; one below it."""
+    return min(max(cores, 1), 4) if gold_bytes >= PARALLEL_MIN_BYTES else 1
 
 
 def key_hash(text: str) -> int:
@@ -810,7 +815,7 @@ def _score_files(gold: Path, runs: Path, *, workers: int, spool_dir: Path | None
         raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(runs))
     size = gold.stat().st_size
     if workers <= 0:
-        workers = min(os.cpu_count() or 1, 4) if size >= PARALLEL_MIN_BYTES else 1
+        workers = automatic_workers(size, os.cpu_count() or 1)
     jobs = _shard_jobs(gold, workers, spool_dir, baseline is not None)
     with tempfile.TemporaryDirectory(prefix="toolgold-pairing-") as tmp:
         pairing = _read_pairing(gold, runs, jobs, Path(tmp))

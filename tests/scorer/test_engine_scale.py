@@ -91,3 +91,17 @@ def test_a_runs_file_past_what_the_index_can_address_is_bad_input_before_it_is_r
         fh.truncate(512 << 30)
     result = CliRunner().invoke(cli, ["score", str(gold), str(runs)], catch_exceptions=False)
     assert (result.exit_code, result.stderr.strip()) == (2, f"error: {runs}: runs file is over 512 GiB; split it")
+
+
+def test_automatic_workers_start_where_two_were_measured_faster(generated: tuple[Path, Path]) -> None:
+    """``--workers 0``: two processes for 10,000 of the benchmark's cases (18.7 MB of gold: 1.03 s against
+    1.53 s in one, stop 31), one for a gold file the size of this fixture's 1,200 (2.2 MB, where the two tie)."""
+    from scorer.engine import automatic_workers
+
+    gold, _ = generated
+    per_case = gold.stat().st_size / 1_200
+    assert automatic_workers(gold.stat().st_size, 2) == 1
+    assert automatic_workers(int(10_000 * per_case), 2) == 2
+    assert automatic_workers(int(10_000 * per_case), 1) == 1
+    assert automatic_workers(int(10_000 * per_case), 16) == 4
+    assert automatic_workers(int(10_000 * per_case), 0) == 1  # a machine that cannot say how many cores
