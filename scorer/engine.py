@@ -486,8 +486,14 @@ class ToolCache:
             except ValueError:  # not plain JSON values: let the validator say so
                 keys = None
             else:
-                known = [self._specs.get(k) for k in keys]
-                if None not in known:
+                specs = self._specs
+                known = []
+                for key in keys:  # (not ``None in known``: that compares each spec with None in pydantic's __eq__)
+                    spec = specs.get(key)
+                    if spec is None:
+                        break
+                    known.append(spec)
+                else:
                     value = {**value, "tools": known}
                     keys = None
         case: GoldCase = parse_record(value, expect=GoldCase, source=source, line=line)
