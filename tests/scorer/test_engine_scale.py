@@ -105,3 +105,22 @@ def test_automatic_workers_start_where_two_were_measured_faster(generated: tuple
     assert automatic_workers(int(10_000 * per_case), 1) == 1
     assert automatic_workers(int(10_000 * per_case), 16) == 4
     assert automatic_workers(int(10_000 * per_case), 0) == 1  # a machine that cannot say how many cores
+
+
+def test_a_tool_orjson_cannot_write_is_validated_as_it_is_and_scored(tmp_path: Path) -> None:
+    """The gold reader keys known tools by orjson's text of them; an integer beyond 64 bits (which orjson
+    refuses to write) leaves that case's tools uncached, never unscored."""
+    tool = {"name": "get_order", "parameters": {"type": "object", "properties": {
+        "order_id": {"type": "integer", "maximum": 10 ** 30}}, "required": ["order_id"]}}
+    gold, runs = tmp_path / "gold.jsonl", tmp_path / "runs.jsonl"
+    with gold.open("w") as g, runs.open("w") as r:
+        for i, got in enumerate((7, 8, 7)):
+            g.write(json.dumps({"format": "toolgold.gold/1", "id": f"c{i}", "tools": [tool],
+                                "messages": [{"role": "user", "content": "Where is order 7?"}],
+                                "expected": {"behavior": "call",
+                                             "calls": [{"name": "get_order", "arguments": {"order_id": 7}}]}}) + "\n")
+            r.write(json.dumps({"format": "toolgold.run/1", "case_id": f"c{i}",
+                                "calls": [{"name": "get_order", "arguments": {"order_id": got}}]}) + "\n")
+    report = score_files(gold, runs, workers=1).report
+    assert (report.totals.passed, report.totals.failed) == (2, 1)
+    assert [f.case_id for f in report.failures] == ["c1"]
