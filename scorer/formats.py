@@ -207,8 +207,9 @@ def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | N
             # (after a ':' or a space) it holds no long number unless the bytes after the span are digits,
             # which no JSON holds after a closing bracket: then ``tools`` parses as another integer (refused
             # below) or not at all.
-            short_numbers = short_numbers or _PLACEHOLDER_RUN not in raw.translate(_DIGITS_AS_NINE)
-            if not short_numbers and _PLACEHOLDER in raw:
+            # (``find``, not ``in``: see canonical._orjson_may_differ)
+            short_numbers = short_numbers or raw.translate(_DIGITS_AS_NINE).find(_PLACEHOLDER_RUN) < 0
+            if not short_numbers and raw.find(_PLACEHOLDER) >= 0:
                 continue
             data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
             if not short_numbers and strict_json.has_long_number(data):
@@ -249,7 +250,7 @@ def _tools_value_start(raw: bytes, after: int) -> int | None:
 def _learn_tools_span(raw: bytes, specs: tuple[Any, ...]) -> None:
     """File the bytes ``raw`` wrote its own ``tools`` in (``_TOOL_SPANS``), with the objects they validated to;
     nothing when they cannot be told for sure."""
-    if _PLACEHOLDER in raw:
+    if raw.find(_PLACEHOLDER) >= 0:
         return
     start = _tools_value_start(raw, 0)
     tried = 0
@@ -375,7 +376,7 @@ def to_json(record: BaseModel, *, exclude: set[str] | None = None) -> dict[str, 
     digits may be an integer beyond 64 bits, which orjson would read as a float: those take
     ``model_dump``. ``exclude`` leaves those fields out (``model_dump``'s)."""
     data = _faithful_serializer(type(record)).to_json(record, exclude=exclude)
-    if _LONG_NUMBER in data.translate(_DIGITS_AS_NINE):
+    if data.translate(_DIGITS_AS_NINE).find(_LONG_NUMBER) >= 0:
         return _finite_dump(record, exclude)
     try:
         value: dict[str, Any] = orjson.loads(data)

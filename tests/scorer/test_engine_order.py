@@ -172,3 +172,21 @@ def test_runs_that_name_a_key_with_an_escape_are_read_by_their_real_case_id(tmp_
         '{"format": "toolgold.run/1", "case\\u005fid": "c0", "calls": [], "metadata": {"case_id": "decoy"}}'])
     report = score_files(gold, runs_file, workers=1).report
     assert (report.totals.results, report.unscored.any) == (2, False)
+
+
+@pytest.mark.parametrize("order", ["in gold order", "reversed"])
+def test_ids_with_escaped_quotes_and_backslashes_pair_each_run_with_its_own_case(tmp_path: Path, order: str) -> None:
+    """The quick id readers try a pattern for values without an escape first; a value with one (an escaped
+    quote, a backslash) must still be read whole, not cut at its first escape or taken for another id."""
+    ids = ['say "hi"', "back\\slash", 'say "hi', "plain", 'say "hi"!']
+    gold = _write(tmp_path / "gold.jsonl", [
+        {**_case(i), "expected": {"behavior": "call", "calls": [{"name": "f", "arguments": {"k": n}}]}}
+        for n, i in enumerate(ids)])
+    runs = [{"format": "toolgold.run/1", "case_id": i, "calls": [{"name": "f", "arguments": {"k": n}}]}
+            for n, i in enumerate(ids)]
+    runs_file = _write(tmp_path / "runs.jsonl", runs if order == "in gold order" else runs[::-1])
+    jobs = _shard_jobs(gold, 1, None, False)
+    assert _read_pairing(gold, runs_file, jobs, tmp_path).lockstep == (order == "in gold order")
+    for workers in (1, 2):
+        report = score_files(gold, runs_file, workers=workers).report
+        assert (report.totals.passed, report.totals.failed, report.unscored.any) == (5, 0, False)
