@@ -276,7 +276,7 @@ def _gold_id(raw: bytes, source: str, line: int) -> Any:
     bad input, which scoring reports in gold order). Taken from the bytes when the key occurs once and no
     key can be spelled with a ``\\u`` escape: for a valid record that is its id."""
     # ``find``, not ``in``: for bytes, ``in`` first tries its operand as an integer and raises and clears a
-    # TypeError (~1.8k instructions a line). A line without a backslash has no \\u (one memchr).
+    # TypeError (~1.8k instructions a line). A line without a backslash has no \u escape (one memchr).
     if raw.count(b'"id"') == 1 and (raw.find(b"\\") < 0 or raw.find(b"\\u") < 0):
         match = _GOLD_ID_PLAIN.search(raw) or _GOLD_ID.search(raw)
         if match is not None:
