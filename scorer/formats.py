@@ -364,7 +364,6 @@ def _json_type(value: Any) -> str:
 
 
 _DIGITS_AS_NINE = bytes.maketrans(b"012345678", b"999999999")
-_LONG_NUMBER = b"9" * 19
 
 
 def to_json(record: BaseModel, *, exclude: set[str] | None = None) -> dict[str, Any]:
@@ -376,7 +375,7 @@ def to_json(record: BaseModel, *, exclude: set[str] | None = None) -> dict[str, 
     digits may be an integer beyond 64 bits, which orjson would read as a float: those take
     ``model_dump``. ``exclude`` leaves those fields out (``model_dump``'s)."""
     data = _faithful_serializer(type(record)).to_json(record, exclude=exclude)
-    if data.translate(_DIGITS_AS_NINE).find(_LONG_NUMBER) >= 0:
+    if strict_json.has_long_number(data):
         return _finite_dump(record, exclude)
     try:
         value: dict[str, Any] = orjson.loads(data)
