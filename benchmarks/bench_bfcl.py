@@ -26,10 +26,19 @@ difference divided by the items is that side's instructions per item, the same o
 one (each run takes ~40 s). The ratio printed is BFCL's instructions per item over toolgold's: not a speed ratio
 (instructions per cycle differ), but a figure a noisy window cannot move.
 
+``--cache`` says why the two ratios differ: each side under ``valgrind --tool=cachegrind --cache-sim=yes``,
+simulating this machine's level-1 data and instruction caches and its level-2 cache (read from
+``/sys/devices/system/cpu/cpu0/cache``), two measured passes less none, per item: the instructions, the level-1
+instruction misses, the level-1 data misses (reads and writes) and the level-2 misses. A miss costs cycles that
+no instruction count shows (a level-1 data miss that hits level 2: ~15 cycles; one that misses level 2 too:
+~50-100), so the side with more misses per item runs fewer instructions per cycle. Simulated, so repeatable
+like the instruction count (~10 min for both output sets).
+
 ``--by-category`` adds, after the comparison, toolgold's µs of CPU per item in each category (best of
 ``--repeats`` passes over that category alone, in the same conditions): where the time goes.
 
-Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N] [--rounds R] [--by-category] [--instructions]``.
+Run: ``.venv/bin/python -m benchmarks.bench_bfcl [--repeats N] [--rounds R] [--by-category] [--instructions]
+[--cache]``.
 """
 
 from __future__ import annotations
@@ -121,7 +130,7 @@ def load_items(data: Path = BFCL) -> list[dict[str, Any]]:
     from scorer.importers import Converted
     from scorer.model import GoldCase
 
-    items = []
+    items: list[dict[str, Any]] = []
     for category in CATEGORIES:
         questions = _lines(data / f"BFCL_v4_{category}.json")
         answers = _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")
@@ -285,6 +294,86 @@ def _instructions(command: list[str], directory: Path) -> int:
     raise RuntimeError(f"valgrind printed no instruction count for {command[:3]}: {done.stderr[-300:]}")
 
 
+CACHE_EVENTS = {"Ir": "instructions", "I1mr": "L1 instruction misses", "D1mr": "L1 data read misses",
+                "D1mw": "L1 data write misses", "DLmr": "L2 read misses", "DLmw": "L2 write misses"}
+"""The cachegrind events ``--cache`` prints per item (its "LL" is given this machine's level 2: see
+``cache_geometry``)."""
+
+
+def cache_geometry(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, str]:
+    """cachegrind's ``--I1``, ``--D1`` and ``--LL`` options for this machine's level-1 instruction and data caches
+    and its level-2 cache (``size,associativity,line size``), from the kernel's description; empty where the
+    kernel has none (cachegrind then asks the processor itself, and takes the last level as ``LL``)."""
+    found: dict[str, str] = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            level, kind = (index / "level").read_text().strip(), (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+            ways = (index / "ways_of_associativity").read_text().strip()
+            line = (index / "coherency_line_size").read_text().strip()
+        except OSError:
+            continue
+        bytes_ = int(size[:-1]) * {"K": 1024, "M": 1 << 20}[size[-1]] if size[-1] in "KM" else int(size)
+        option = {("1", "Instruction"): "--I1", ("1", "Data"): "--D1", ("2", "Unified"): "--LL"}.get((level, kind))
+        if option is not None:
+            found[option] = f"{bytes_},{ways},{line}"
+    return found if len(found) == 3 else {}
+
+
+def cachegrind_summary(text: str) -> dict[str, int]:
+    """The totals of a cachegrind output file (its ``events:`` and ``summary:`` lines), by event."""
+    events = summary = None
+    for line in text.splitlines():
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("summary:"):
+            summary = [int(n) for n in line.split()[1:]]
+    if events is None or summary is None or len(events) != len(summary):
+        raise RuntimeError("cachegrind wrote no summary of its events")
+    return dict(zip(events, summary, strict=True))
+
+
+def _cache_counts(command: list[str], directory: Path, geometry: dict[str, str]) -> dict[str, int]:
+    """What ``valgrind --tool=cachegrind --cache-sim=yes`` counts for ``command``, by event."""
+    out = directory / "cachegrind.out"
+    subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}",
+                    *(f"{option}={value}" for option, value in geometry.items()), *command],
+                   capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    try:
+        return cachegrind_summary(out.read_text(encoding="utf-8", errors="replace"))
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def cache_misses_per_item(items: list[dict[str, Any]], directory: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """Each side's instructions and cache misses for one pass over each output set, per item (two measured
+    passes less none, halved: a pass's misses are fewer than the instructions, so two passes keep the
+    difference well above the noise of the start-up's)."""
+    import pickle
+
+    from scorer.model import RunCall, RunRecord
+
+    geometry = cache_geometry()
+    shown = ", ".join(f"{o[2:]} {v}" for o, v in geometry.items()) or "as cachegrind detects them"
+    print(f"caches simulated (size,ways,line; LL = level 2): {shown}", flush=True)
+    bfcl_items = _bfcl_items(items, directory)
+    found: dict[str, dict[str, dict[str, float]]] = {}
+    for key in ("correct", "perturbed"):
+        pairs = directory / f"{key}.pickle"
+        pairs.write_bytes(pickle.dumps([(i["case"], RunRecord(case_id=i["case"].id, calls=tuple(
+            RunCall(name=n, arguments=a) for n, a in i[key]))) for i in items]))
+        sides = {"toolgold": [sys.executable, "-c", _TOOLGOLD_COUNTED, str(pairs)],
+                 "bfcl": [str(bfcl_python()), "-c", _BFCL_COUNTED, str(bfcl_items), key]}
+        found[key] = {}
+        for side, command in sides.items():
+            none, two = (_cache_counts([*command, str(n)], directory, geometry) for n in (0, 2))
+            found[key][side] = {event: (two[event] - none[event]) / 2 / len(items) for event in CACHE_EVENTS}
+        print(f"{key}: " + "; ".join(f"{CACHE_EVENTS[e]} {found[key]['toolgold'][e]:,.0f} / "
+                                     f"{found[key]['bfcl'][e]:,.0f}" for e in CACHE_EVENTS)
+              + " per item (toolgold / BFCL)", flush=True)
+    return found
+
+
 def instructions_per_item(items: list[dict[str, Any]], directory: Path) -> dict[str, dict[str, float]]:
     """Each side's instructions for one pass over each output set, per item (one pass less zero passes)."""
     import pickle
@@ -315,6 +404,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--by-category", action="store_true", help="also toolgold's µs per item by category")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per item under valgrind instead of timing (load-independent)")
+    parser.add_argument("--cache", action="store_true",
+                        help="count simulated cache misses per item under cachegrind instead of timing")
     args = parser.parse_args(argv)
     if not BFCL.is_dir():
         print(f"skipped: the BFCL data is not at {BFCL} (set TOOLGOLD_BFCL_DATA)")
@@ -323,10 +414,20 @@ def main(argv: list[str]) -> None:
 
     print(f"toolgold's core: {native.status()}", flush=True)
     items = load_items()
+    if (args.instructions or args.cache) and shutil.which("valgrind") is None:
+        print("skipped: --instructions and --cache need valgrind (Debian's valgrind package)")
+        return
+    if args.cache:
+        with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
+            misses = cache_misses_per_item(items, Path(tmp))
+        print("\n| per item, simulated caches | toolgold correct | BFCL correct | toolgold perturbed | BFCL perturbed |"
+              "\n|---|---|---|---|---|")
+        for event, name in CACHE_EVENTS.items():
+            cells = [f"{misses[key][side][event]:,.0f}" for key in ("correct", "perturbed")
+                     for side in ("toolgold", "bfcl")]
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        return
     if args.instructions:
-        if shutil.which("valgrind") is None:
-            print("skipped: --instructions needs valgrind (Debian's valgrind package)")
-            return
         with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
             counted = instructions_per_item(items, Path(tmp))
         print("\n| measurement | toolgold | BFCL's `ast_checker`, same run | ratio |\n|---|---|---|---|")
