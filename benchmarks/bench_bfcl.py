@@ -414,8 +414,9 @@ print(json.dumps(toolgold_side(load_items(), int(sys.argv[1]))))
 
 def toolgold_process(repeats: int) -> dict[str, dict[str, float]]:
     """``toolgold_side`` in a fresh process (the items loaded there, untimed), as BFCL's side runs."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TOOLGOLD_BFCL_DATA": str(BFCL)}
     done = subprocess.run([sys.executable, "-c", _TOOLGOLD_SIDE, str(repeats)], capture_output=True, text=True,
-                          check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "TOOLGOLD_BFCL_DATA": str(BFCL)})
+                          check=True, cwd=REPO, env=env)
     result: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -480,8 +481,8 @@ def main(argv: list[str]) -> None:
     # on the shared machine or one slow process falls on one round; the median of the rounds' ratios leaves it out.
     with tempfile.TemporaryDirectory(prefix="toolgold-bench-") as tmp:
         for _ in range(args.rounds):
-            theirs_now = bfcl_side(items, args.repeats, Path(tmp))
-            rounds.append((theirs_now, toolgold_process(args.repeats)))
+            bfcl_round = bfcl_side(items, args.repeats, Path(tmp))  # BFCL first, then toolgold: the round's order
+            rounds.append((bfcl_round, toolgold_process(args.repeats)))
     rows = []
     for key in ("correct", "perturbed"):
         theirs, ours = best_of_rounds(rounds, key)

@@ -1,10 +1,11 @@
 """Where `toolgold import` spends its time, phase by phase and process by process (issue 15).
 
 Run: ``.venv/bin/python -m benchmarks.bench_import_phases [--transcripts N] [--gold M] [--repeats R]`` (defaults
-10,000, 20,000 and 3: the imports and their floors take turns, and the best of each is shown). Each import runs the real CLI in a fresh process with timers wrapped around the functions of each phase
-(wall and CPU seconds of that process, its threads included); the workers' CPU comes from their own timers and
-``getrusage``. Beside it, the same run's floor (``bench_store``'s: the rows the import wrote, streamed DB-to-DB
-by plain sqlite3 ``executemany`` in one transaction).
+10,000, 20,000 and 3: the imports and their floors take turns, and the best of each is shown). Each import runs
+the real CLI in a fresh process with timers wrapped around the functions of each phase (wall and CPU seconds of
+that process, its threads included); the workers' CPU comes from their own timers and ``getrusage``. Beside it,
+the same run's floor (``bench_store``'s: the rows the import wrote, streamed DB-to-DB by plain sqlite3
+``executemany`` in one transaction).
 
 Phases of the importing process: start-up (everything before the import command's work, Python's own start
 included), waiting on the workers (blocked in a queue read), unpickling their results, the stage writes
@@ -216,6 +217,7 @@ def main(argv: list[str]) -> None:
             found, floor = best_of(args.repeats, ["import", str(tmpdir / "g.jsonl")], tmpdir / "g.db", tmpdir)
             show(f"{args.gold:,} gold cases, best of {args.repeats}", found, floor)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])
