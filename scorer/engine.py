@@ -2,8 +2,9 @@
 
 Reading files happens here and only here in the scorer (the scoring functions stay pure: records in,
 results out). Nothing held grows with the number of cases. A first pass reads only the ids of both files
-(each run's from its line without parsing the rest, when that is unambiguous), in lockstep: the runs of each
-gold case are expected next in the runs file, as they are when the runs were produced by iterating the gold.
+(each run's from its line without parsing the rest, when that is unambiguous; a large runs file's in a child
+process, meanwhile), in lockstep: the runs of each gold case are expected next in the runs file, as they are
+when the runs were produced by iterating the gold.
 When every run was taken that way (cases without a run are fine), each worker then streams its slice of the
 gold and the matching slice of the runs side by side, and there is no index at all. Otherwise (runs in
 another order, runs for cases the gold lacks) the ids are joined on disk: (id hash, line) of the gold and
@@ -37,7 +38,7 @@ import orjson
 
 from scorer.api import UNSCORED_EXAMPLES, score_trials
 from scorer.compare import DEFAULT_MAX_TOOL_DROP, DEFAULT_MIN_TOOL_SUPPORT, Paired, compare
-from scorer.errors import InvalidRecord
+from scorer.errors import InvalidRecord, ScoringInterrupted
 from scorer.formats import MAX_LINE_BYTES, iter_json_lines, parse_json_text, parse_record
 from scorer.gates import check_gates
 from scorer.judging import Judge
@@ -70,6 +71,12 @@ def automatic_workers(gold_bytes: int, cores: int) -> int:
 def key_hash(text: str) -> int:
     """A stable 64-bit hash (the same in every process and run)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _key_hash_of_utf8(data: bytes) -> int:
+    """``key_hash`` of the text whose UTF-8 is ``data`` (an id read from a line as it is: no decoding and
+    encoding back)."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
 def _lines_with_offsets(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes]]:
@@ -122,24 +129,38 @@ def _json_string(body: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _quick_case_id(raw: bytes) -> str | None:
-    """The case id of a run line without parsing all of it, when that is unambiguous: the key occurs once
-    and no key can be spelled with a ``\\u`` escape (a ``"case_id"`` inside a string has its quotes escaped).
+def _quick_case_key(raw: bytes) -> tuple[str, int] | None:
+    """The case id of a run line and its ``key_hash``, read without parsing all of the line, when that is
+    unambiguous: the key occurs once and no key can be spelled with a ``\\u`` escape (a ``"case_id"`` inside a
+    string has its quotes escaped). An id without an escape is hashed from the line's bytes.
 
     Anything odd returns None and the line is parsed in full; every line is fully validated later anyway,
     when its case is scored or, if no case claims it, when unknown runs are counted."""
-    if raw.count(b'"case_id"') != 1 or raw.find(b"\\u") >= 0:  # (``find``: see ``_gold_id``)
+    if raw.count(b'"case_id"') != 1 or raw.find(b"\\u") >= 0:  # (``find``: see ``_gold_key``)
         return None
     match = _CASE_ID_PLAIN.search(raw) or _CASE_ID.search(raw)
-    if match is None:
-        return None
-    return _json_string(match.group(1)) or None
+    return _id_and_hash(match.group(1)) if match is not None else None
+
+
+def _id_and_hash(body: bytes) -> tuple[str, int] | None:
+    """A JSON string's value (``_json_string`` of its body) and its ``key_hash``; None when it is not valid or
+    empty. Without an escape the body is the id's UTF-8 (once it decodes), hashed as it is."""
+    if body.find(b"\\") < 0:
+        try:
+            value = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return (value, _key_hash_of_utf8(body)) if value else None
+    text = _json_string(body)
+    return (text, key_hash(text)) if text else None
 
 
 _LENGTH_BITS = 25
 """A line's length in the low bits of its span: up to 32 MiB, past ``MAX_LINE_BYTES`` (16 MiB), which is refused."""
 MAX_RUNS_BYTES = 1 << (64 - _LENGTH_BITS)
 """The offset takes the other 39 bits: runs files up to 512 GiB."""
+_NO_OFFSET = 1 << 64
+"""Past any offset: no shard begins there."""
 
 
 class RunIndex:
@@ -158,9 +179,9 @@ class RunIndex:
         if path.stat().st_size >= MAX_RUNS_BYTES:
             raise InvalidRecord(f"runs file is over {MAX_RUNS_BYTES >> 30} GiB; split it", source=str(path))
         hashes, spans = array("Q"), array("Q")
-        for run in _run_ids(path):
-            hashes.append(key_hash(run.case_id))
-            spans.append(run.offset << _LENGTH_BITS | run.length)
+        for offset, _, length, _, digest in _run_keys(path):
+            hashes.append(digest)
+            spans.append(offset << _LENGTH_BITS | length)
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
         self.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
         del hashes
@@ -262,6 +283,20 @@ class _Spill:
 
         return np.frombuffer(self.read_flat(part), dtype=np.uint64).reshape(-1, 2)
 
+    def hand_over(self) -> list[array[int]]:
+        """Write out every pair still buffered and return the index of the file's blocks: for the process that
+        made this spill (``take_over``), when another one (forked) added the pairs."""
+        for part in range(self.parts):
+            if self._buffers[part]:
+                self._flush(part)
+        self._fh.flush()
+        return self._blocks
+
+    def take_over(self, blocks: list[array[int]]) -> None:
+        """The pairs a forked process added to this spill and handed over (``hand_over``)."""
+        self._blocks = blocks
+        self._buffers = [array("Q") for _ in range(self.parts)]
+
     def close(self) -> None:
         self._fh.close()
 
@@ -271,18 +306,18 @@ _GOLD_ID_PLAIN = re.compile(rb'"id"\s*:\s*"([^"\\\n]*)"')
 """``_GOLD_ID`` for a value without an escape, tried first (as ``_CASE_ID_PLAIN``)."""
 
 
-def _gold_id(raw: bytes, source: str, line: int) -> Any:
-    """The id of a gold line, ``_BLANK`` for a blank line, or None when the line has no readable id (it is
-    bad input, which scoring reports in gold order). Taken from the bytes when the key occurs once and no
-    key can be spelled with a ``\\u`` escape: for a valid record that is its id."""
+def _gold_key(raw: bytes, source: str, line: int) -> Any:
+    """The id of a gold line with its ``key_hash``, ``(id, hash)``; ``_BLANK`` for a blank line, or None when the
+    line has no readable id (it is bad input, which scoring reports in gold order). Taken from the bytes when
+    the key occurs once and no key can be spelled with a ``\\u`` escape: for a valid record that is its id."""
     # ``find``, not ``in``: for bytes, ``in`` first tries its operand as an integer and raises and clears a
     # TypeError (~1.8k instructions a line). A line without a backslash has no \u escape (one memchr).
     if raw.count(b'"id"') == 1 and (raw.find(b"\\") < 0 or raw.find(b"\\u") < 0):
         match = _GOLD_ID_PLAIN.search(raw) or _GOLD_ID.search(raw)
         if match is not None:
-            value = _json_string(match.group(1))
-            if value:
-                return value
+            found = _id_and_hash(match.group(1))
+            if found is not None:
+                return found
     try:
         parsed = _parse_line(raw, source, line)
     except InvalidRecord:
@@ -290,36 +325,118 @@ def _gold_id(raw: bytes, source: str, line: int) -> Any:
     if parsed is _BLANK:
         return _BLANK
     case_id = parsed.get("id") if isinstance(parsed, dict) else None
-    return case_id if isinstance(case_id, str) and case_id else None
+    return (case_id, key_hash(case_id)) if isinstance(case_id, str) and case_id else None
 
 
-@dataclass(slots=True)
-class _RunLine:
-    offset: int
-    line: int
-    length: int
-    case_id: str
-
-
-def _run_ids(path: Path) -> Iterator[_RunLine]:
-    """Every non-blank run line with its case id. A line too long, or whose case id cannot be read, is bad
-    input here (every line is fully validated later, when its case is scored or unknown runs are counted)."""
+def _run_keys(path: Path) -> Iterator[tuple[int, int, int, str, int]]:
+    """Every non-blank run line with its case id and the id's ``key_hash``: ``(offset, line, length, case id,
+    hash)``. A line too long, or whose case id cannot be read, is bad input here (every line is fully validated
+    later, when its case is scored or unknown runs are counted)."""
     source = str(path)
-    for number, (offset, raw) in enumerate(_lines_with_offsets(path), start=1):
-        case_id = _quick_case_id(raw) if number > 1 else None
-        if case_id is None:
-            value = _parse_line(raw, source, number)
-            if value is _BLANK:
-                continue
-            case_id = value.get("case_id") if isinstance(value, dict) else None
-            if not isinstance(case_id, str) or not case_id:
-                # Let the full validator say what is wrong with the record.
-                parse_record(value, expect=RunRecord, source=source, line=number)
-                raise InvalidRecord("a run record needs a case_id", source=source, line=number)
-        if len(raw) > MAX_LINE_BYTES:
-            raise InvalidRecord(f"record is {len(raw) / 1e6:.1f} MB; the limit is "
-                                f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
-        yield _RunLine(offset, number, len(raw), case_id)
+    number = offset = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            number += 1
+            length = len(raw)
+            found = _quick_case_key(raw) if number > 1 else None
+            if found is None:
+                value = _parse_line(raw, source, number)
+                if value is _BLANK:
+                    offset += length
+                    continue
+                case_id = value.get("case_id") if isinstance(value, dict) else None
+                if not isinstance(case_id, str) or not case_id:
+                    # Let the full validator say what is wrong with the record.
+                    parse_record(value, expect=RunRecord, source=source, line=number)
+                    raise InvalidRecord("a run record needs a case_id", source=source, line=number)
+                found = (case_id, key_hash(case_id))
+            if length > MAX_LINE_BYTES:
+                raise InvalidRecord(f"record is {length / 1e6:.1f} MB; the limit is "
+                                    f"{MAX_LINE_BYTES // (1024 * 1024)} MB per line", source=source, line=number)
+            yield offset, number, length, found[0], found[1]
+            offset += length
+
+
+RUN_READER_MIN_BYTES = 4 * 1024 * 1024
+"""From this size on, the id pass reads the runs' ids in a child process while this one reads the gold's: the
+pass runs before any worker starts, and the runs were a third of it (``bench_score``'s cases: 8.6 µs a case,
+serial, ~15% of scoring 1M cases on two cores)."""
+_RUN_BLOCK = 4096
+"""Runs a block of ``_run_blocks`` holds (128 KiB: four integers each)."""
+
+
+def _run_blocks(runs: Path, spill: _Spill) -> Iterator[array[int]]:
+    """Each run's (id hash, offset, line, length), four integers a run, in blocks of ``_RUN_BLOCK`` runs, in file
+    order; every run is also spilled, (hash, span), into ``spill``."""
+    block: array[int] = array("Q")
+    add = spill.add
+    for offset, number, length, _, digest in _run_keys(runs):
+        add(digest, offset << _LENGTH_BITS | length)
+        block.extend((digest, offset, number, length))
+        if len(block) >= 4 * _RUN_BLOCK:
+            yield block
+            block = array("Q")
+    if block:
+        yield block
+
+
+class _RunReader:
+    """``_run_blocks`` of a runs file read by a forked child process, sent back a block at a time through a
+    pipe (a few blocks ahead at most: the pipe's buffer), the spill written by the child into the file this
+    process made. A bad run line is raised here as the child found it, when its block is reached."""
+
+    def __init__(self, runs: Path, spill: _Spill) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self._spill = spill
+        self._conn, child_end = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_read_runs, args=(runs, spill, child_end), daemon=True,
+                                 name="toolgold-run-ids")
+        self._proc.start()
+        child_end.close()
+
+    def blocks(self) -> Iterator[array[int]]:
+        while True:
+            try:
+                kind, *rest = self._conn.recv()
+            except EOFError:
+                raise ScoringInterrupted("the process reading the runs' ids died (killed, or out of memory); "
+                                         "nothing was scored: run it again") from None
+            if kind == "runs":
+                block: array[int] = array("Q")
+                block.frombytes(rest[0])
+                yield block
+            elif kind == "end":
+                self._spill.take_over(rest[0])
+                return
+            elif kind == "bad":
+                cls, message, source, line = rest
+                raise cls(message, source=source, line=line)
+            else:
+                raise RuntimeError(f"the reader of the runs' ids failed:\n{rest[0]}")
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._proc.is_alive():
+            self._proc.kill()
+        self._proc.join()
+
+
+def _read_runs(runs: Path, spill: _Spill, conn: Any) -> None:
+    """In the child: send ``_run_blocks`` of ``runs``, then the spill's index (or the first bad line)."""
+    try:
+        for block in _run_blocks(runs, spill):
+            conn.send(("runs", block.tobytes()))
+        conn.send(("end", spill.hand_over()))
+    except InvalidRecord as exc:  # sent as its parts: an exception pickles by its args
+        conn.send(("bad", type(exc), exc.message, exc.source, exc.line))
+    except BaseException:  # a bug: shown by the scoring process
+        import traceback
+
+        conn.send(("crash", traceback.format_exc()))
+    finally:
+        conn.close()
 
 
 @dataclass
@@ -338,7 +455,8 @@ class _Pairing:
 
 
 def _read_pairing(gold: Path, runs: Path, jobs: list[Job], directory: Path) -> _Pairing:
-    """Read the ids of both files once, in lockstep, spilling (hash, line) of gold and (hash, span) of runs."""
+    """Read the ids of both files once, in lockstep, spilling (hash, line) of gold and (hash, span) of runs; a
+    runs file of ``RUN_READER_MIN_BYTES`` or more is read by a child process (``_RunReader``) meanwhile."""
     source = str(gold)
     gold_size, runs_size = gold.stat().st_size, runs.stat().st_size
     parts = _Spill.partitions_for(max(gold_size, runs_size))
@@ -347,33 +465,45 @@ def _read_pairing(gold: Path, runs: Path, jobs: list[Job], directory: Path) -> _
     run_spill = _Spill(directory / "run-ids", parts, width)
     starts = [job.start for job in jobs]
     run_starts: list[tuple[int, int]] = []
-    run_iter = _run_ids(runs)
-    last_line = gold_lines = 0
-
-    def advance() -> _RunLine | None:
-        nonlocal last_line
-        run = next(run_iter, None)
-        if run is not None:
-            run_spill.add(key_hash(run.case_id), run.offset << _LENGTH_BITS | run.length)
-            last_line = run.line
-        return run
-
-    pending = advance()
-    for number, (offset, raw) in enumerate(_lines_with_offsets(gold), start=1):
-        while len(run_starts) < len(starts) and offset >= starts[len(run_starts)]:
-            run_starts.append((pending.offset, pending.line) if pending else (runs_size, last_line + 1))
-        case_id = _gold_id(raw, source, number)
-        if case_id is _BLANK or case_id is None:
-            continue
-        gold_spill.add(key_hash(case_id), number)
-        gold_lines = number
-        while pending is not None and pending.case_id == case_id:
-            pending = advance()
-    while len(run_starts) < len(starts):
-        run_starts.append((pending.offset, pending.line) if pending else (runs_size, last_line + 1))
-    lockstep = pending is None
-    while pending is not None:
-        pending = advance()
+    reader = _RunReader(runs, run_spill) if runs_size >= RUN_READER_MIN_BYTES else None
+    try:
+        blocks = reader.blocks() if reader is not None else _run_blocks(runs, run_spill)
+        runs_left = (run for block in blocks for run in zip(*[iter(block)] * 4, strict=True))  # (hash, offset, line, length)
+        # One loop, names bound once: this pass reads every line of the gold before any worker starts. Runs
+        # are compared with gold ids by their hashes (64 bits: a mistaken match stops scoring, which compares
+        # the ids themselves as it takes each run: ``_LockstepRuns``).
+        gold_add = gold_spill.add
+        pending = next(runs_left, None)  # the next run not taken
+        last_line = pending[2] if pending is not None else 0
+        gold_lines = 0
+        boundary = starts[0] if starts else _NO_OFFSET  # where the next shard begins
+        number = offset = 0
+        with gold.open("rb") as fh:
+            for raw in fh:
+                number += 1
+                if offset >= boundary:
+                    while len(run_starts) < len(starts) and offset >= starts[len(run_starts)]:
+                        run_starts.append((pending[1], pending[2]) if pending else (runs_size, last_line + 1))
+                    boundary = starts[len(run_starts)] if len(run_starts) < len(starts) else _NO_OFFSET
+                offset += len(raw)
+                found = _gold_key(raw, source, number)
+                if type(found) is not tuple:  # blank, or no readable id
+                    continue
+                digest = found[1]
+                gold_add(digest, number)
+                gold_lines = number
+                while pending is not None and pending[0] == digest:
+                    pending = next(runs_left, None)
+                    if pending is not None:
+                        last_line = pending[2]
+        while len(run_starts) < len(starts):
+            run_starts.append((pending[1], pending[2]) if pending else (runs_size, last_line + 1))
+        lockstep = pending is None
+        for _ in runs_left:  # the rest, spilled for the join (and any bad line in them raised)
+            pass
+    finally:
+        if reader is not None:
+            reader.close()
     contested: set[int] = set()
     for part in range(parts):
         hashes = gold_spill.read_flat(part)[0::2]

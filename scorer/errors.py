@@ -41,6 +41,10 @@ class ScoringInputError(ToolgoldError):
     """Gold cases and runs do not fit together (unknown case ids, duplicates, wrong kinds)."""
 
 
+class ScoringInterrupted(ToolgoldError):
+    """A process scoring a file died before it finished (killed, or out of memory): nothing was scored."""
+
+
 class InvalidThreshold(ToolgoldError):
     """A quality gate (``--fail-under metric=value``) names an unknown metric or is not a number."""
 

@@ -14,8 +14,18 @@ from click.testing import CliRunner
 
 from benchmarks.bench_score import generate
 from labeler.cli import cli
+from scorer import engine
 from scorer.engine import _read_pairing, _shard_jobs, score_files
 from scorer.errors import InvalidRecord
+
+
+@pytest.fixture(autouse=True, params=["runs read here", "runs read by a child"])
+def run_reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test of this module both ways: the id pass reading the runs' ids itself (small files) and in a
+    child process (``engine.RUN_READER_MIN_BYTES`` on)."""
+    if request.param == "runs read by a child":
+        monkeypatch.setattr(engine, "RUN_READER_MIN_BYTES", 0)
+    return str(request.param)
 
 
 @pytest.fixture(scope="module")
