@@ -38,6 +38,12 @@ def _compile(out: Path, work: Path, quiet: bool) -> None:
             setup(name="toolgold-native", ext_modules=extensions,
                   script_args=["--quiet", "build_ext", "--build-lib", str(out), "--build-temp", str(work / "o"),
                                "--parallel", str(os.cpu_count() or 1)])
+    except SystemExit as exc:  # mypyc prints its errors, then exits 1: a quiet build says the first one
+        errors = [line for line in sink.getvalue().splitlines() if ": error:" in line]
+        if not errors:
+            raise
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise RuntimeError(f"{errors[0]}{more}") from exc
     finally:
         os.chdir(cwd)
 

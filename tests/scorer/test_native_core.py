@@ -200,3 +200,28 @@ def test_the_compiled_core_scores_failing_calls_without_entering_interpreted_pyt
     against a schema the fast checker takes, enters none."""
     _built()
     assert json.loads(_python(FRAMES_PROBE)) == []
+
+
+def test_a_quiet_build_that_fails_type_checking_says_the_first_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``make`` builds quietly; a scorer edit that mypyc refuses used to end in "compiled core not built (1)", the
+    reason swallowed with the rest of its output, and scoring then ran as Python without saying why."""
+    import mypyc.build
+
+    from scorer import native_build
+
+    def refuses(*_: object, **__: object) -> None:  # what mypyc does with a type error: print it, then exit 1
+        print("scorer/report.py:433: error: Returning Any from function declared to return \"bool\"  [no-any-return]")
+        print("scorer/turn.py:9: error: Name \"x\" is not defined  [name-defined]")
+        print("Found 2 errors in 2 files (checked 80 source files)")
+        raise SystemExit(1)
+
+    monkeypatch.setattr(mypyc.build, "mypycify", refuses)
+    monkeypatch.setenv("TOOLGOLD_NATIVE_DIR", str(tmp_path))
+    monkeypatch.delenv("TOOLGOLD_PURE", raising=False)
+    assert native_build.main(["--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "compiled core not built (scorer/report.py:433: error: Returning Any from function declared to return "
+        "\"bool\"  [no-any-return] (and 1 more)): scoring runs as Python")
+    assert native_build.main(["--quiet", "--require"]) == 1
+    assert not any(tmp_path.iterdir())  # nothing half-built left behind
