@@ -14,6 +14,9 @@
   Targets: ≤ 60 s and flat memory (no growth per case) from 100,000 to 1,000,000.
 - Workers at 10,000 cases: one worker against two, best of 3 each, alternating (two must not be slower;
   the automatic choice, ``engine.automatic_workers``, must not be the slower).
+- The id pass alone (the first pass over both files' ids, before any worker starts) at 100,000 cases, best of 3
+  each way, taking turns: with the runs' ids read by a child process (what ``toolgold score`` does for a runs file
+  of ``engine.RUN_READER_MIN_BYTES`` or more) and read in one process.
 - Core: parses a sample of cases and runs into objects first (not timed), then times `score_trials` +
   `ReportBuilder.add` on one core, best of 5 passes.
 
@@ -310,6 +313,26 @@ def end_to_end(gold: Path, runs: Path, fmt: str, workers: int, out: Path) -> tup
     return elapsed, measured["peak_kb"] / 1024, peak_tree, measured["code"]
 
 
+def id_pass(gold: Path, runs: Path, directory: Path, *, child: bool, workers: int = 2) -> float:
+    """Wall seconds of the id pass (``engine._read_pairing``, before any worker starts) on these files, in this
+    process: with a large runs file's ids read by a child process (``child``, as ``toolgold score`` does from
+    ``engine.RUN_READER_MIN_BYTES`` on), or read here, by the pass itself."""
+    from scorer import engine
+
+    saved = engine.RUN_READER_MIN_BYTES
+    engine.RUN_READER_MIN_BYTES = 0 if child else 1 << 62
+    try:
+        with tempfile.TemporaryDirectory(dir=directory) as spill:
+            started = time.perf_counter()
+            pairing = engine._read_pairing(gold, runs, engine._shard_jobs(gold, workers, None, False), Path(spill))
+            seconds = time.perf_counter() - started
+            pairing.gold.close()
+            pairing.runs.close()
+    finally:
+        engine.RUN_READER_MIN_BYTES = saved
+    return seconds
+
+
 def json_anchor(paths: list[Path]) -> float:
     """Seconds to ``json.loads`` every line of ``paths`` on one core: the floor any reader pays."""
     started = time.perf_counter()
@@ -416,6 +439,16 @@ def main(argv: list[str]) -> None:
             rows.append((f"`toolgold score --format json`, {args.cases:,} cases",
                          f"{seconds:.1f} s; peak RSS {largest:.0f} MB, {tree:.0f} MB tree PSS",
                          f"json.loads of both files {anchor:.1f} s", "≤ 60 s", "yes" if seconds <= 60 else "NO"))
+        # The id pass alone, both ways, taking turns (best of 3 each): what the child reader of the runs saves.
+        passes = {True: float("inf"), False: float("inf")}
+        for _ in range(3):
+            for child in (True, False):
+                passes[child] = min(passes[child], id_pass(*small, directory, child=child))
+        print(f"id pass, {small_n:,} cases: {passes[True]:.2f} s with the runs' ids read by a child process, "
+              f"{passes[False]:.2f} s reading them in one process", flush=True)
+        rows.append((f"id pass of `toolgold score` (before any worker starts), {small_n:,} cases",
+                     f"{passes[True]:.2f} s, the runs' ids read by a child process, best of 3",
+                     f"read in one process: {passes[False]:.2f} s", "", ""))
         ten = min(10_000, args.cases)
         tg, tr = _prefix(gold, directory / "gold-10k.jsonl", ten), _prefix(runs, directory / "runs-10k.jsonl", ten)
         best = {1: float("inf"), 2: float("inf")}
