@@ -38,3 +38,12 @@ def test_the_rates_are_each_sides_best_pass_of_the_run() -> None:
     assert theirs["seconds"] == 0.030 and ours["seconds"] == 0.044
     theirs, ours = best_of_rounds(ROUNDS, "correct")
     assert theirs["seconds"] == 0.040 and ours["seconds"] == 0.020
+
+
+def test_a_category_row_shows_each_sides_us_per_item_and_bfcls_time_over_toolgolds() -> None:
+    from benchmarks.bench_bfcl import category_row
+
+    # 400 items: toolgold 2.4 ms / 4.16 ms a pass, BFCL 4.2 ms / 2.704 ms
+    row = category_row("simple_python", 400, {"correct": 0.0024, "perturbed": 0.00416},
+                       {"correct": 0.0042, "perturbed": 0.002704})
+    assert row == "| simple_python (400) | 6.0 / 10.5 (1.75×) | 10.4 / 6.8 (0.65×) |"
