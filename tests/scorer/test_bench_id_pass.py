@@ -4,32 +4,20 @@ without it by this one, and the threshold ``toolgold score`` uses is left as it 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from benchmarks.bench_score import generate, id_pass
 from scorer import engine
 
 
 def test_the_id_pass_is_timed_with_and_without_the_child_reader(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                                               run_readers: Callable[[], list[int]]) -> None:
     gold, runs = generate(tmp_path, 200)
-    readers = tmp_path / "readers"
-    real = engine._run_keys
-
-    def noted(path: Path) -> Iterator[tuple[int, int, int, str, int]]:
-        with readers.open("a") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return real(path)
-
-    monkeypatch.setattr(engine, "_run_keys", noted)
     threshold = engine.RUN_READER_MIN_BYTES
     for child in (True, False):
-        readers.unlink(missing_ok=True)
         assert id_pass(gold, runs, tmp_path, child=child) > 0
-        pids = readers.read_text().split()
-        assert len(pids) == 1 and (pids[0] != str(os.getpid())) is child
+        pids = run_readers()
+        assert len(pids) == 1 and (pids[0] != os.getpid()) is child
         assert engine.RUN_READER_MIN_BYTES == threshold
     assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == []  # its spills removed

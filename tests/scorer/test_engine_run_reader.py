@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,25 +64,15 @@ def test_a_child_reading_the_runs_pairs_them_as_this_process_does(cases: tuple[P
 
 
 def test_the_runs_ids_are_read_in_another_process_from_the_reader_size_on(
-        cases: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        cases: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, run_readers: Callable[[], list[int]]) -> None:
     gold, runs = cases
-    readers = tmp_path / "readers"
-    real = engine._run_keys
-
-    def noted(path: Path) -> Iterator[tuple[int, int, int, str, int]]:
-        with readers.open("a") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return real(path)
-
-    monkeypatch.setattr(engine, "_run_keys", noted)
     monkeypatch.setattr(engine, "RUN_READER_MIN_BYTES", runs.stat().st_size)
     score_files(gold, runs, workers=1)
-    pids = readers.read_text().split()
-    assert len(pids) == 1 and pids[0] != str(os.getpid())  # one reader, not this process
-    readers.unlink()
+    pids = run_readers()
+    assert len(pids) == 1 and pids[0] != os.getpid()  # one reader, not this process
     monkeypatch.setattr(engine, "RUN_READER_MIN_BYTES", runs.stat().st_size + 1)
     score_files(gold, runs, workers=1)
-    assert readers.read_text().split() == [str(os.getpid())]
+    assert run_readers() == [os.getpid()]
 
 
 def test_a_bad_run_line_found_by_the_child_is_the_same_one_clear_error(cases: tuple[Path, Path], tmp_path: Path,
