@@ -58,6 +58,8 @@ WORKERS = 2
 CHUNK_LINES = 500
 """Lines per chunk handed to a worker (fewer when they are long: ``CHUNK_BYTES``)."""
 CHUNK_BYTES = 4 * 1024 * 1024
+SCAN_BYTES = 256 * 1024
+"""The block this process reads at a time to find where chunks end."""
 AHEAD = 2
 """Chunks out per worker: one to work on while the next waits, so no worker idles while this process writes."""
 MIN_BYTES = 4 * 1024 * 1024
@@ -335,29 +337,28 @@ PR_SET_PDEATHSIG = 1
 
 def iter_file_chunks(path: Path) -> Iterator[Chunk]:
     """The chunks of ``path``, each at most ``CHUNK_LINES`` lines or about ``CHUNK_BYTES`` (a line is never
-    split). Read a block at a time, only to find the line ends: memory stays a block or two however large the
-    file."""
+    split). This process only finds the line ends, a block of ``SCAN_BYTES`` at a time into one buffer: a chunk
+    is where its lines lie, so no chunk's bytes are ever gathered (the workers read them), and memory stays one
+    block however large the file."""
     source = str(path)
+    buffer = bytearray(SCAN_BYTES)
+    start, first, count = 0, 1, 0  # the chunk being found: its offset, first line and lines so far
+    at = line_end = 0  # the file offset of buffer[0]; the offset just past the last line end found
     with path.open("rb", buffering=0) as fh:
-        block, at, first, eof = b"", 0, 1, False  # bytes read and not yet in a chunk; the offset of block[0]
-        while True:
-            end, count = 0, 0
-            while count < CHUNK_LINES and end < CHUNK_BYTES:
-                newline = block.find(b"\n", end)
-                if newline >= 0:
-                    end, count = newline + 1, count + 1
-                elif eof:
-                    if end < len(block):  # the file's last line, without a line end
-                        end, count = len(block), count + 1
-                    break
-                elif more := fh.read(CHUNK_BYTES):
-                    block += more
-                else:
-                    eof = True
-            if not count:
-                return
-            yield Chunk(source, first, count, at, end)
-            block, at, first = block[end:], at + end, first + count
+        while read := fh.readinto(buffer):
+            pos = 0
+            while (newline := buffer.find(b"\n", pos, read)) >= 0:
+                pos = newline + 1
+                count += 1
+                line_end = at + pos
+                if count >= CHUNK_LINES or line_end - start >= CHUNK_BYTES:
+                    yield Chunk(source, first, count, start, line_end - start)
+                    start, first, count = line_end, first + count, 0
+            at += read
+    if at > line_end:  # the file's last line, without a line end: the chunk being found has room for it
+        count += 1
+    if count:
+        yield Chunk(source, first, count, start, at - start)
 
 
 def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidRecord]:
