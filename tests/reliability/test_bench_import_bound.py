@@ -1,6 +1,6 @@
-"""``bench_import_phases``'s bound: all the CPU an import used, spread over the machine's cores, is a wall time no
-schedule of that work gets below. Printed beside the floor, it says whether 1.5× the floor is reachable by better
-overlap alone or needs less work, and how much less."""
+"""``bench_import_phases``'s bound: all the CPU an import used, spread over the machine's cores, is about the least
+wall time any schedule of that work could take. Printed beside the floor, it says whether 1.5× the floor is reachable
+by better overlap alone or needs less work, and how much less."""
 
 from __future__ import annotations
 
