@@ -86,7 +86,8 @@ _TYPE_NAMES: Final = frozenset({"string", "integer", "number", "boolean", "null"
 
 
 def _is_simple(schema: Any) -> bool:
-    """Whether ``schema`` uses only the everyday keywords, with values of the kinds the fast checker reads.
+    """Whether ``schema`` uses only the everyday keywords, with values of the kinds the fast checker reads, and
+    annotations (keys outside ``DRAFT_KEYWORDS`` among them).
 
     One pass over its keys (every tool schema of a gold case is walked once, on its first check: a key-set
     comparison and a lookup per keyword cost several times more)."""
@@ -130,8 +131,10 @@ def _is_simple(schema: Any) -> bool:
         elif key == "additionalProperties":
             if not isinstance(value, bool):
                 return False
-        else:
+        elif key in DRAFT_KEYWORDS:
             return False
+        # any other key no draft gives a meaning to (BFCL's "optional", OpenAPI's "nullable", "x-" keys): every
+        # validator ignores it, so it is an annotation, whatever its value
     return True
 
 
@@ -299,7 +302,7 @@ class ArgumentSchema:
     def root_says_nothing(self) -> bool:
         """Whether the schema's own keywords say nothing of the arguments as a whole beyond what the caller
         reports (``required``, ``additionalProperties``): only ``type: object``, ``properties``, ``required``,
-        a boolean ``additionalProperties`` and annotations. Then every problem it can find is one argument's,
+        a boolean ``additionalProperties`` and annotations (keys outside ``DRAFT_KEYWORDS`` too). Then every problem it can find is one argument's,
         under that argument's property, whichever checker finds it: arguments that are not checked need no
         decision on the checker, and no walk of the properties. Read from the root's keys alone."""
         found = self._root_says_nothing
@@ -321,7 +324,7 @@ class ArgumentSchema:
                                 break
                 elif key == "additionalProperties":
                     found = type(value) is bool
-                else:
+                elif key in DRAFT_KEYWORDS:
                     found = False
                 if not found:
                     break
@@ -400,6 +403,10 @@ METASCHEMA_KEYWORDS: Final = frozenset({
     "required", "then", "title", "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems", "writeOnly"})
 """Every keyword Draft 2020-12's meta-schema (with its vocabularies) says anything of; it says nothing of any
 other key, whatever its value (tests/scorer/test_schemas.py reads them from jsonschema's own copy)."""
+DRAFT_KEYWORDS: Final = METASCHEMA_KEYWORDS | {"additionalItems"}
+"""Every keyword a validator of the drafts the fast path serves (6, 7, 2019-09, 2020-12) acts on or the 2020-12
+meta-schema names: the fast path reads the everyday ones and leaves the others to jsonschema. Any other key is an
+annotation to every one of them (tests/scorer/test_schemas.py checks jsonschema's validators against it)."""
 _ANY_VALUE: Final = frozenset({"default", "const"})
 _STRING_VALUE: Final = frozenset({"description", "title", "$comment", "format"})
 _NUMBER_VALUE: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
@@ -480,4 +487,4 @@ def forget_compiled() -> None:
     _BY_IDENTITY.clear()
 
 
-__all__ = ["METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "forget_compiled", "surely_valid_schema"]
+__all__ = ["DRAFT_KEYWORDS", "METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "forget_compiled", "surely_valid_schema"]

@@ -231,6 +231,11 @@ FAST_PATH = [
                                       "b": {"type": "array", "items": {"type": "integer"}}},
      "required": ["a"], "additionalProperties": False},
     {"properties": {"a": True}}, {"items": {}}, {"type": None}, {"title": "t", "$comment": "c", "format": "date"},
+    # keys no draft gives a meaning to (BFCL's "optional", OpenAPI's "nullable" and "example", vendor "x-" keys):
+    # every validator ignores them, so they are annotations, whatever their value
+    {"type": "object", "optional": True, "properties": {"a": {"type": "string", "optional": "True", "x-unit": {}}}},
+    {"properties": {"a": {"type": "array", "items": {"type": "integer", "nullable": True, "example": [1]}}}},
+    {"Type": "dict", "optional": []},
 ]
 JSONSCHEMA_PATH = [
     {"type": "dict"}, {"type": []}, {"type": ["string", "map"]}, {"type": 3}, {"type": "string", "minLength": 1},
@@ -238,6 +243,8 @@ JSONSCHEMA_PATH = [
     {"required": [1]}, {"enum": "a"}, {"additionalProperties": {}}, {"additionalProperties": None},
     {"properties": []}, {"properties": {"a": {"type": "string"}, "b": {"const": 1}}}, {"$ref": "#/x"},
     {"type": "object", "properties": {"a": {"items": {"type": "integer", "maximum": 3}}}},
+    {"properties": {"a": {"type": "string", "optional": True, "minLength": 1}}},
+    {"items": [{"type": "string"}], "additionalItems": False},  # a keyword of drafts 6 to 2019-09 only
 ]
 
 
@@ -265,3 +272,49 @@ def test_an_argument_reads_the_same_problem_checked_once_or_again(prop: dict[str
         # and what problems() says of it, on a schema seen for the first time and on this one
         assert compiled({"type": "object", "properties": {"p": prop}}).problems({"p": value}) == \
             first.problems({"p": value}) == ([once] if once else [])
+
+
+def test_every_keyword_a_fast_drafts_validator_acts_on_is_one_the_fast_path_reads_or_refuses() -> None:
+    """A key outside ``DRAFT_KEYWORDS`` is taken for an annotation: that holds only if no validator of a draft the
+    fast path serves gives it a meaning (``additionalItems``, gone from 2020-12, still counts)."""
+    from scorer.schemas import DRAFT_KEYWORDS
+
+    for validator in (jsonschema.Draft202012Validator, jsonschema.Draft201909Validator, jsonschema.Draft7Validator,
+                      jsonschema.Draft6Validator):
+        assert set(validator.VALIDATORS) <= DRAFT_KEYWORDS, validator
+    assert DRAFT_KEYWORDS == METASCHEMA_KEYWORDS | {"additionalItems"}
+
+
+UNKNOWN_KEYS = st.dictionaries(st.sampled_from(["optional", "nullable", "example", "x-unit", "Type", "hint"]),
+                               ANY_VALUE, min_size=1, max_size=2)
+
+
+def _with_unknown_keys(schema: Any, extra: dict[str, Any]) -> Any:
+    """``schema`` with ``extra`` merged into every object schema in it (properties and items included)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {**schema, **{k: v for k, v in extra.items() if k not in schema}}
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _with_unknown_keys(v, extra) for k, v in schema["properties"].items()}
+    if "items" in schema:
+        out["items"] = _with_unknown_keys(schema["items"], extra)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["p", "q"]), SCHEMA, min_size=1, max_size=2), UNKNOWN_KEYS,
+       st.dictionaries(st.sampled_from(["p", "q"]), VALUE, max_size=2))
+def test_keys_no_draft_knows_leave_a_schema_on_the_fast_path_with_jsonschemas_verdicts(
+        props: dict[str, Any], extra: dict[str, Any], args: dict[str, Any]) -> None:
+    """Every schema of ``SCHEMA`` with unknown keys at every level stays on the fast checker, which still says of
+    each argument what jsonschema says (valid or not), and finds the same problems as for the schema without them."""
+    plain = {"type": "object", "properties": props}
+    schema = _with_unknown_keys(plain, extra)
+    checker = compiled(schema)
+    assert checker.per_argument, schema
+    assert checker.root_says_nothing
+    assert checker.problems(args) == compiled(plain).problems(args)
+    for key, value in args.items():
+        if key in props:
+            fast_ok = not [p for p in checker.problems({key: value}) if p.arg == key]
+            assert fast_ok is jsonschema.Draft202012Validator(schema["properties"][key]).is_valid(value), (schema, value)
