@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -90,8 +90,34 @@ def _fast(data: bytes) -> Any:
 
 
 def has_long_number(data: bytes) -> bool:
-    """Whether ``data`` holds 19 digits in a row (``_LONG_NUMBER``): perhaps an integer beyond 64 bits."""
-    return data.translate(_DIGITS_AS_NINE).find(_LONG_NUMBER) >= 0  # not ``in``: see canonical._orjson_may_differ
+    """Whether ``data`` may hold an integer of 19 digits or more (``_LONG_NUMBER``): perhaps one beyond 64 bits,
+    which orjson reads as a float. Only a run of digits a JSON number could start at (the start of ``data``, or after
+    whitespace, ``:``, ``,`` or ``[``, a ``-`` between) and that no ``.``, ``e`` or ``E`` follows (then it is a float's,
+    read alike by orjson and ``json``) counts: digits in a float's fraction or exponent, or right after a quote, a
+    letter or a slash (an id or a timestamp in a string) cannot be an integer token. A run inside a string after a
+    space or a colon still counts: a false alarm only costs that record the slow path."""
+    nines = data.translate(_DIGITS_AS_NINE)
+    at = nines.find(_LONG_NUMBER)  # not ``in``: see canonical._orjson_may_differ
+    size = len(nines)
+    while at >= 0:
+        end = at + len(_LONG_NUMBER)
+        while end < size and nines[end] == _NINE:
+            end += 1
+        before = at - 1
+        if before >= 0 and data[before] == _MINUS:
+            before -= 1
+        if (before < 0 or data[before] in _NUMBER_STARTS_AFTER) and (end == size or data[end] not in _FLOAT_GOES_ON):
+            return True
+        at = nines.find(_LONG_NUMBER, end)  # the next run: ``end`` is not a digit, so a run found starts there
+    return False
+
+
+_NINE: Final = ord("9")
+_MINUS: Final = ord("-")
+_NUMBER_STARTS_AFTER: Final = frozenset(b" \t\n\r:,[")
+"""The bytes a JSON number can follow (its ``-`` aside); a number can also start the document."""
+_FLOAT_GOES_ON: Final = frozenset(b".eE")
+"""A run of digits followed by one of these is a float's integer part."""
 
 
 def too_deep(value: Any) -> bool:

@@ -98,3 +98,66 @@ DISGUISED = [make(n) for make in (_disguised, _escaped) for n in (100, 101, 199,
 def test_brackets_inside_strings_do_not_hide_the_depth(text: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _verdict(text, slow=False, monkeypatch=monkeypatch) == _verdict(text, slow=True, monkeypatch=monkeypatch)
 
+
+
+# -- which long digit runs send a document to the slow path (has_long_number) ---------------------------------------
+
+MAYBE_BIG_INTEGERS = [
+    b'{"a": 12345678901234567890}', b'{"a": -12345678901234567890}', b"[1,12345678901234567890]",
+    b"12345678901234567890", b'{"a":\n\t12345678901234567890}', b"[ -1234567890123456789 ]", b'{"a":1234567890123456789}',
+    b'{"note": "order: 12345678901234567890"}',  # inside a string, but read as bytes it could be a number: kept
+]
+NOT_INTEGERS = [
+    b'{"cost": 0.0035475000000000003}', b'{"a": 12345678901234567890.5}', b'{"a": 1.5e-0000000000000000001}',
+    b'{"a": 2E+12345678901234567890}', b'{"id": "1234567890123456789"}', b'{"id": "id-12345678901234567890"}',
+    b'{"t": "at 2026-12-07T03:14:40.123456789012345678Z"}', b'["x/12345678901234567890/y"]', b'{"a": 123456789012345678}',
+]
+
+
+@pytest.mark.parametrize("text", MAYBE_BIG_INTEGERS)
+def test_a_run_of_19_digits_that_may_be_an_integer_token_takes_the_slow_path(text: bytes) -> None:
+    assert strict_json.has_long_number(text)
+
+
+@pytest.mark.parametrize("text", NOT_INTEGERS)
+def test_a_long_run_that_cannot_be_an_integer_token_does_not(text: bytes) -> None:
+    """The fraction or exponent of a float, a float's integer part, digits right after a quote, a letter or a
+    slash: no JSON integer token starts or ends there, so orjson reads the document as ``json`` does. Before, any
+    19 digits in a row sent a record to the slow path (3-5x slower to import): snowflake ids, nanosecond
+    timestamps, floats written to 17 significant digits (tau-bench's costs: ``0.0035475000000000003``)."""
+    assert not strict_json.has_long_number(text)
+
+
+def _random_numbers_document(rng: random.Random) -> bytes:
+    """A JSON document of big and small integers, floats at every magnitude and strings of digits."""
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(15, 25))).lstrip("0") or "7"
+    pieces = [digits, f"-{digits}", f"{digits}.5", f"0.{digits}", f"1e-{rng.randint(1, 30)}", f"1.{digits}e{rng.randint(-30, 30)}",
+              f'"{digits}"', f'"x{digits}"', f'"a: {digits}"', str(rng.random()), str(rng.random() / 10 ** rng.randint(1, 9)),
+              str(rng.randint(-2**70, 2**70))]
+    rng.shuffle(pieces)
+    keep = pieces[:rng.randint(1, 4)]
+    return (("[" + ", ".join(keep) + "]") if rng.random() < 0.5 else
+            "{" + ", ".join(f'"k{i}": {p}' for i, p in enumerate(keep)) + "}").encode()
+
+
+def test_whenever_no_run_may_be_an_integer_the_fast_path_reads_exactly_what_json_reads() -> None:
+    """The reason for the check: a document it passes is read by orjson to the same values, of the same types
+    (an integer beyond 64 bits would come back from orjson as a float, or not at all)."""
+    import json
+
+    import orjson
+
+    rng = random.Random(34)
+    passed = 0
+    for _ in range(20_000):
+        text = _random_numbers_document(rng)
+        if strict_json.has_long_number(text):
+            continue
+        passed += 1
+        try:
+            fast = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue  # refused: the slow path decides
+        slow = json.loads(text)
+        assert fast == slow and repr(fast) == repr(slow), text
+    assert passed > 5_000
