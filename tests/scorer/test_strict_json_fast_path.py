@@ -124,7 +124,7 @@ def test_a_long_run_that_cannot_be_an_integer_token_does_not(text: bytes) -> Non
     """The fraction or exponent of a float, a float's integer part, digits right after a quote, a letter or a
     slash: no JSON integer token starts or ends there, so orjson reads the document as ``json`` does. Before, any
     19 digits in a row sent a record to the slow path (3-5x slower to import): snowflake ids, nanosecond
-    timestamps, floats written to 17 significant digits (tau-bench's costs: ``0.0035475000000000003``)."""
+    timestamps, floats written to 17 significant digits (as tau-bench's raw trajectories write their costs: ``0.0035475000000000003``)."""
     assert not strict_json.has_long_number(text)
 
 
