@@ -367,10 +367,11 @@ def test_a_text_written_in_parts_is_the_one_written_whole(body: dict[str, Any], 
 
 @pytest.mark.parametrize("metadata", [{"cost": 0.0035475000000000003, "reward": 1.0},
                                       {"message_id": "1234567890123456789", "trace": "t-12345678901234567890"},
-                                      {"f": 12345678901234567890.5, "tiny": 1.2345678901234567e-300}])
-def test_a_record_with_long_digit_runs_no_integer_could_hold_takes_the_fast_path(metadata: dict[str, Any]) -> None:
-    """A float written to 17 significant digits (as tau-bench's raw trajectories write costs), a snowflake id or a timestamp in a string: none
-    can be an integer beyond 64 bits, so the record is read straight from its bytes (before, any 19 digits in a row
+                                      {"f": 12345678901234567890.5, "tiny": 1.2345678901234567e-300},
+                                      {"user_id": 1234567890123456789, "ts": 1733540000000000000, "low": -(2 ** 63)}])
+def test_a_record_with_long_digit_runs_orjson_reads_exactly_takes_the_fast_path(metadata: dict[str, Any]) -> None:
+    """A float written to 17 significant digits (as tau-bench's raw trajectories write costs), a snowflake id or a timestamp, in a string or
+    as an integer 64 bits hold: none is an integer beyond 64 bits, so the record is read straight from its bytes (before, any 19 digits in a row
     sent it down the plain path, 3-5x slower), and it still reads and stores as the plain path reads it."""
     for value in (_transcript(metadata=metadata), _gold(rationale=json.dumps(metadata))):
         raw = _json_line(value)

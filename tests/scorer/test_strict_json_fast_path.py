@@ -103,14 +103,18 @@ def test_brackets_inside_strings_do_not_hide_the_depth(text: bytes, monkeypatch:
 # -- which long digit runs send a document to the slow path (has_long_number) ---------------------------------------
 
 MAYBE_BIG_INTEGERS = [
-    b'{"a": 12345678901234567890}', b'{"a": -12345678901234567890}', b"[1,12345678901234567890]",
-    b"12345678901234567890", b'{"a":\n\t12345678901234567890}', b"[ -1234567890123456789 ]", b'{"a":1234567890123456789}',
-    b'{"note": "order: 12345678901234567890"}',  # inside a string, but read as bytes it could be a number: kept
+    b'{"a": 18446744073709551616}', b'{"a": -9223372036854775809}', b"[1,123456789012345678901]",
+    b"99999999999999999999", b'{"a":\n\t-12345678901234567890}', b"[ -9999999999999999999 ]",
+    b'{"note": "order: 99999999999999999999"}',  # inside a string, but read as bytes it could be a number: kept
 ]
-NOT_INTEGERS = [
+"""Integers orjson cannot read exactly: beyond 2**64 - 1, or below -2**63 (it reads them as floats)."""
+READ_EXACTLY = [
     b'{"cost": 0.0035475000000000003}', b'{"a": 12345678901234567890.5}', b'{"a": 1.5e-0000000000000000001}',
     b'{"a": 2E+12345678901234567890}', b'{"id": "1234567890123456789"}', b'{"id": "id-12345678901234567890"}',
     b'{"t": "at 2026-12-07T03:14:40.123456789012345678Z"}', b'["x/12345678901234567890/y"]', b'{"a": 123456789012345678}',
+    # integers of 19 and 20 digits that 64 bits hold (snowflake ids, nanosecond timestamps): orjson reads them exactly
+    b'{"a": 1234567890123456789}', b'{"ts": 1733540000000000000}', b"[9999999999999999999]", b"18446744073709551615",
+    b'{"a": -9223372036854775808}', b"[ -1234567890123456789 ]",
 ]
 
 
@@ -119,12 +123,13 @@ def test_a_run_of_19_digits_that_may_be_an_integer_token_takes_the_slow_path(tex
     assert strict_json.has_long_number(text)
 
 
-@pytest.mark.parametrize("text", NOT_INTEGERS)
-def test_a_long_run_that_cannot_be_an_integer_token_does_not(text: bytes) -> None:
+@pytest.mark.parametrize("text", READ_EXACTLY)
+def test_a_long_run_orjson_reads_exactly_does_not(text: bytes) -> None:
     """The fraction or exponent of a float, a float's integer part, digits right after a quote, a letter or a
-    slash: no JSON integer token starts or ends there, so orjson reads the document as ``json`` does. Before, any
-    19 digits in a row sent a record to the slow path (3-5x slower to import): snowflake ids, nanosecond
-    timestamps, floats written to 17 significant digits (as tau-bench's raw trajectories write their costs: ``0.0035475000000000003``)."""
+    slash (no JSON integer token starts or ends there), and integers 64 bits hold: orjson reads the document as
+    ``json`` does. Before, any 19 digits in a row sent a record to the slow path (3-5x slower to import): snowflake
+    ids, nanosecond timestamps, floats written to 17 significant digits (as tau-bench's raw trajectories write their
+    costs: ``0.0035475000000000003``)."""
     assert not strict_json.has_long_number(text)
 
 
