@@ -302,9 +302,10 @@ class ArgumentSchema:
     def root_says_nothing(self) -> bool:
         """Whether the schema's own keywords say nothing of the arguments as a whole beyond what the caller
         reports (``required``, ``additionalProperties``): only ``type: object``, ``properties``, ``required``,
-        a boolean ``additionalProperties`` and annotations (keys outside ``DRAFT_KEYWORDS`` too). Then every problem it can find is one argument's,
-        under that argument's property, whichever checker finds it: arguments that are not checked need no
-        decision on the checker, and no walk of the properties. Read from the root's keys alone."""
+        a boolean ``additionalProperties`` and annotations (keys outside ``DRAFT_KEYWORDS`` too). Then every
+        problem it can find is one argument's, under that argument's property, whichever checker finds it:
+        arguments that are not checked need no decision on the checker, and no walk of the properties. Read
+        from the root's keys alone."""
         found = self._root_says_nothing
         if found is None:
             found = True
@@ -487,4 +488,5 @@ def forget_compiled() -> None:
     _BY_IDENTITY.clear()
 
 
-__all__ = ["DRAFT_KEYWORDS", "METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "forget_compiled", "surely_valid_schema"]
+__all__ = ["DRAFT_KEYWORDS", "METASCHEMA_KEYWORDS", "ArgumentSchema", "SchemaProblem", "compiled", "forget_compiled",
+           "surely_valid_schema"]

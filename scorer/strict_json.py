@@ -90,13 +90,13 @@ def _fast(data: bytes) -> Any:
 
 
 def has_long_number(data: bytes) -> bool:
-    """Whether ``data`` may hold an integer beyond 64 bits (above 2**64 - 1 or below -2**63), which orjson reads as a
-    float. Looked for among runs of 19 digits or more (``_LONG_NUMBER``; any shorter integer fits). Only a run a JSON
-    number could start at (the start of ``data``, or after whitespace, ``:``, ``,`` or ``[``, a ``-`` between) and that
-    no ``.``, ``e`` or ``E`` follows (then it is a float's, read alike by orjson and ``json``) counts: digits in a float's
-    fraction or exponent, or right after a quote, a letter or a slash (an id or a timestamp in a string) cannot be an
-    integer token. A run inside a string after a space or a colon still counts: a false alarm only costs that record
-    the slow path."""
+    """Whether ``data`` may hold an integer beyond 64 bits (above 2**64 - 1 or below -2**63), which orjson reads
+    as a float. Looked for among runs of 19 digits or more (``_LONG_NUMBER``; any shorter integer fits). Only a
+    run a JSON number could start at (the start of ``data``, or after whitespace, ``:``, ``,`` or ``[``, a ``-``
+    between) and that no ``.``, ``e`` or ``E`` follows (then it is a float's, read alike by orjson and ``json``)
+    counts: digits in a float's fraction or exponent, or right after a quote, a letter or a slash (an id or a
+    timestamp in a string) cannot be an integer token. A run inside a string after a space or a colon still
+    counts: a false alarm only costs that record the slow path."""
     nines = data.translate(_DIGITS_AS_NINE)
     at = nines.find(_LONG_NUMBER)  # not ``in``: see canonical._orjson_may_differ
     size = len(nines)
@@ -108,8 +108,10 @@ def has_long_number(data: bytes) -> bool:
         negative = before >= 0 and data[before] == _MINUS
         if negative:
             before -= 1
-        if (before < 0 or data[before] in _NUMBER_STARTS_AFTER) and (end == size or data[end] not in _FLOAT_GOES_ON) \
-                and (end - at > 20 or int(data[at:end]) > (_MOST_NEGATIVE if negative else _MOST_POSITIVE)):
+        starts_integer = before < 0 or data[before] in _NUMBER_STARTS_AFTER
+        ends_integer = end == size or data[end] not in _FLOAT_GOES_ON
+        if starts_integer and ends_integer and (
+                end - at > 20 or int(data[at:end]) > (_MOST_NEGATIVE if negative else _MOST_POSITIVE)):
             return True
         at = nines.find(_LONG_NUMBER, end)  # the next run: ``end`` is not a digit, so a run found starts there
     return False
