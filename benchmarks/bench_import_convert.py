@@ -82,11 +82,11 @@ def _stage_file(folder: Path) -> tuple[Path, Path]:
     store's file beside it (a worker writes the bodies into the store: ``StageWriter``)."""
     import sqlite3
 
-    from labeler.store import Store, transcripts
+    from labeler.store import Store, staging
 
     path = folder / "bench.stage"
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.executescript(transcripts._STAGE_PAGE_SIZE + transcripts._STAGE_PRAGMAS + transcripts._STAGE_SCHEMA)
+        conn.executescript(staging.STAGE_PAGE_SIZE + staging.STAGE_PRAGMAS + staging.STAGE_SCHEMA)
     store = folder / "bench.db"
     Store(store).engine.dispose()
     return path, store

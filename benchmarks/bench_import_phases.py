@@ -76,8 +76,33 @@ MAIN = os.getpid()
 
 from labeler.cli import data
 from labeler.cli import import_pool as ip
-from labeler.store import transcripts as tr
 startup = (time.perf_counter() - t0_wall, time.process_time() - t0_cpu)
+
+# The store's modules are timed once the importing process loads them: after it forks the workers, as the real
+# command does (importing them here first would load SQLAlchemy before the fork).
+import importlib.abc
+class AfterLoad(importlib.abc.MetaPathFinder):
+    def __init__(self, then):
+        self.then = then
+    def find_spec(self, name, path, target=None):
+        if name not in self.then:
+            return None
+        for finder in sys.meta_path:
+            spec = None if finder is self else finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        exec_module = spec.loader.exec_module
+        def run(module):
+            w, c = time.perf_counter(), time.process_time()
+            exec_module(module)
+            if name == "labeler.store.facade":  # the engine (SQLAlchemy) and the tables with it
+                add("load the store (SQLAlchemy, tables; workers already forked)", time.perf_counter() - w,
+                    time.process_time() - c)
+            self.then[name](module)
+        spec.loader.exec_module = run
+        return spec
 
 inner_get = None
 def next_result(self):
@@ -113,20 +138,25 @@ def convert(self, *a):
             fh.write(str(conv["cpu"]))
 ip.ImportPool._convert = convert
 
-timed(data, "_import", "import command (all below)")
+timed(data.import_cmd, "callback", "import command (all below)")
 timed(ip.ImportPool, "__init__", "fork workers")
 timed(ip.ImportPool, "close", "stop workers")
-timed(tr, "_stored_and_staged", "chunk checks (_stored_and_staged)")
-timed(tr, "_stage_transcripts", "stage writes incl. checks")
-timed(tr, "_stage_gold_cases", "stage writes incl. checks")
-timed(tr, "_publish", "publish (INSERT ... SELECT, write lock)")
-if hasattr(tr, "_write_bodies"):  # since stop 24: bodies go into the store ahead of the publish
+
+def transcripts_loaded(tr):
+    timed(tr, "_stored_and_staged", "chunk checks (_stored_and_staged)")
+    timed(tr, "_stage_transcripts", "stage writes incl. checks")
+    timed(tr, "_stage_gold_cases", "stage writes incl. checks")
+    timed(tr, "_publish", "publish (INSERT ... SELECT, write lock)")
     timed(tr, "_write_bodies", "bodies written ahead (short write transactions)")
-timed(tr._Stage, "commit", "stage commit")
-timed(tr, "_remove_stale_stages", "remove stale stages")
-from labeler.store import Store
-timed(Store, "check_schema_drift", "drift check")
-timed(Store, "stats", "stats")
+    timed(tr._Stage, "commit", "stage commit")
+    timed(tr, "_remove_stale_stages", "remove stale stages")
+
+def facade_loaded(facade):
+    timed(facade.Store, "check_schema_drift", "drift check")
+    timed(facade.Store, "stats", "stats")
+
+sys.meta_path.insert(0, AfterLoad({"labeler.store.transcripts": transcripts_loaded,
+                                   "labeler.store.facade": facade_loaded}))
 
 import atexit
 def report():

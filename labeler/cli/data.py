@@ -26,12 +26,13 @@ from labeler.cli.import_pool import (
 from labeler.cli.options import db_option
 from labeler.demo import demo_dir
 from labeler.files import OutputError, check_writable, describe_os_error, output_file, write_text
-from labeler.store import ImportItem, PreparedItem, StagedItem, Store, StoreError
+from labeler.store.base import StoreError
+from labeler.store.staging import ImportItem, PreparedItem, StagedItem
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-    from labeler.store import ImportResult
+    from labeler.store import ImportResult, Store
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error, json_schemas
@@ -192,23 +193,34 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     target = _unused_name(wanted) if skip_invalid else None
     if target is not None:  # before anything is imported: a rejects file that cannot be written loses lines
         check_writable(target)
-    store = Store(db)
-    if user is not None and ((known := store.get_user(user)) is None or not known.active):
-        raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
-    actor = user or "import"
-    if target is None:
-        result, rejects = _import(store, files, fmt, options, RejectList(), skip_invalid, actor)
-    else:
-        with output_file(target, exclusive=True) as fh:
-            # Each reject is on disk as it is found, before the import commits (the store reads the whole
-            # stream before its transaction): a full disk stops the import here, with nothing written.
-            result, rejects = _import(store, files, fmt, options, RejectList(fh), skip_invalid, actor)
-            try:
-                for reject in result.rejects:  # conflicts the store found: known only after the commit
-                    rejects.append(reject)
-            except OSError:  # the import has committed: keep those rejects on stderr instead
-                click.echo("".join(f"rejected: {r}\n" for r in result.rejects), err=True, nl=False)
-                raise
+    paths = list(files)
+    pooled = parallel_paths(paths, fmt)
+    workers = min(WORKERS, usable_cores())
+    big = sum(path.stat().st_size for path in pooled) >= MIN_BYTES
+    # Forked first: before the store makes its stage file (the workers must not inherit its lock), and before
+    # this process loads SQLAlchemy and the tables for the store (~0.3 s), which the workers never use
+    # (tests/labeler/test_import_early_fork.py).
+    with (ImportPool(workers, options) if pooled and big and workers > 1 else contextlib.nullcontext()) as pool:
+        from labeler.store import Store
+
+        store = Store(db)
+        if user is not None and ((known := store.get_user(user)) is None or not known.active):
+            raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
+        actor = user or "import"
+        if target is None:
+            result, rejects = _import(store, paths, fmt, options, RejectList(), skip_invalid, actor, pool, pooled)
+        else:
+            with output_file(target, exclusive=True) as fh:
+                # Each reject is on disk as it is found, before the import commits (the store reads the whole
+                # stream before its transaction): a full disk stops the import here, with nothing written.
+                result, rejects = _import(store, paths, fmt, options, RejectList(fh), skip_invalid, actor, pool,
+                                          pooled)
+                try:
+                    for reject in result.rejects:  # conflicts the store found: known only after the commit
+                        rejects.append(reject)
+                except OSError:  # the import has committed: keep those rejects on stderr instead
+                    click.echo("".join(f"rejected: {r}\n" for r in result.rejects), err=True, nl=False)
+                    raise
     result.rejects = list(rejects)
     click.echo(result.summary)
     if rejects and target is not None:
@@ -231,23 +243,18 @@ class RejectList(list[InvalidRecord]):
         super().append(reject)
 
 
-def _import(store: Store, files: tuple[Path, ...], fmt: str | None, options: ImportOptions, rejects: RejectList,
-            skip_invalid: bool, actor: str) -> tuple[ImportResult, RejectList]:
+def _import(store: Store, paths: list[Path], fmt: str | None, options: ImportOptions, rejects: RejectList,
+            skip_invalid: bool, actor: str, pool: ImportPool | None, pooled: set[Path],
+            ) -> tuple[ImportResult, RejectList]:
     schemas_before = store.stats()["tool_schemas"]
     # Streams: the store spools the items before it writes, so a bad record raised here (without
     # --skip-invalid) stops the import before anything is written.
     warnings = GoldSchemaWarnings()
-    paths = list(files)
-    pooled = parallel_paths(paths, fmt)
-    workers = min(WORKERS, usable_cores())
-    big = sum(path.stat().st_size for path in pooled) >= MIN_BYTES
-    # Started here, before the store makes its stage file: the forked workers must not inherit its lock.
-    with (ImportPool(workers, options) if pooled and big and workers > 1 else contextlib.nullcontext()) as pool:
-        result = store.import_items(
-            iter_converted(paths, fmt, options, rejects, raise_first=not skip_invalid, warnings=warnings,
-                           pool=pool, pooled=pooled),
-            skip_invalid=skip_invalid, actor=actor, on_stage=pool.use_stage if pool is not None else None,
-            on_fail=pool.stop if pool is not None else None)
+    result = store.import_items(
+        iter_converted(paths, fmt, options, rejects, raise_first=not skip_invalid, warnings=warnings,
+                       pool=pool, pooled=pooled),
+        skip_invalid=skip_invalid, actor=actor, on_stage=pool.use_stage if pool is not None else None,
+        on_fail=pool.stop if pool is not None else None)
     # A tool schema arrived, or a stored transcript came with other tools: check the gold.
     if result.transcripts_retooled or store.stats()["tool_schemas"] > schemas_before:
         stale = store.check_schema_drift(actor=actor)
@@ -296,6 +303,8 @@ def schema_cmd(write_dir: Path | None) -> None:
 @db_option
 def init_cmd(demo_if_empty: bool, db: str | None) -> None:
     """Create or migrate the database (and seed the demo); re-derive the review queue from the labels."""
+    from labeler.store import Store
+
     store = Store(db)
     click.echo(f"database ready: {store.url} (schema version {store.schema_version()})")
     # Label writes keep the review queue in step as they commit; this re-derives it once for labels written

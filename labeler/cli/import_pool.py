@@ -36,14 +36,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labeler.store import (
+from labeler.store.base import StoreError
+from labeler.store.staging import (
     BodyWriteFailed,
     ImportItem,
     PreparedItem,
     StagedItem,
     StageFailed,
     StageWriter,
-    StoreError,
     prepare_item,
 )
 from scorer import importers

@@ -30,8 +30,8 @@ from urllib.parse import quote
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, select, text
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
+from labeler.store.base import BUSY_TIMEOUT_MS, CHUNK, StoreError
 from labeler.store.tables import Base, iso, parse_iso
-from scorer.errors import ToolgoldError
 
 if TYPE_CHECKING:  # Alembic is imported only when a database is not at the newest revision (a tenth of a second)
     from alembic.runtime.migration import MigrationContext, MigrationInfo
@@ -39,18 +39,12 @@ if TYPE_CHECKING:  # Alembic is imported only when a database is not at the newe
     from sqlalchemy.dialects import postgresql, sqlite
 
 DEFAULT_DB = "data/toolgold.db"
-BUSY_TIMEOUT_MS = 10_000
-CHUNK = 500
 CHECKPOINT_BYTES = 4 << 20
 """WAL bytes past which ``Database.flushing`` checkpoints (about SQLite's own ``wal_autocheckpoint``, 1,000 pages)."""
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x746F6F6C676F6C64  # "toolgold": the PostgreSQL advisory lock key migrations run under
 IMPORT_LOCK = MIGRATION_LOCK + 1  # the one imports run under
 METADATA = Base.metadata
-
-
-class StoreError(ToolgoldError):
-    """A store action could not be done (the message says why)."""
 
 
 class DatabaseUnavailable(StoreError):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from labeler.store import ImportItem, prepare_item
-from labeler.store.transcripts import observed_calls
+from labeler.store.staging import observed_calls
 from scorer import canonical, formats, importers
 from scorer.errors import InvalidRecord
 from scorer.formats import BLANK, dumps_record, fast_record, json_line, parse_record, to_json

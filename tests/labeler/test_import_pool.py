@@ -347,9 +347,11 @@ def test_the_workers_run_below_the_app_server_so_saves_keep_their_core() -> None
 
 def _small_stage_keys(monkeypatch: pytest.MonkeyPatch, through_workers: bool) -> None:
     """Stage key ranges of 4 children (really ~a million), and chunks of 3 records, in this process or two workers."""
+    from labeler.store import staging
     from labeler.store import transcripts as store_transcripts
 
-    monkeypatch.setattr(store_transcripts, "CHILD_BITS", 2)
+    for module in (staging, store_transcripts):  # the rows are keyed in staging, published by transcripts
+        monkeypatch.setattr(module, "CHILD_BITS", 2)
     monkeypatch.setattr(store_transcripts, "CHUNK", 3)
     if through_workers:
         _force_pool(monkeypatch, [])
@@ -487,3 +489,4 @@ def test_finding_the_chunks_holds_one_read_block_not_the_chunk(tmp_path: Path, m
         tracemalloc.stop()
     assert sum(c.count for c in chunks) == 1_000 and len(chunks) > 10
     assert peak < 64 * 1024, peak
+

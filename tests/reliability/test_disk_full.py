@@ -86,11 +86,11 @@ def dump(db: Path) -> dict[str, Any]:
 
 def empty_stage_size(folder: Path) -> int:
     """The bytes of an import's stage file before any row is written into it (its pages are large)."""
-    from labeler.store import transcripts
+    from labeler.store import staging
 
     probe = folder / "probe.stage"
     with contextlib.closing(sqlite3.connect(probe)) as conn:
-        conn.executescript(transcripts._STAGE_PAGE_SIZE + transcripts._STAGE_SCHEMA)
+        conn.executescript(staging.STAGE_PAGE_SIZE + staging.STAGE_SCHEMA)
     size = probe.stat().st_size
     probe.unlink()
     return size
