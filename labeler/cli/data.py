@@ -198,9 +198,11 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     workers = min(WORKERS, usable_cores())
     big = sum(path.stat().st_size for path in pooled) >= MIN_BYTES
     # Forked first: before the store makes its stage file (the workers must not inherit its lock), and before
-    # this process loads SQLAlchemy and the tables for the store (~0.3 s), which the workers never use
-    # (tests/labeler/test_import_early_fork.py).
+    # this process loads SQLAlchemy and the tables for the store (~0.3 s), which the workers never use: they
+    # convert records meanwhile (tests/labeler/test_import_early_fork.py).
     with (ImportPool(workers, options) if pooled and big and workers > 1 else contextlib.nullcontext()) as pool:
+        if pool is not None:
+            pool.prime(next(path for path in paths if path in pooled))
         from labeler.store import Store
 
         store = Store(db)

@@ -17,7 +17,9 @@ worker), so memory stays flat however large the input.
 Other formats (whole-file documents, logs whose lines merge into one transcript) are converted here, in
 this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than it
 saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
-by name when told to, and leave when this process does (killed or not).
+by name when told to, and leave when this process does (killed or not). They are forked before this process
+loads the store (SQLAlchemy, its tables) too, and handed their first chunks at once (``ImportPool.prime``): they
+convert those while it loads, then learn where to write them (the stage, or nowhere: PostgreSQL).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from labeler.store.base import StoreError
 from labeler.store.staging import (
@@ -62,6 +64,12 @@ SCAN_BYTES = 256 * 1024
 """The block this process reads at a time to find where chunks end."""
 AHEAD = 2
 """Chunks out per worker: one to work on while the next waits, so no worker idles while this process writes."""
+PRIMED = 3
+"""Chunks handed to each worker the moment it is forked (``ImportPool.prime``), before this process has loaded the
+store (SQLAlchemy, the tables: ~0.3 s) and made its stage file: the workers convert them meanwhile, and write them
+once the store names its stage."""
+DEFERRED: Final = "deferred"
+"""The stage of a chunk handed out before the store named one (or said it has none): the worker asks once."""
 MIN_BYTES = 4 * 1024 * 1024
 """Inputs smaller than this (in the line-per-record format) are converted in this process: forking two workers
 costs ~0.05 s of CPU, about what they save on 2-4 MB (~300 gold cases or ~100 tau-bench transcripts, measured
@@ -159,6 +167,12 @@ class ImportPool:
         self.store_lock = ctx.Lock()  # likewise around a worker's write of bodies into the store
         self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
+        # What the store decided about its stage, told once to each worker that got chunks before (``prime``).
+        self.stage_notes: list[Any] = [ctx.Queue() for _ in range(workers)]
+        self.decided = False
+        self.deferred = False  # chunks were handed out before the decision
+        self.primed: dict[Path, Iterator[Chunk]] = {}
+        self.told: tuple[str, str] | str | None = DEFERRED  # in a worker: the decision, once told
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
                       for i in range(workers)]
         # Out of the collector's sight while forking: a worker's collections would otherwise touch (and so
@@ -175,8 +189,30 @@ class ImportPool:
     def use_stage(self, path: Path, store: Path) -> None:
         """From now on the workers write the rows of the records they convert into the import's stage file
         ``path``, and their bodies into the store's file ``store``, themselves (``StageWriter``) and send back
-        only what stands for each (``StagedItem``)."""
+        only what stands for each (``StagedItem``); so do they for the chunks handed out before (``prime``)."""
         self.stage = (str(path), str(store))
+        self._decide()
+
+    def _decide(self) -> None:
+        """The stage is settled (``use_stage``, or none: PostgreSQL): tell the workers holding chunks converted
+        before it was (``prime``)."""
+        if self.decided:
+            return
+        self.decided = True
+        if self.deferred:
+            for notes in self.stage_notes:
+                notes.put(self.stage)
+
+    def prime(self, path: Path) -> None:
+        """Hand out ``path``'s first chunks now, ``PRIMED`` per worker, before the store is loaded: the workers
+        convert them while it loads, and ``iter_pooled`` takes the file up from there."""
+        chunks = iter_file_chunks(path)
+        try:
+            while len(self.out) < PRIMED * len(self.procs) and (chunk := next(chunks, None)) is not None:
+                self.submit(chunk)
+        except OSError as exc:  # raised where the import reads the file, as it would have been
+            chunks = _raising(exc)
+        self.primed[path] = chunks
 
     def stop(self) -> None:
         """Kill the workers now (the import failed): none writes into the stage or the store after this returns."""
@@ -189,6 +225,7 @@ class ImportPool:
     # -- in the worker
 
     def _work(self, index: int) -> None:
+        self.index = index
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the importing process's to handle
         _die_with(self.parent)
         # Below the app server: on a small machine the workers take every core, and annotators' saves and
@@ -215,7 +252,19 @@ class ImportPool:
             except BaseException:  # a bug: shown by the importing process
                 results.put(("crash", traceback.format_exc()))
 
-    def _convert(self, chunk: Chunk, stage: tuple[str, str] | None, chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
+    def _stage_decided(self) -> tuple[str, str] | None:
+        """The stage the store named for the chunks handed out before it had (``prime``): waited for once."""
+        while self.told == DEFERRED:
+            try:
+                self.told = self.stage_notes[self.index].get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                if os.getppid() != self.parent:  # the import died before it loaded the store
+                    os._exit(0)
+        assert not isinstance(self.told, str)
+        return self.told
+
+    def _convert(self, chunk: Chunk, stage: tuple[str, str] | str | None, chunk_number: int,
+                 ) -> list[Prepared | tuple[Any, ...]]:
         out: list[Prepared | tuple[Any, ...]] = []
         source = chunk.source
         rows: list[PreparedItem] = []
@@ -239,8 +288,11 @@ class ImportPool:
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
             else:
                 out.append(Prepared(prepared, item.line, None, None))
+        if stage == DEFERRED:
+            stage = self._stage_decided()
         if stage is None or not rows:
             return out
+        assert not isinstance(stage, str)
         writer = self.writers.get(stage)
         if writer is None:
             writer = self.writers[stage] = StageWriter(*stage)
@@ -253,7 +305,8 @@ class ImportPool:
 
     def submit(self, chunk: Chunk) -> None:
         worker = self.sent % len(self.procs)
-        self.tasks[worker].put((chunk, self.stage, self.sent))
+        self.deferred |= not self.decided
+        self.tasks[worker].put((chunk, self.stage if self.decided else DEFERRED, self.sent))
         self.out.append(worker)
         self.sent += 1
 
@@ -266,6 +319,8 @@ class ImportPool:
 
     def next_result(self) -> list[Prepared | InvalidRecord]:
         """The results of the oldest chunk out, in line order."""
+        # The store makes its stage file (``use_stage``) before it reads the first record: none by now is none.
+        self._decide()
         worker = self.out.popleft()
         while True:
             try:
@@ -296,7 +351,7 @@ class ImportPool:
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-        for q in (*self.tasks, *self.results):
+        for q in (*self.tasks, *self.results, *self.stage_notes):
             q.close()
             q.cancel_join_thread()
 
@@ -364,9 +419,15 @@ def iter_file_chunks(path: Path) -> Iterator[Chunk]:
 def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidRecord]:
     """The converted records of ``path`` (a line-per-record file), in line order; chunks are handed out
     ahead of what is taken back, ``AHEAD`` per worker. Nothing of the file is out when it returns."""
-    for chunk in iter_file_chunks(path):
+    chunks = pool.primed.pop(path, None)  # the first chunks may be out already (``ImportPool.prime``)
+    for chunk in chunks if chunks is not None else iter_file_chunks(path):
         while pool.full:
             yield from pool.next_result()
         pool.submit(chunk)
     while len(pool):
         yield from pool.next_result()
+
+
+def _raising(exc: OSError) -> Iterator[Chunk]:
+    raise exc
+    yield  # a generator: raises when first asked for a chunk

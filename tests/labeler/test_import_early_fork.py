@@ -2,7 +2,8 @@
 
 The importing process spends ~0.4 s of its start-up importing SQLAlchemy and the store's tables, which the
 workers never use (they convert records and write them with ``sqlite3``: ``labeler.store.staging``). Forked
-after that, every worker carried it (~23 MB more of each one's memory) and none could start before it. Told by Python's audit events in a real import: ``os.fork`` and the first
+after that, every worker carried it (~23 MB more of each one's memory) and none could start before it; forked
+before, and handed their first chunks at once, they convert while the importing process loads it. Told by Python's audit events in a real import: ``os.fork`` and the first
 ``import`` of a module, each written to a file named after the process that raised it (the hook is inherited
 by the forked workers)."""
 
@@ -64,6 +65,10 @@ def test_the_workers_are_forked_before_sqlalchemy_loads_and_never_load_it(tmp_pa
     loads = [n for n, line in enumerate(main) if line.startswith("import sqlalchemy")]
     assert len(forks) >= 2 and loads, main
     assert max(forks) < min(loads), main  # every worker forked before SQLAlchemy was first imported
+    # and the first chunks were found (the input read after the fork: ``ImportPool.prime``) and handed out
+    # before it too, so the workers convert while this process loads the store
+    reads = [n for n, line in enumerate(main) if line.startswith("open ")]
+    assert [n for n in reads if max(forks) < n < min(loads)], main
     # Each worker wrote its rows (it opened the stage and the store) and imported no SQL library.
     assert len(workers) == 2 and all(any(line.startswith("sqlite3.connect") for line in lines)
                                      for lines in workers.values()), workers

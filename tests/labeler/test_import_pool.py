@@ -490,3 +490,52 @@ def test_finding_the_chunks_holds_one_read_block_not_the_chunk(tmp_path: Path, m
     assert sum(c.count for c in chunks) == 1_000 and len(chunks) > 10
     assert peak < 64 * 1024, peak
 
+
+def _stage_beside(folder: Path) -> tuple[Path, Path]:
+    """An empty stage file made as the import makes its own, and a new store's file beside it."""
+    from labeler.store import staging
+
+    stage, db = folder / "store.db-import-t.stage", folder / "store.db"
+    with sqlite3.connect(stage, isolation_level=None) as conn:
+        conn.executescript(staging.STAGE_PAGE_SIZE + staging.STAGE_PRAGMAS + staging.STAGE_SCHEMA)
+    Store(db).engine.dispose()
+    return stage, db
+
+
+@pytest.mark.parametrize("stage_named", [True, False])
+def test_chunks_handed_out_before_the_store_decides_its_stage_follow_that_decision(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage_named: bool) -> None:
+    # ``prime`` hands chunks out before the store is loaded; the store then names its stage (SQLite) or has none
+    # (PostgreSQL, told by the first result asked for). Those chunks are written into the stage by the workers,
+    # or come back as rows, exactly as the chunks handed out after.
+    monkeypatch.setattr(import_pool, "CHUNK_LINES", 3)
+    src = _numbered(tmp_path / "in.jsonl", 25, {})
+    with import_pool.ImportPool(2, ImportOptions()) as pool:
+        pool.prime(src)
+        assert len(pool) == import_pool.PRIMED * 2  # 6 of the 9 chunks out before any decision
+        if stage_named:
+            stage, db = _stage_beside(tmp_path)
+            pool.use_stage(stage, db)
+        results = list(import_pool.iter_pooled(pool, src))
+    assert [r.line for r in results] == list(range(1, 26))
+    kinds = {type(r.item).__name__ for r in results}
+    if stage_named:
+        assert kinds == {"StagedItem"} and all(r.item.body_id is not None for r in results)
+        with sqlite3.connect(tmp_path / "store.db") as conn:
+            assert conn.execute("SELECT count(*) FROM transcript_bodies").fetchone() == (25,)
+        with sqlite3.connect(stage) as conn:
+            assert conn.execute("SELECT count(*) FROM rows_transcripts").fetchone() == (25,)
+    else:
+        assert kinds == {"PreparedItem"}
+        assert [r.item.staged.id for r in results] == [f"t{i}" for i in range(1, 26)]
+
+
+def test_an_import_stopped_before_the_store_decides_its_stage_leaves_no_worker_waiting(tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                                       ) -> None:
+    monkeypatch.setattr(import_pool, "CHUNK_LINES", 3)
+    src = _numbered(tmp_path / "in.jsonl", 25, {})
+    with import_pool.ImportPool(2, ImportOptions()) as pool:
+        pool.prime(src)
+        workers = list(pool.procs)
+    assert not [w for w in workers if w.is_alive()]
