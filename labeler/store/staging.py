@@ -3,7 +3,7 @@
 it converts itself.
 
 No SQL library is loaded here (``sqlite3`` only; ``make lint`` checks it): the workers are forked before the
-importing process loads SQLAlchemy and the store's tables (~0.4 s), so they convert records meanwhile. The
+importing process loads SQLAlchemy and the store's tables (~0.3 s), so they convert records meanwhile. The
 stage's reading, checking and publishing are ``labeler.store.transcripts``'s.
 """
 
@@ -100,13 +100,13 @@ CREATE TABLE rows_gold_case_tags (key INTEGER PRIMARY KEY, case_id TEXT, tag TEX
 """Two kinds of tables. ``rows_*``: every record's rows as written (by a worker process, or by the importing
 process for what it converts itself), under the record's ``seq``; a child row (tool link, turn, tag) under
 ``seq << CHILD_BITS | its position``, so a record's children are one key range. ``transcripts`` and
-``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets (and the
-id of its body, written into the store ahead of the publish: ``_write_bodies``; so is a gold case's); only these
-are published (joined to their rows), so a duplicate or a reject needs no row taken out. A transcript's body and a
-gold case's are tables of their own (``rows_transcript_bodies``, ``rows_gold_bodies``), so the publish reads none
-of the bodies' pages. A transcript's tools are the
-schema hashes in order, joined by spaces (``rows_transcripts.tools``); ``tool_lists`` numbers the distinct lists
-of the accepted transcripts (``transcripts.tool_list``; none for no tools), each a tool set in the store."""
+``gold_cases``: the records the checks accepted, in input order, with the store key each transcript gets (and
+the id of its body, written into the store ahead of the publish: ``transcripts._write_bodies``; so is a gold
+case's); only these are published (joined to their rows), so a duplicate or a reject needs no row taken out. A
+transcript's body and a gold case's are tables of their own (``rows_transcript_bodies``,
+``rows_gold_bodies``), so the publish reads none of the bodies' pages. A transcript's tools are the schema
+hashes in order, joined by spaces (``rows_transcripts.tools``); ``tool_lists`` numbers the distinct lists of
+the accepted transcripts (``transcripts.tool_list``; none for no tools), each a tool set in the store."""
 CHILD_BITS = 20
 MAIN_CHUNKS = 1 << 22
 """Chunk numbers from here on are the importing process's own (below: the workers', one per chunk of lines)."""
@@ -128,7 +128,8 @@ class StagedItem:
     n_children: int
     body_id: int | None = None
     """Where the worker wrote its body: that id in the store's table of bodies (noted pending under the stage,
-    ``StageWriter``), or None: in the stage file, copied into the store if it is accepted (``_write_bodies``)."""
+    ``StageWriter``), or None: in the stage file, copied into the store if it is accepted
+    (``transcripts._write_bodies``)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return StagedItem, (self.transcript, self.id, self.digest, self.source, self.line, self.seq, self.n_children,
@@ -170,13 +171,13 @@ class StageWriter:
 
     Given the store's file (``store``: a worker's writer), the bodies (most of the bytes) go straight into the
     store's tables of bodies instead of the stage, in short write transactions of their own noted as this
-    import's (``pending_bodies``, ``pending_gold_bodies`` under the stage's name), as ``_write_bodies`` does for
-    what the importing process converts: so no body is written into the stage, read back and copied by the
-    importing process. Nothing refers to them until the publish; a record the importing process does not accept
-    has its body deleted (``_delete_bodies``), a failed import deletes them all (``_discard_pending``) and a
-    killed one's are swept by the next import. A record the store already holds with the same content (a
-    re-import: it will be counted unchanged) keeps its body in the stage, where a record the checks then
-    accept after all (it was deleted meanwhile) still finds it."""
+    import's (``pending_bodies``, ``pending_gold_bodies`` under the stage's name), as
+    ``transcripts._write_bodies`` does for what the importing process converts: so no body is written into the
+    stage, read back and copied by the importing process. Nothing refers to them until the publish; a record
+    the importing process does not accept has its body deleted (``transcripts._delete_bodies``), a failed
+    import deletes them all (``_discard_pending``) and a killed one's are swept by the next import. A record
+    the store already holds with the same content (a re-import: it will be counted unchanged) keeps its body
+    in the stage, where a record the checks then accept after all (it was deleted meanwhile) still finds it."""
 
     def __init__(self, path: Path | str, store: Path | str | None = None) -> None:
         # mode=rw: the stage must exist already. A worker opening it after the importing process gave up and
@@ -296,8 +297,8 @@ _GOLD_ROW = operator.itemgetter(*GOLD_COLUMNS)
 
 @dataclass(frozen=True)
 class BodyTables:
-    """Where one kind of record keeps the bodies an import writes ahead, by table name (``tables`` defines them;
-    tests/labeler/test_import_early_fork.py checks the names agree)."""
+    """Where one kind of record keeps the bodies an import writes ahead, by table name (``labeler.store.tables``
+    defines them; tests/labeler/test_import_early_fork.py checks the names agree)."""
 
     bodies: str
     """The store's table of bodies: ``transcript_bodies`` or ``gold_bodies``."""
