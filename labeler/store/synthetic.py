@@ -19,7 +19,8 @@ from labeler.candidates import candidate_transcript
 from labeler.store import tables as t
 from labeler.store.common import REVIEWER_ROLES, require_role
 from labeler.store.engine import Database
-from labeler.store.transcripts import ImportItem, import_items
+from labeler.store.staging import ImportItem
+from labeler.store.transcripts import import_items
 from scorer.synthesize import ALL_TRANSFORMS, SYNTHETIC, Candidate
 
 PROPOSER_ROLES = REVIEWER_ROLES
