@@ -539,3 +539,21 @@ def test_an_import_stopped_before_the_store_decides_its_stage_leaves_no_worker_w
         pool.prime(src)
         workers = list(pool.procs)
     assert not [w for w in workers if w.is_alive()]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_pooled_import_stores_every_record_on_either_backend(
+        tmp_path: Path, pooled: list[int], backend: str, request: pytest.FixtureRequest) -> None:
+    # Its first chunks go out before the store is loaded (``prime``); the store then names its stage (SQLite)
+    # or has none (PostgreSQL, where the workers send the rows back): every record lands either way.
+    db = str(tmp_path / "s.db") if backend == "sqlite" else request.getfixturevalue("postgres_url")
+    src = _numbered(tmp_path / "in.jsonl", 40, {})
+    code, out, err = run("import", str(src), "--db", db)
+    assert code == 0, err
+    assert len(pooled) == 14 and "40 transcripts added" in out.replace(",", ""), (pooled, out)
+    store = Store(db)
+    try:
+        assert store.count_transcripts() == 40
+        assert sorted(s.id for s in store.list_transcripts(limit=100)) == sorted(f"t{i}" for i in range(1, 41))
+    finally:
+        store.close()
