@@ -48,7 +48,14 @@ def app_cmd(host: str, port: int, db: str | None) -> None:
            "--client.showErrorDetails", "none",
            # No forced full gc.collect() after each script run (as .streamlit/config.toml): ~200 ms a run.
            "--runner.postScriptGC", "false"]
-    raise SystemExit(subprocess.call(cmd, env=env))
+    if os.name == "posix":
+        # This process becomes the server: a signal sent to it (kill, a supervisor's stop, Ctrl-C) reaches the
+        # server itself. Run as a child instead, SIGTERM ended only this waiting parent and left the server
+        # running on its port (tests/labeler/test_app_stop.py).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, cmd, env)
+    raise SystemExit(subprocess.call(cmd, env=env))  # Windows: no exec that keeps the process
 
 
 COMMANDS = [app_cmd]
