@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
+from types import MethodType, SimpleNamespace
 from typing import Any
 
 from benchmarks.bench_store import write_gold, write_transcripts
@@ -59,6 +59,9 @@ def _converter(stage: tuple[Path, Path] | None = None) -> Callable[[list[bytes]]
         import_pool.worker_gc()
     worker = SimpleNamespace(options=ImportOptions(), writers={}, stage_lock=threading.Lock(),
                              store_lock=threading.Lock())
+    for phase in ("_converted", "_written"):  # what _convert calls (since stop 35)
+        if hasattr(ImportPool, phase):
+            setattr(worker, phase, MethodType(getattr(ImportPool, phase), worker))
     where = None if stage is None else (str(stage[0]), str(stage[1]))
     numbers = iter(range(1 << 22))  # a chunk number is used once in a stage (its records' keys)
 

@@ -127,16 +127,20 @@ orig_next = ip.ImportPool.next_result
 ip.ImportPool.next_result = next_result
 
 conv = {"cpu": 0.0}
-orig_convert = ip.ImportPool._convert
-def convert(self, *a):
-    c = time.thread_time()
-    try:
-        return orig_convert(self, *a)
-    finally:
-        conv["cpu"] += time.thread_time() - c
-        with open(f"{OUT}.worker-{os.getpid()}", "w") as fh:
-            fh.write(str(conv["cpu"]))
-ip.ImportPool._convert = convert
+def worker_timed(name):  # a worker's CPU in converting and writing its chunks
+    inner = getattr(ip.ImportPool, name)
+    def wrapper(self, *a):
+        c = time.thread_time()
+        try:
+            return inner(self, *a)
+        finally:
+            conv["cpu"] += time.thread_time() - c
+            with open(f"{OUT}.worker-{os.getpid()}", "w") as fh:
+                fh.write(str(conv["cpu"]))
+    setattr(ip.ImportPool, name, wrapper)
+# since stop 35 a chunk is converted (_converted) and written (_written) apart, both through _convert or not
+for name in (("_converted", "_written") if hasattr(ip.ImportPool, "_converted") else ("_convert",)):
+    worker_timed(name)
 
 timed(data.import_cmd, "callback", "import command (all below)")
 timed(ip.ImportPool, "__init__", "fork workers")

@@ -33,7 +33,7 @@ import queue
 import signal
 import traceback
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -75,6 +75,9 @@ MIN_BYTES = 4 * 1024 * 1024
 costs ~0.05 s of CPU, about what they save on 2-4 MB (~300 gold cases or ~100 tau-bench transcripts, measured
 at stop 21 under load 5: in-process and pooled imports of 2.1 MB took the same CPU, 1.0 s with start-up)."""
 POLL_SECONDS = 1.0
+HELD_POLL_SECONDS = 0.01
+"""How long a worker holding chunks converted before the store's decision waits for another before it waits for
+the decision instead (the chunks ``prime`` hands out are in its queue already)."""
 LINE_BUFFER = 256 * 1024
 """A worker's read buffer: a tau-bench transcript's line (~29 KB) is copied out of it whole, not pieced together."""
 WORKER_NICENESS = 10
@@ -234,23 +237,57 @@ class ImportPool:
             os.nice(WORKER_NICENESS)
         worker_gc()
         tasks, results = self.tasks[index], self.results[index]
+        # Chunks handed out before the store decided where rows go (``prime``), converted, their rows held: all
+        # of them are converted while the importing process loads the store, then written in the order given.
+        held: list[tuple[int, tuple[str, Any]]] = []
+
+        def write_held() -> None:
+            stage = self._stage_decided()
+            for number, (status, body) in held:
+                results.put(self._outcome(self._written, *body, stage, number) if status == "ok" else (status, body))
+            held.clear()
+
         while True:
+            if held and (self.told != DEFERRED or self._heard()):
+                write_held()
             try:
-                task = tasks.get(timeout=POLL_SECONDS)
+                task = tasks.get(timeout=HELD_POLL_SECONDS if held else POLL_SECONDS)
             except queue.Empty:
-                if os.getppid() != self.parent:  # the import died (kill -9): nobody waits for these rows
+                if held:  # nothing more to convert meanwhile: wait for the store's word
+                    write_held()
+                elif os.getppid() != self.parent:  # the import died (kill -9): nobody waits for these rows
                     os._exit(0)  # not a normal exit, which would wait to flush results nobody reads
                 continue
             if task is None:
                 return
-            try:
-                results.put(("ok", self._convert(*task)))
-            except BodyWriteFailed as exc:  # the store (a full disk, its lock held too long): as below
-                results.put(("store", str(exc)))
-            except StageFailed as exc:  # the stage file (a full disk, say): one line, from the importing process
-                results.put(("stage", str(exc)))
-            except BaseException:  # a bug: shown by the importing process
-                results.put(("crash", traceback.format_exc()))
+            chunk, stage, number = task
+            if stage == DEFERRED and self.told == DEFERRED:
+                held.append((number, self._outcome(self._converted, chunk, True)))
+                continue
+            if held:  # a chunk sent after the decision: those before it go first
+                write_held()
+            results.put(self._outcome(self._convert, chunk, stage, number))
+
+    @staticmethod
+    def _outcome(work: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+        """What the importing process hears of a chunk (``work(*args)``): its results, or the one line of why
+        there are none."""
+        try:
+            return ("ok", work(*args))
+        except BodyWriteFailed as exc:  # the store (a full disk, its lock held too long): as below
+            return ("store", str(exc))
+        except StageFailed as exc:  # the stage file (a full disk, say): one line, from the importing process
+            return ("stage", str(exc))
+        except BaseException:  # a bug: shown by the importing process
+            return ("crash", traceback.format_exc())
+
+    def _heard(self) -> bool:
+        """Whether the store's decision on the stage has come (without waiting for it)."""
+        try:
+            self.told = self.stage_notes[self.index].get_nowait()
+        except queue.Empty:
+            return False
+        return True
 
     def _stage_decided(self) -> tuple[str, str] | None:
         """The stage the store named for the chunks handed out before it had (``prime``): waited for once."""
@@ -265,6 +302,15 @@ class ImportPool:
 
     def _convert(self, chunk: Chunk, stage: tuple[str, str] | str | None, chunk_number: int,
                  ) -> list[Prepared | tuple[Any, ...]]:
+        """A chunk's results: its records converted, and their rows written into ``stage`` (or, None, kept
+        in the results; ``DEFERRED``: where the store decides)."""
+        out, rows = self._converted(chunk, stage is not None)
+        if stage == DEFERRED:
+            stage = self._stage_decided()
+        assert not isinstance(stage, str)
+        return self._written(out, rows, stage, chunk_number)
+
+    def _converted(self, chunk: Chunk, keep_rows: bool) -> tuple[list[Prepared | tuple[Any, ...]], list[PreparedItem]]:
         out: list[Prepared | tuple[Any, ...]] = []
         source = chunk.source
         rows: list[PreparedItem] = []
@@ -282,17 +328,20 @@ class ImportPool:
             except InvalidRecord as exc:  # more children than a stage key numbers
                 out.append((type(exc), exc.message, exc.source, exc.line))
                 continue
-            if stage is not None:
+            if keep_rows:
                 rows.append(prepared)
             if isinstance(record, GoldCase):
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
             else:
                 out.append(Prepared(prepared, item.line, None, None))
-        if stage == DEFERRED:
-            stage = self._stage_decided()
+        return out, rows
+
+    def _written(self, out: list[Prepared | tuple[Any, ...]], rows: list[PreparedItem], stage: tuple[str, str] | None,
+                 chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
+        """``out`` with each record's rows written into ``stage`` (its bodies into the store): what stands for
+        it instead (``StagedItem``). No stage (PostgreSQL): ``out`` as it is, the rows in it."""
         if stage is None or not rows:
             return out
-        assert not isinstance(stage, str)
         writer = self.writers.get(stage)
         if writer is None:
             writer = self.writers[stage] = StageWriter(*stage)

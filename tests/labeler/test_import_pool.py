@@ -557,3 +557,42 @@ def test_a_pooled_import_stores_every_record_on_either_backend(
         assert sorted(s.id for s in store.list_transcripts(limit=100)) == sorted(f"t{i}" for i in range(1, 41))
     finally:
         store.close()
+
+
+_PRIMED_PROBE = r'''
+import os, sys, time
+source, events = sys.argv[1], sys.argv[2]
+def hook(event, args):  # each chunk a worker converts, it reads from the file: one open a chunk
+    if event == "open" and str(args[0]) == source and os.getpid() != main:
+        with open(os.path.join(events, str(os.getpid())), "a") as fh:
+            fh.write("open\n")
+main = os.getpid()
+sys.addaudithook(hook)
+from pathlib import Path
+from labeler.cli import import_pool
+from scorer.importers import ImportOptions
+import_pool.CHUNK_LINES = 3
+with import_pool.ImportPool(2, ImportOptions()) as pool:
+    pool.prime(Path(source))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the store is still loading: nothing decided yet
+        counts = sorted(len(open(os.path.join(events, f)).read().split()) for f in os.listdir(events))
+        if counts == [3, 3]:
+            break
+        time.sleep(0.05)
+    print(counts)
+    results = list(import_pool.iter_pooled(pool, Path(source)))  # decided now: no stage (rows sent back)
+    print(len(results))
+'''
+
+
+def test_before_the_store_decides_each_worker_converts_every_chunk_primed_for_it(tmp_path: Path) -> None:
+    # A worker does not stop at its first primed chunk to wait for the store: it converts all of them while
+    # the importing process loads the store, then writes them in order once told where.
+    src = _numbered(tmp_path / "in.jsonl", 25, {})
+    events = tmp_path / "events"
+    events.mkdir()
+    done = subprocess.run([sys.executable, "-c", _PRIMED_PROBE, str(src), str(events)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[3, 3]", "25"], done.stdout
