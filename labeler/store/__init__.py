@@ -13,11 +13,12 @@ worker processes run them, forked before the importing process loads SQLAlchemy.
 nothing until a name is used: ``Store`` loads the engine and the tables.
 
 Adding a store action: write it as a function ``def action(db: Database, ...)`` in its aggregate's module
-and add one line ``action = _module.action`` to ``Store`` (``facade``). Nothing is imported until used (a command pays only
-for the aggregates it touches): ``_module`` stands in for the module at run time, and the function replaces
-its stand-in on the class when first looked up; mypy reads the ``TYPE_CHECKING`` imports. A new aggregate
-module gets both lines (its ``TYPE_CHECKING`` import and its ``_Aggregate``); a new re-exported name goes
-into the ``TYPE_CHECKING`` imports and ``_LAZY`` (tests/labeler/test_cli_startup.py checks they agree).
+and add one line ``action = _module.action`` to ``Store`` (in ``facade``). Nothing is imported until used (a
+command pays only for the aggregates it touches): ``_module`` stands in for the module at run time, and the
+function replaces its stand-in on the class when first looked up; mypy reads the ``TYPE_CHECKING`` imports. A
+new aggregate module gets both lines in ``facade`` (its ``TYPE_CHECKING`` import and its ``_Aggregate``); a new
+re-exported name goes into this module's ``TYPE_CHECKING`` imports and ``_LAZY`` (tests/labeler/test_cli_startup.py
+checks they agree).
 """
 
 from __future__ import annotations
