@@ -173,7 +173,6 @@ class ImportPool:
         # What the store decided about its stage, told once to each worker that got chunks before (``prime``).
         self.stage_notes: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.decided = False
-        self.deferred = False  # chunks were handed out before the decision
         self.primed: dict[Path, Iterator[Chunk]] = {}
         self.told: tuple[str, str] | str | None = DEFERRED  # in a worker: the decision, once told
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
@@ -197,14 +196,13 @@ class ImportPool:
         self._decide()
 
     def _decide(self) -> None:
-        """The stage is settled (``use_stage``, or none: PostgreSQL): tell the workers holding chunks converted
-        before it was (``prime``)."""
+        """The stage is settled (``use_stage``, or none: PostgreSQL): tell the workers (read only by those that
+        got chunks before it was: ``prime``)."""
         if self.decided:
             return
         self.decided = True
-        if self.deferred:
-            for notes in self.stage_notes:
-                notes.put(self.stage)
+        for notes in self.stage_notes:
+            notes.put(self.stage)
 
     def prime(self, path: Path) -> None:
         """Hand out ``path``'s first chunks now, ``PRIMED`` per worker, before the store is loaded: the workers
@@ -354,7 +352,6 @@ class ImportPool:
 
     def submit(self, chunk: Chunk) -> None:
         worker = self.sent % len(self.procs)
-        self.deferred |= not self.decided
         self.tasks[worker].put((chunk, self.stage if self.decided else DEFERRED, self.sent))
         self.out.append(worker)
         self.sent += 1
