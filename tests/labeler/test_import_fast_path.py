@@ -379,3 +379,45 @@ def test_a_record_with_long_digit_runs_orjson_reads_exactly_takes_the_fast_path(
         assert fast is not None, raw
         assert fast == _slow(2, raw)
         assert _rows(fast) == _expected_rows(fast)
+
+
+def _own_tools(n: int) -> list[dict[str, Any]]:
+    return [{"name": f"f{n}", "description": "Find.", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string", "default": "é"}, "k": {"type": "number",
+                                                                                       "default": 1.0}}}},
+            {"parameters": {"type": "object", "properties": {}}, "name": f"g{n}", "description": ""}]
+
+
+def test_tools_a_line_writes_as_the_record_does_are_not_serialized_again() -> None:
+    """A BFCL gold case brings tools of its own: most of its bytes. Read from a line that wrote them as the record
+    writes them, their JSON is the line's (filed by ``fast_record``), not serialized by pydantic and parsed back."""
+    for n, value in enumerate((_gold(id="a", tools=_own_tools(1)), _transcript(id="b", tools=_own_tools(2)))):
+        raw = _json_line(value)
+        record = fast_record(2 + n, raw)
+        assert record is not None
+        filed = formats._TOOLS_JSON.get(tuple(map(id, record.tools)))
+        assert filed is not None and filed[0] is record.tools
+        assert filed[1] == json.loads(raw)["tools"] == to_json(record)["tools"]
+        assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
+
+
+PARAMETERS = {"type": "object", "properties": {"k": {"type": "number", "default": 2.0}}}
+TOOLS_WRITTEN_OTHERWISE = [
+    [{"name": "f", "parameters": PARAMETERS}],  # no description: written with ""
+    [{"name": "f", "description": "d"}],  # no parameters: written with the default schema
+    [{"name": "f", "description": "d", "parameters": PARAMETERS, "annotations": {}}],  # unset: left out
+    [{"name": "f", "description": "d", "parameters": PARAMETERS, "annotations": {"readOnlyHint": True}}],
+    [{"name": "f", "description": "d", "parameters": PARAMETERS, "output_schema": None}],
+    [{"name": "f", "description": "d", "parameters": PARAMETERS}, {"name": "g", "parameters": PARAMETERS}],
+]
+
+
+@pytest.mark.parametrize("tools", TOOLS_WRITTEN_OTHERWISE, ids=range(len(TOOLS_WRITTEN_OTHERWISE)))
+def test_tools_the_record_writes_otherwise_are_written_from_the_record(tools: list[dict[str, Any]]) -> None:
+    for n, value in enumerate((_gold(id="a", tools=tools), _transcript(id="b", tools=tools))):
+        raw = _json_line(value)
+        formats._SHARED_TOOLS.clear()  # first seen: validated from the line, not shared with the gold case's
+        record = fast_record(2 + n, raw)
+        assert record is not None
+        assert tuple(map(id, record.tools)) not in formats._TOOLS_JSON
+        assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
