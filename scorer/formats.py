@@ -507,7 +507,7 @@ def _joined(body: dict[str, Any], texts: dict[str, str]) -> str:
         data = orjson.dumps({**body, **stand_ins}, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys that are not strings
         return canonical.dumps_finite_with(body, texts)
-    if canonical._orjson_may_differ(data):
+    if canonical.holds_float(body) and canonical._orjson_may_differ(data):  # no float: orjson's is dumps' text
         return canonical.dumps_finite_with(body, texts)
     text = data.decode("utf-8")
     for name, number in stand_ins.items():

@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from scorer import canonical
 from scorer.formats import dumps_record, to_json
 from scorer.matchers import show
+from tests.conftest import pure_core_only
 from tests.labeler.test_store import gold
 
 _leaves = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-           | st.text() | st.sampled_from([".0,", "5.0]", "1e+16", "x.0}", ".0"]))
+           | st.text() | st.sampled_from([".0,", "5.0]", "1e+16", "x.0}", ".0", "8.854e-12", "0.000001256"]))
 _values = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=4)
                        | st.dictionaries(st.text(max_size=4), inner, max_size=4), max_leaves=30)
 
@@ -141,3 +142,51 @@ def test_json_text_refuses_what_json_dumps_refuses() -> None:
     for compact in (True, False):
         with pytest.raises(TypeError, match=r"^Object of type set is not JSON serializable$"):
             canonical.json_text({"a": [1, {2}]}, compact)
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return isinstance(value, float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_holds_float_finds_any_float(value: Any) -> None:
+    assert canonical.holds_float(value) is _has_float(value)
+    assert canonical.holds_float((1, ["a", {"k": None}, True])) is False
+    assert canonical.holds_float({"a": [{"b": [0.5]}]}) is True
+
+
+# Tool descriptions from BFCL's functions: strings that read like floats, beside values that are floats or not.
+FLOAT_LOOKING = [
+    {"description": "rating on a scale from 1.0 to 5.0, with 5.0 being the best", "type": "number"},
+    {"description": "Default is 8.854e-12 (vacuum permittivity).", "default": 8.854e-12},
+    {"description": "approximated to be 0.000001256 H/m.", "minimum": 0, "maximum": 5.0},
+    {"description": "such as 4.0, 4.5, etc.", "enum": [1, 2.5, 3.0], "n": [1e16, 1.5e-05]},
+]
+
+
+@pytest.mark.parametrize("value", FLOAT_LOOKING, ids=range(len(FLOAT_LOOKING)))
+def test_strings_that_read_like_floats_are_written_as_dumps_writes_them(value: Any) -> None:
+    assert canonical.dumps_finite_json_values(value) == canonical.dumps_json_values(value) == canonical.dumps(value)
+    assert canonical.dumps_finite_json_values_each([value, value]) == [canonical.dumps(value)] * 2
+
+
+@pure_core_only
+def test_a_false_alarm_or_collapsed_floats_need_not_json_s_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson's text of a BFCL tool list that holds a float-like string in a description, or integral floats,
+    is the canonical text once those are known for what they are: json's encoder (twice, ~10x orjson; most of a
+    BFCL gold case's conversion when it came) is left for floats orjson writes otherwise."""
+    def refused(value: Any) -> str:
+        raise AssertionError(f"json's encoder for {value!r}")
+
+    monkeypatch.setattr(canonical, "_dumps_json_values_stdlib", refused)
+    for value in (FLOAT_LOOKING[0], {"d": "from 1.0 to 5.0, with", "default": 5.0, "x": [2.0, 0.5]}):
+        assert canonical.dumps_finite_json_values(value) == canonical.dumps(value)
+        assert canonical.dumps_json_values(value) == canonical.dumps(value)
+    # a float in exponent form still takes it: orjson writes some otherwise (1.5e-5 where json writes 1.5e-05)
+    with pytest.raises(AssertionError, match="json's encoder"):
+        canonical.dumps_finite_json_values(FLOAT_LOOKING[1])
