@@ -5,10 +5,14 @@ the benchmark, still handing the worker a stage file alone, crashed ``make bench
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from benchmarks import bench_import_convert as bench
+from benchmarks.bench_bfcl import BFCL
 from benchmarks.bench_store import write_gold, write_transcripts
 
 
@@ -34,6 +38,18 @@ def test_the_staged_side_writes_rows_into_the_stage_and_bodies_into_the_store(tm
 
 
 def test_the_benchmark_prints_both_rows(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    bench.main(["--transcripts", "3", "--gold", "3", "--repeat", "1"])
+    bench.main(["--transcripts", "3", "--gold", "3", "--bfcl", "0", "--repeat", "1"])
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert [row.split(" | ")[0] for row in table[1:]] == ["| transcript", "| gold case"]
+
+
+@pytest.mark.skipif(not BFCL.is_dir(), reason="no BFCL data here (TOOLGOLD_BFCL_DATA or ../shared/data/bfcl)")
+def test_the_bfcl_row_converts_real_gold_cases_each_with_tools_of_its_own(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "bfcl.jsonl"
+    assert bench.write_bfcl_gold(path, 5) == 5
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["format"] for r in records] == ["toolgold.gold/1"] * 5
+    assert len({json.dumps(r["tools"]) for r in records}) == 5
+    bench.main(["--transcripts", "2", "--gold", "2", "--bfcl", "4", "--repeat", "1"])
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[:2] for row in table[1:]][-1] == ["| BFCL gold case, tools of its own", "4"]
