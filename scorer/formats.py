@@ -198,23 +198,23 @@ def _known_tools(raw: bytes) -> tuple[dict[str, Any] | None, tuple[Any, ...] | N
     nested few enough levels at that very place when learnt."""
     start = _tools_value_start(raw, 0)
     tried = 0
-    short_numbers = False
     while start is not None and tried < 4:
         tried += 1
         for span, specs in _TOOL_SPANS.get(raw[start:start + SPAN_PREFIX], ()):
             if not raw.startswith(span, start):
                 continue
-            # No run of 17 digits in the line (one pass): then it holds no placeholder, and with one put in
-            # (after a ':' or a space) it holds no long number unless the bytes after the span are digits,
-            # which no JSON holds after a closing bracket: then ``tools`` parses as another integer (refused
-            # below) or not at all.
-            # (``find``, not ``in``: see canonical._orjson_may_differ)
-            short_numbers = short_numbers or raw.translate(_DIGITS_AS_NINE).find(_PLACEHOLDER_RUN) < 0
-            if not short_numbers and raw.find(_PLACEHOLDER) >= 0:
-                continue
             data = raw[:start] + _PLACEHOLDER + raw[start + len(span):]
-            if not short_numbers and strict_json.has_long_number(data):
-                return None, None, raw
+            # The placeholder the line's only run of 17 digits or more (one pass over what is left of it, most
+            # of a gold case's bytes being its tools): then the line held no placeholder of its own, and holds
+            # no long number, the placeholder being put after a ':' or a space and before what followed the
+            # span, which is no digit after a closing bracket (were it one, ``tools`` would parse as another
+            # integer, refused below, or not at all). Another such run: each asked apart.
+            # (``find``, not ``in``: see canonical._orjson_may_differ)
+            if data.translate(_DIGITS_AS_NINE).count(_PLACEHOLDER_RUN) != 1:
+                if raw.find(_PLACEHOLDER) >= 0:
+                    continue
+                if strict_json.has_long_number(data):
+                    return None, None, raw
             try:
                 value = orjson.loads(data)
             except orjson.JSONDecodeError:

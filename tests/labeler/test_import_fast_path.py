@@ -308,6 +308,12 @@ TOOL_BYTES_LINES = [
     _HEAD + b'"tools": ' + _T + b', "metadata": {"deep": ' + json.dumps(_deep(198)).encode() + b"}}\n",
     _HEAD + b'"tools": ' + _T + b', "metadata": {"n": 1' + b"0" * 30 + b"}}\n",
     _GOLD_HEAD + b'"tools": ' + _T + b', "expected": {"behavior": "call", "calls": [{"name": "nope"}]}}\n',
+    # other runs of 17 digits or more beside the placeholder: an id 64 bits hold, digits in a string, the
+    # placeholder's digits in a string, an integer beyond 64 bits after the list and before it
+    _HEAD + b'"metadata": {"id": 1234567890123456789, "s": "12345678901234567890"}, "tools": ' + _T + b"}\n",
+    _HEAD + b'"metadata": {"s": "x73018452906113527", "t": "73018452906113527"}, "tools": ' + _T + b"}\n",
+    _HEAD + b'"tools": ' + _T + b', "metadata": {"n": 99999999999999999999}}\n',
+    _HEAD + b'"metadata": {"n": -9999999999999999999}, "tools": ' + _T + b"}\n",
 ]
 
 
