@@ -19,7 +19,17 @@ from pydantic import BaseModel, ValidationError
 
 from scorer import canonical, strict_json
 from scorer.errors import InvalidRecord, UnknownFormat
-from scorer.model import GOLD_FORMAT, RUN_FORMAT, TRANSCRIPT_FORMAT, GoldCase, RunRecord, Transcript
+from scorer.model import (
+    GOLD_FORMAT,
+    RUN_FORMAT,
+    TRANSCRIPT_FORMAT,
+    FunctionCall,
+    GoldCase,
+    Message,
+    RunRecord,
+    ToolCallRef,
+    Transcript,
+)
 
 FORMATS: dict[str, type[BaseModel]] = {
     TRANSCRIPT_FORMAT: Transcript,
@@ -159,6 +169,7 @@ def fast_record(number: int, raw: bytes) -> Transcript | GoldCase | None:
             _SPANS_TRIED.clear()
         _SPANS_TRIED.add(key)
         _learn_tools_span(raw, record.tools)  # type: ignore[attr-defined]
+    _remember_messages_json(record.messages, value.get("messages"))  # type: ignore[attr-defined]
     return record  # type: ignore[return-value]
 
 
@@ -416,6 +427,40 @@ its ``ToolSpec`` objects, which the entry holds (so no other object can take the
 records read by ``fast_record`` share the objects of a tool list seen before. Filed by ``record_json_text``, or
 by ``fast_record`` from the line itself when the line wrote them as ``to_json`` would (``_remember_tools_json``)."""
 _TOOLS: Final = {"tools"}
+_MESSAGES: Final = frozenset({"messages"})
+_READ_MESSAGES: list[Any] = [None, None]
+"""The messages of the last record ``fast_record`` read, and the list its line wrote them as, when that is their
+JSON (``_remember_messages_json``): ``record_json_text``, asked next for that record's text (what an import's
+worker does), writes them from it."""
+_MESSAGE_KEYS: Final = frozenset(Message.model_fields)
+_CALL_KEYS: Final = frozenset(ToolCallRef.model_fields)
+_FUNCTION_KEYS: Final = frozenset(FunctionCall.model_fields)
+
+
+def _remember_messages_json(messages: tuple[Any, ...], read: Any) -> None:
+    """Keep ``read``, the message list a line held, as the JSON of ``messages``, validated from it, when it is.
+
+    It is when every message, each of its tool calls and each call's function has every field of its type and no
+    other: those types write every field (none is an addition left out when unset) and hold strings, None and
+    lists of them only, which validation keeps as they are (no validator changes a value; a tuple is written as
+    the list it was read from). A field the line left out would be written with its default."""
+    _READ_MESSAGES[0] = _READ_MESSAGES[1] = None
+    if type(read) is not list or len(read) != len(messages):
+        return
+    for message in read:
+        if type(message) is not dict or len(message) != len(_MESSAGE_KEYS) or message.keys() != _MESSAGE_KEYS:
+            return
+        calls = message["tool_calls"]
+        if type(calls) is not list:
+            return
+        for call in calls:
+            if type(call) is not dict or len(call) != len(_CALL_KEYS) or call.keys() != _CALL_KEYS:
+                return
+            function = call["function"]
+            if type(function) is not dict or len(function) != len(_FUNCTION_KEYS) \
+                    or function.keys() != _FUNCTION_KEYS:
+                return
+    _READ_MESSAGES[0], _READ_MESSAGES[1] = messages, read
 _TOOL_KEYS: Final = frozenset({"name", "description", "parameters"})
 
 
@@ -476,8 +521,13 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
     texts: dict[str, str] = {}
     if apart:
         # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
-        # parse back, half the time), and integers stay integers however long.
-        plain = _faithful_serializer(model).to_python(record, mode="json", include=apart)
+        # parse back, half the time), and integers stay integers however long. Messages the line wrote as
+        # they are written are taken as read (``_READ_MESSAGES``).
+        read = _READ_MESSAGES[1] if "messages" in apart and _READ_MESSAGES[0] is record.messages else None  # type: ignore[attr-defined]
+        rest = apart if read is None else apart - _MESSAGES
+        plain = _faithful_serializer(model).to_python(record, mode="json", include=rest) if rest else {}
+        if read is not None:
+            plain["messages"] = read
         for name, value in plain.items():
             if len(value) >= SPLIT_ITEMS:
                 texts[name] = canonical.dumps_float_free(value)

@@ -427,3 +427,46 @@ def test_tools_the_record_writes_otherwise_are_written_from_the_record(tools: li
         assert record is not None
         assert tuple(map(id, record.tools)) not in formats._TOOLS_JSON
         assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
+
+
+def _long_transcript(**message: Any) -> dict[str, Any]:
+    """A transcript whose messages are written apart from the rest of its text (SPLIT_ITEMS or more)."""
+    turns = [{"role": "user", "content": "book it"},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": "book", "arguments": '{"n": 1.0}'}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "ok 5.0, 1e-7"},
+             {"role": "assistant", "content": "done"}]
+    return _transcript(messages=[{"content": None, "name": None, "tool_call_id": None, "tool_calls": [], **m}
+                                 for m in turns[:-1]] + [{**turns[-1], **message}])
+
+
+def test_messages_a_line_writes_as_the_record_does_are_not_serialized_again() -> None:
+    """A transcript's messages are most of its bytes. Read from a line that wrote every field of each message (as
+    an export does), their JSON is the line's: kept by ``fast_record`` for the record's text, not written by
+    pydantic into Python values first."""
+    raw = _json_line(_long_transcript(name=None, tool_call_id=None, tool_calls=[]))
+    record = fast_record(2, raw)
+    assert record is not None
+    assert formats._READ_MESSAGES[0] is record.messages
+    assert formats._READ_MESSAGES[1] == json.loads(raw)["messages"] == to_json(record)["messages"]
+    assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
+
+
+MESSAGES_WRITTEN_OTHERWISE = [
+    {},  # name, tool_call_id and tool_calls left to their defaults
+    {"name": None, "tool_call_id": None},
+    {"name": None, "tool_call_id": None, "tool_calls": [], "content": "done"},  # ... the last one only
+]
+
+
+@pytest.mark.parametrize("message", MESSAGES_WRITTEN_OTHERWISE, ids=range(len(MESSAGES_WRITTEN_OTHERWISE)))
+def test_messages_the_record_writes_otherwise_are_written_from_the_record(message: dict[str, Any]) -> None:
+    value = _long_transcript()
+    value["messages"][-1] = {"role": "assistant", **message}
+    if message.get("content") == "done":  # a tool call without its type: written with "function"
+        value["messages"][1]["tool_calls"][0].pop("type")
+    raw = _json_line(value)
+    record = fast_record(2, raw)
+    assert record is not None
+    assert formats._READ_MESSAGES[0] is not record.messages
+    assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
