@@ -427,6 +427,31 @@ its ``ToolSpec`` objects, which the entry holds (so no other object can take the
 records read by ``fast_record`` share the objects of a tool list seen before. Filed by ``record_json_text``, or
 by ``fast_record`` from the line itself when the line wrote them as ``to_json`` would (``_remember_tools_json``)."""
 _TOOLS: Final = {"tools"}
+_TOOL_KEYS: Final = frozenset({"name", "description", "parameters"})
+
+
+def _remember_tools_json(specs: tuple[Any, ...], read: Any) -> None:
+    """File ``read``, the tool list a line held, as what ``to_json`` writes for ``specs``, the ``ToolSpec``
+    objects validated from it (``_TOOLS_JSON``), when it is: then ``record_json_text`` neither serializes those
+    tools nor parses them back (most of a BFCL gold case's bytes, each case offering tools of its own).
+
+    It is when each tool has exactly a string ``name``, a string ``description`` and an object ``parameters``:
+    validation keeps those values as they are (no validator changes them; ``parameters`` is any JSON object,
+    kept whole), and ``to_json`` writes exactly those three fields (an unset addition is left out; a field the
+    line left out would be written with its default). Anything else is left to ``to_json``."""
+    if type(read) is not list or len(read) != len(specs):
+        return
+    for tool in read:
+        if type(tool) is not dict or len(tool) != 3 or tool.keys() != _TOOL_KEYS:
+            return
+        if type(tool["name"]) is not str or type(tool["description"]) is not str \
+                or type(tool["parameters"]) is not dict:
+            return
+    if len(_TOOLS_JSON) >= SHARED_TOOLS_MAX:
+        _TOOLS_JSON.clear()
+    _TOOLS_JSON[tuple(map(id, specs))] = (specs, read, [None])
+
+
 _MESSAGES: Final = frozenset({"messages"})
 _READ_MESSAGES: list[Any] = [None, None]
 """The messages of the last record ``fast_record`` read, and the list its line wrote them as, when that is their
@@ -461,29 +486,6 @@ def _remember_messages_json(messages: tuple[Any, ...], read: Any) -> None:
                     or function.keys() != _FUNCTION_KEYS:
                 return
     _READ_MESSAGES[0], _READ_MESSAGES[1] = messages, read
-_TOOL_KEYS: Final = frozenset({"name", "description", "parameters"})
-
-
-def _remember_tools_json(specs: tuple[Any, ...], read: Any) -> None:
-    """File ``read``, the tool list a line held, as what ``to_json`` writes for ``specs``, the ``ToolSpec``
-    objects validated from it (``_TOOLS_JSON``), when it is: then ``record_json_text`` neither serializes those
-    tools nor parses them back (most of a BFCL gold case's bytes, each case offering tools of its own).
-
-    It is when each tool has exactly a string ``name``, a string ``description`` and an object ``parameters``:
-    validation keeps those values as they are (no validator changes them; ``parameters`` is any JSON object,
-    kept whole), and ``to_json`` writes exactly those three fields (an unset addition is left out; a field the
-    line left out would be written with its default). Anything else is left to ``to_json``."""
-    if type(read) is not list or len(read) != len(specs):
-        return
-    for tool in read:
-        if type(tool) is not dict or len(tool) != 3 or tool.keys() != _TOOL_KEYS:
-            return
-        if type(tool["name"]) is not str or type(tool["description"]) is not str \
-                or type(tool["parameters"]) is not dict:
-            return
-    if len(_TOOLS_JSON) >= SHARED_TOOLS_MAX:
-        _TOOLS_JSON.clear()
-    _TOOLS_JSON[tuple(map(id, specs))] = (specs, read, [None])
 
 
 def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str, list[dict[str, Any]]]:

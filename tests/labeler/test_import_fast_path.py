@@ -470,3 +470,35 @@ def test_messages_the_record_writes_otherwise_are_written_from_the_record(messag
     assert record is not None
     assert formats._READ_MESSAGES[0] is not record.messages
     assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
+
+
+def _strings_only(annotation: Any) -> bool:
+    """Whether a field of this type holds strings, None, string literals and tuples of such models only."""
+    import types
+    import typing
+
+    from scorer.model import FunctionCall, Message, ToolCallRef
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation in (str, type(None)) or annotation in (Message, ToolCallRef, FunctionCall):
+        return True
+    if origin is typing.Literal:
+        return all(type(a) is str for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return all(_strings_only(a) for a in args)
+    if origin is tuple:
+        return args[-1] is Ellipsis and _strings_only(args[0])
+    return False
+
+
+def test_the_message_types_write_every_field_and_hold_only_strings() -> None:
+    """What lets a line's messages stand for their JSON when it wrote every field (``_remember_messages_json``):
+    these types write every field (none is left out when unset) and hold only strings, None and lists of them, which
+    validation keeps as they are. A field that gains a number, an ``Any`` or an addition fails here first."""
+    from scorer.model import FunctionCall, Message, ToolCallRef
+
+    for model in (Message, ToolCallRef, FunctionCall):
+        for name, info in model.model_fields.items():
+            assert info.exclude_if is None, (model.__name__, name)
+            assert _strings_only(info.annotation), (model.__name__, name, info.annotation)
+    assert formats._MESSAGE_KEYS == set(Message.model_fields)
