@@ -453,10 +453,12 @@ def _remember_tools_json(specs: tuple[Any, ...], read: Any) -> None:
 
 
 _MESSAGES: Final = frozenset({"messages"})
-_READ_MESSAGES: list[Any] = [None, None]
-"""The messages of the last record ``fast_record`` read, and the list its line wrote them as, when that is their
-JSON (``_remember_messages_json``): ``record_json_text``, asked next for that record's text (what an import's
-worker does), writes them from it."""
+_NOTHING_READ: Final[tuple[Any, Any]] = (None, None)
+_READ_MESSAGES: list[tuple[Any, Any]] = [_NOTHING_READ]
+"""``(messages, list)``: the messages of the last record ``fast_record`` read and the list its line wrote them as,
+when that is their JSON (``_remember_messages_json``): ``record_json_text``, asked next for that record's text
+(what an import's worker does), writes them from it. One pair, stored and read whole: a thread that reads
+another record meanwhile replaces it, and the messages no longer match."""
 _MESSAGE_KEYS: Final = frozenset(Message.model_fields)
 _CALL_KEYS: Final = frozenset(ToolCallRef.model_fields)
 _FUNCTION_KEYS: Final = frozenset(FunctionCall.model_fields)
@@ -469,7 +471,7 @@ def _remember_messages_json(messages: tuple[Any, ...], read: Any) -> None:
     other: those types write every field (none is an addition left out when unset) and hold strings, None and
     lists of them only, which validation keeps as they are (no validator changes a value; a tuple is written as
     the list it was read from). A field the line left out would be written with its default."""
-    _READ_MESSAGES[0] = _READ_MESSAGES[1] = None
+    _READ_MESSAGES[0] = _NOTHING_READ
     if type(read) is not list or len(read) != len(messages):
         return
     for message in read:
@@ -485,7 +487,7 @@ def _remember_messages_json(messages: tuple[Any, ...], read: Any) -> None:
             if type(function) is not dict or len(function) != len(_FUNCTION_KEYS) \
                     or function.keys() != _FUNCTION_KEYS:
                 return
-    _READ_MESSAGES[0], _READ_MESSAGES[1] = messages, read
+    _READ_MESSAGES[0] = (messages, read)
 
 
 def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str, list[dict[str, Any]]]:
@@ -525,7 +527,8 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
         # Fields that hold no float hold no NaN either: pydantic builds their JSON values directly (no text to
         # parse back, half the time), and integers stay integers however long. Messages the line wrote as
         # they are written are taken as read (``_READ_MESSAGES``).
-        read = _READ_MESSAGES[1] if "messages" in apart and _READ_MESSAGES[0] is record.messages else None  # type: ignore[attr-defined]
+        held = _READ_MESSAGES[0]
+        read = held[1] if "messages" in apart and held[0] is record.messages else None  # type: ignore[attr-defined]
         rest = apart if read is None else apart - _MESSAGES
         plain = _faithful_serializer(model).to_python(record, mode="json", include=rest) if rest else {}
         if read is not None:

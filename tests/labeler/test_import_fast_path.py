@@ -447,8 +447,9 @@ def test_messages_a_line_writes_as_the_record_does_are_not_serialized_again() ->
     raw = _json_line(_long_transcript(name=None, tool_call_id=None, tool_calls=[]))
     record = fast_record(2, raw)
     assert record is not None
-    assert formats._READ_MESSAGES[0] is record.messages
-    assert formats._READ_MESSAGES[1] == json.loads(raw)["messages"] == to_json(record)["messages"]
+    held, read = formats._READ_MESSAGES[0]
+    assert held is record.messages
+    assert read == json.loads(raw)["messages"] == to_json(record)["messages"]
     assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
 
 
@@ -468,7 +469,7 @@ def test_messages_the_record_writes_otherwise_are_written_from_the_record(messag
     raw = _json_line(value)
     record = fast_record(2, raw)
     assert record is not None
-    assert formats._READ_MESSAGES[0] is not record.messages
+    assert formats._READ_MESSAGES[0][0] is not record.messages
     assert _rows(record) == _rows(_slow(2, raw)) == _expected_rows(record)
 
 
@@ -502,3 +503,18 @@ def test_the_message_types_write_every_field_and_hold_only_strings() -> None:
             assert info.exclude_if is None, (model.__name__, name)
             assert _strings_only(info.annotation), (model.__name__, name, info.annotation)
     assert formats._MESSAGE_KEYS == set(Message.model_fields)
+
+
+def test_a_record_read_after_another_does_not_lend_it_its_messages() -> None:
+    """The line's messages are kept for the last record read only (a worker writes each record's rows right after
+    reading it): a record read before, or in another thread meanwhile, is written from itself, never with another
+    record's messages."""
+    first_raw = _json_line(_long_transcript(name=None, tool_call_id=None, tool_calls=[]))
+    first = fast_record(2, first_raw)
+    second_value = _long_transcript(name=None, tool_call_id=None, tool_calls=[], content="other")
+    second_value["id"] = "t2"
+    second = fast_record(3, _json_line(second_value))
+    assert first is not None and second is not None
+    assert formats._READ_MESSAGES[0][0] is second.messages
+    assert _rows(first) == _rows(_slow(2, first_raw)) == _expected_rows(first)
+    assert _rows(second) == _expected_rows(second)
