@@ -550,7 +550,10 @@ def json_schema_problem(schema: dict[str, Any]) -> str | None:
     if key not in _SCHEMA_PROBLEMS:
         if len(_SCHEMA_PROBLEMS) >= 4096:
             _SCHEMA_PROBLEMS.clear()
-        _SCHEMA_PROBLEMS[key] = _schema_problem(json.dumps(schema, sort_keys=True))
+        # Plain JSON values come back alike from their text, so ``_schema_problem`` would find the everyday
+        # schema valid too: told from the value, without writing and parsing it (~7 us of a BFCL tool's 8.5).
+        _SCHEMA_PROBLEMS[key] = None if strict_json.plain_json(schema) and surely_valid_schema(schema) \
+            else _schema_problem(json.dumps(schema, sort_keys=True))
     return _SCHEMA_PROBLEMS[key]
 
 

@@ -275,6 +275,38 @@ def _problem(value: Any, *, check_leaves: bool) -> str | None:
     return None
 
 
+def plain_json(value: Any) -> bool:
+    """Whether ``value`` is made of plain JSON values only, which its JSON text gives back alike: dicts with
+    string keys, lists, strings without a lone surrogate, integers, finite floats, booleans and None (exactly
+    these types: a tuple, a str subclass or anything else is not), nested no deeper than ``loads`` takes."""
+    depth, frontier = 0, [value]
+    while frontier:
+        nxt: list[Any] = []
+        for v in frontier:
+            kind = type(v)
+            if kind is dict:
+                for key, item in v.items():
+                    if type(key) is not str or not (key.isascii() or not _lone_surrogate(key)):
+                        return False
+                    nxt.append(item)
+            elif kind is list:
+                nxt.extend(v)
+            elif kind is str:
+                if not v.isascii() and _lone_surrogate(v):
+                    return False
+            elif kind is float:
+                if not math.isfinite(v):
+                    return False
+            elif not (kind is int or kind is bool or v is None):
+                return False
+        if nxt:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return False
+        frontier = nxt
+    return True
+
+
 def _too_deep(value: Any) -> bool:
     """Whether ``value`` nests deeper than ``MAX_DEPTH``: ``_problem(value, check_leaves=False)`` is not None,
     faster (that walk was a fifth of converting a record): a level's children are gathered by C loops
