@@ -53,3 +53,16 @@ def test_the_bfcl_row_converts_real_gold_cases_each_with_tools_of_its_own(tmp_pa
     bench.main(["--transcripts", "2", "--gold", "2", "--bfcl", "4", "--repeat", "1"])
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert [row.split(" | ")[:2] for row in table[1:]][-1] == ["| BFCL gold case, tools of its own", "4"]
+
+
+def test_each_pass_starts_as_a_fresh_workers_first_read(tmp_path: Path) -> None:
+    """What a pass learns of the records (tool lists, schema verdicts, compiled schemas) is gone when the next
+    starts: a real import reads each of a BFCL file's tool schemas once, so a pass must not find them known."""
+    from scorer import formats, model
+
+    lines = bench._lines(write_gold, 3)
+    bench._converter()(lines)
+    assert formats._SHARED_TOOLS and formats._TOOLS_JSON and model._SCHEMA_PROBLEMS
+    bench.first_read()
+    assert not formats._SHARED_TOOLS and not formats._TOOLS_JSON and not model._SCHEMA_PROBLEMS
+    assert model._schema_problem.cache_info().currsize == 0
