@@ -278,7 +278,8 @@ def _problem(value: Any, *, check_leaves: bool) -> str | None:
 def plain_json(value: Any) -> bool:
     """Whether ``value`` is made of plain JSON values only, which its JSON text gives back alike: dicts with
     string keys, lists, strings without a lone surrogate, integers, finite floats, booleans and None (exactly
-    these types: a tuple, a str subclass or anything else is not), nested no deeper than ``loads`` takes."""
+    these types: a tuple, a str subclass or anything else is not), nested no deeper than ``loads`` takes. The
+    walk of ``_problem``, which asks less of the types (a tuple passes there: ``json`` writes it as a list)."""
     depth, frontier = 0, [value]
     while frontier:
         nxt: list[Any] = []
@@ -286,7 +287,7 @@ def plain_json(value: Any) -> bool:
             kind = type(v)
             if kind is dict:
                 for key, item in v.items():
-                    if type(key) is not str or not (key.isascii() or not _lone_surrogate(key)):
+                    if type(key) is not str or (not key.isascii() and _lone_surrogate(key)):
                         return False
                     nxt.append(item)
             elif kind is list:
