@@ -410,6 +410,19 @@ def _faithful_serializer(model: type[BaseModel]) -> pydantic_core.SchemaSerializ
     return found
 
 
+def _small_json(record: BaseModel, exclude: set[str]) -> tuple[dict[str, Any], bool]:
+    """``to_json(record, exclude=exclude)`` when what is left is small (a gold case without its tools: ~1 KB),
+    and whether it holds a float (``canonical.holds_float``). Built by pydantic as JSON values directly, which
+    then costs less than its text read back by orjson. The same values: the serializer is the same, and a float
+    is the float itself rather than the float its text reads back as, the same one. NaN and ±Infinity, kept as
+    such (``_faithful_serializer``), are refused naming where, as ``to_json`` refuses them."""
+    value: dict[str, Any] = _faithful_serializer(type(record)).to_python(record, mode="json", exclude=exclude)
+    floats = canonical.holds_float(value)
+    if floats:
+        canonical.refuse_non_finite(value)
+    return value, floats
+
+
 def _finite_dump(record: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
     """``model_dump(mode="json")``, refusing a NaN or ±Infinity (which it would turn into ``None``)."""
     canonical.refuse_non_finite(record.model_dump(exclude=exclude))
@@ -512,8 +525,9 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
         if type(value) not in _SHORT_KINDS or len(value) >= SPLIT_ITEMS:
             apart = set(numberless)
             break
+    floats: bool | None = None  # whether ``body`` holds a float, once known
     if known is not None:
-        body = to_json(record, exclude={*apart, "tools"})
+        body, floats = _small_json(record, {*apart, "tools"})
         tools_json, tools_text = known[1], known[2]
     else:
         body = to_json(record, exclude=apart or None)
@@ -543,18 +557,19 @@ def record_json_text(record: BaseModel, *, with_tools: bool = True) -> tuple[str
         if text is None:
             text = tools_text[0] = canonical.dumps_finite_json_values(tools_json)
         texts["tools"] = text
-    return _joined(body, texts), tools_json
+    return _joined(body, texts, floats), tools_json
 
 
 _STAND_INS: Final = (73018452906113527, 73018452906113528, 73018452906113529)
 """Integers that stand for the parts ``_joined`` writes in (``_PLACEHOLDER``'s kind: 17 digits, one spelling)."""
 
 
-def _joined(body: dict[str, Any], texts: dict[str, str]) -> str:
+def _joined(body: dict[str, Any], texts: dict[str, str], floats: bool | None = None) -> str:
     """``canonical.dumps_finite_with(body, texts)``, faster: ``body`` written once by orjson with an integer
     standing in for each part, that text checked once (``canonical._orjson_may_differ``), and each stand-in
     replaced by its part. Only when each stand-in occurs once, as the value of its own key (the record holds no
-    such digits anywhere else); otherwise, and for any float orjson may write otherwise, ``dumps_finite_with``."""
+    such digits anywhere else); otherwise, and for any float orjson may write otherwise, ``dumps_finite_with``.
+    ``floats``: whether ``body`` holds a float, when the caller knows it already."""
     if not texts or len(texts) > len(_STAND_INS) or texts.keys() & body.keys():
         return canonical.dumps_finite_with(body, texts)
     stand_ins = dict(zip(texts, _STAND_INS, strict=False))
@@ -562,7 +577,9 @@ def _joined(body: dict[str, Any], texts: dict[str, str]) -> str:
         data = orjson.dumps({**body, **stand_ins}, option=orjson.OPT_SORT_KEYS)
     except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, keys that are not strings
         return canonical.dumps_finite_with(body, texts)
-    if canonical.holds_float(body) and canonical._orjson_may_differ(data):  # no float: orjson's is dumps' text
+    if floats is None:
+        floats = canonical.holds_float(body)
+    if floats and canonical._orjson_may_differ(data):  # no float: orjson's is dumps' text
         return canonical.dumps_finite_with(body, texts)
     text = data.decode("utf-8")
     for name, number in stand_ins.items():

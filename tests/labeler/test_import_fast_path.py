@@ -270,6 +270,22 @@ def test_a_record_with_nan_built_in_python_is_refused_as_before() -> None:
             prepare_item(ImportItem(case, "f.jsonl", 1))
 
 
+def test_a_gold_case_with_known_tools_and_a_non_finite_number_is_refused_as_before() -> None:
+    first = GoldCase.model_validate(_gold())
+    prepare_item(ImportItem(first, "f.jsonl", 1))  # its tools are now known: the rest is written apart from them
+    for bad, name in ((float("nan"), "NaN"), (float("inf"), "Infinity"), (float("-inf"), "-Infinity")):
+        case = GoldCase.model_validate({**_gold(id="g2"), "tools": first.tools,
+                                        "alternatives": [{"behavior": "call", "calls": [
+                                            {"name": "book", "arguments": {"amount": [1.0, {"x": bad}]}}]}]})
+        assert case.tools[0] is first.tools[0]
+        with pytest.raises(canonical.NonFiniteNumber,
+                           match=rf"alternatives\[0\]\.calls\[0\]\.arguments\.amount\[1\]\.x: {name} is"):
+            prepare_item(ImportItem(case, "f.jsonl", 1))
+    huge = GoldCase.model_validate({**_gold(id="g3"), "tools": first.tools, "expected": {"behavior": "call", "calls": [
+        {"name": "book", "arguments": {"amount": 2 ** 70, "n": -(2 ** 64), "f": 12345678901234567890.5}}]}})
+    assert _rows(huge) == _expected_rows(huge)
+
+
 def test_the_fields_written_without_a_float_check_hold_no_float() -> None:
     assert formats.numberless_fields(Transcript) == ("messages",)
     assert "messages" in formats.numberless_fields(GoldCase)
