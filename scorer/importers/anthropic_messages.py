@@ -43,7 +43,7 @@ from scorer.importers.common import (
     type_of,
     unique_call_ids,
 )
-from scorer.importers.jsondoc import JsonDocument, starts_with
+from scorer.importers.jsondoc import array_items, starts_with
 from scorer.importers.parts import Call, Part, Result, Skipped, Text, Turn
 from scorer.importers.records import each_record
 from scorer.model import FunctionCall, Message, ToolCallRef, ToolSpec, Transcript
@@ -99,9 +99,8 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         yield from logged.convert(path, options, PROVIDER)
         return
     if starts_with(path, b"["):
-        try:
-            doc = JsonDocument.read(path)
-            for n, (line, _, value) in enumerate(doc.items(doc.root()), start=1):
+        try:  # a block at a time: memory for a conversation, not the file
+            for n, (line, value) in enumerate(array_items(path), start=1):
                 yield from guard(source, line, transcript, value, f"{path.stem}:{n}", options.tools)
         except InvalidRecord as err:
             yield err

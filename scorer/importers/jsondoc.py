@@ -2,15 +2,19 @@
 
 ``json.load`` forgets where each value was; importers need the line of every record to report
 ``FILE:LINE``. ``JsonDocument`` decodes one value at a time with ``raw_decode`` so each array item and
-object member keeps the line it starts on.
+object member keeps the line it starts on. A file that is one JSON array (tau-bench's trajectories, a log's
+records) is read a block at a time instead (``array_items``), so importing it takes memory for a block and
+an item, not for the file.
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Final
 
 from scorer import strict_json
 from scorer.errors import InvalidRecord
@@ -147,6 +151,137 @@ class DocumentLines:
             records = [root] if doc.kind(root) == "object" else [at for _, at, _ in doc.items(root)]
             self._records = {doc.line(at): at for at in reversed(records)}  # the first record of a line
         return self._doc
+
+
+BLOCK_BYTES = 1 << 20
+"""What ``ArrayStream`` reads at a time (more when an item runs past what it holds)."""
+
+
+def array_items(path: Path, *, block: int = BLOCK_BYTES) -> Iterator[tuple[int, Any]]:
+    """``(line, value)`` of each item of the JSON array that is the file ``path``: what
+    ``JsonDocument.read(path).items(root)`` gives, read a block at a time (``ArrayStream``). Whatever is not a
+    plain run of items (not UTF-8, not JSON, a value ``strict_json`` refuses, data after the array, not an array
+    at all) is left to ``JsonDocument``, which reads the whole file and raises the very error it always has,
+    after the items already given (its messages and lines, written once)."""
+    stream = ArrayStream(path, block=block)
+    given = 0
+    try:
+        for item in stream:
+            yield item
+            given += 1
+        return
+    except _Irregular:
+        stream.text = ""  # (the text read so far: not held while the whole document is)
+    doc = JsonDocument.read(path)
+    for index, (line, _, value) in enumerate(doc.items(doc.root())):
+        if index >= given:
+            yield line, value
+
+
+class _Irregular(Exception):
+    """What ``ArrayStream`` leaves to ``JsonDocument`` to report."""
+
+
+_NOT_SPACE = re.compile(r"[^ \t\r\n]")
+_AFTER_ITEM: Final = frozenset(" \t\r\n,]")
+"""What may follow an item of an array (in a file that holds one)."""
+
+
+class ArrayStream:
+    """The items of a file's top-level JSON array with the line each starts on, read ``block`` bytes at a time
+    into a text buffer that drops what was read. ``_Irregular`` for anything else (``array_items`` says what)."""
+
+    def __init__(self, path: Path, *, block: int = BLOCK_BYTES) -> None:
+        self.path = path
+        self.block = block
+        self.text = ""
+        self.eof = False
+        self.line = 1  # the line of ``text[self.at]``
+        self.at = 0
+        self.peak_chars = 0
+        """The most text held at once."""
+        self.reads = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        with self.path.open("rb") as fh:
+            pos = self._skip(fh, 0)
+            if self.text[pos:pos + 1] != "[":
+                raise _Irregular
+            pos = self._skip(fh, pos + 1)
+            if self.text[pos:pos + 1] == "]":
+                self._end(fh, pos)
+                return
+            while True:
+                if pos > self.block and pos > len(self.text) >> 1:  # drop what was read (one copy, now and then)
+                    self._line_of(pos)
+                    self.text, self.at, pos = self.text[pos:], 0, 0
+                value, end = self._value(fh, pos)
+                yield self._line_of(pos), value
+                pos = self._skip(fh, end)
+                ch = self.text[pos:pos + 1]
+                if ch == "]":
+                    self._end(fh, pos)
+                    return
+                if ch != ",":
+                    raise _Irregular
+                pos = self._skip(fh, pos + 1)
+
+    def _value(self, fh: BinaryIO, pos: int) -> tuple[Any, int]:
+        """The value at ``pos``, once the text holds all of it: up to what ends an item (a number cut short by the
+        buffer's end reads as a shorter one: ``1e`` of ``1e400`` as 1)."""
+        while True:
+            try:
+                value, end = strict_json.decode_at(self.text, pos, source=str(self.path))
+            except InvalidRecord:
+                if self.eof:
+                    raise _Irregular from None
+                self._read(fh, pos)
+                continue
+            if self.eof or self.text[end:end + 1] in _AFTER_ITEM:
+                return value, end
+            self._read(fh, pos)
+
+    def _skip(self, fh: BinaryIO, pos: int) -> int:
+        """The first position from ``pos`` on that is not JSON white space (the text's end at the file's)."""
+        while True:
+            found = _NOT_SPACE.search(self.text, pos)
+            if found is not None:
+                return found.start()
+            if self.eof:
+                return len(self.text)
+            pos = len(self.text)
+            self._read(fh, pos)
+
+    def _end(self, fh: BinaryIO, pos: int) -> None:
+        """After the array's ``]`` at ``pos``: nothing but white space to the file's end."""
+        pos = self._skip(fh, pos + 1)
+        if pos < len(self.text) or not self.eof:
+            raise _Irregular
+
+    def _read(self, fh: BinaryIO, pos: int) -> None:
+        """Read more: a block, or as much as the text holds from ``pos`` on (an item longer than a block is read in
+        a few reads, not one per block)."""
+        data = fh.read(max(self.block, len(self.text) - pos))
+        self.reads += 1
+        try:
+            if data:
+                more = self._decoder.decode(data)
+                if self.reads == 1:
+                    more = more.removeprefix("\ufeff")
+            else:
+                self.eof = True
+                more = self._decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise _Irregular from None
+        self.text += more
+        self.peak_chars = max(self.peak_chars, len(self.text))
+
+    def _line_of(self, pos: int) -> int:
+        """The line of ``text[pos]``, counted on from the last position asked about (never before it)."""
+        self.line += self.text.count("\n", self.at, pos)
+        self.at = pos
+        return self.line
 
 
 def _newline_offsets(text: str) -> list[int]:

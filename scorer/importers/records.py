@@ -11,7 +11,7 @@ from typing import Any
 from scorer import canonical, strict_json
 from scorer.errors import InvalidRecord
 from scorer.formats import iter_json_lines_tolerant
-from scorer.importers.jsondoc import JsonDocument
+from scorer.importers.jsondoc import JsonDocument, array_items
 
 Located = tuple[int, Any] | InvalidRecord
 
@@ -35,6 +35,9 @@ def each_record(path: Path, *, split_arrays: bool = True) -> Iterator[Located]:
                     yield line, value
         return
     try:
+        if split_arrays and body.startswith(b"["):  # a block at a time: memory for a record, not the file
+            yield from array_items(path)
+            return
         doc = JsonDocument.read(path)
         root = doc.root()
         if doc.kind(root) == "array" and split_arrays:

@@ -43,7 +43,7 @@ from scorer.importers.common import (
     result_text,
     unique_call_ids,
 )
-from scorer.importers.jsondoc import JsonDocument
+from scorer.importers.jsondoc import JsonDocument, array_items, starts_with
 from scorer.importers.tau_gold import action_call, policy_time, trajectory_case
 from scorer.model import Call, FunctionCall, GoldCase, Message, ToolCallRef, Transcript
 
@@ -61,16 +61,21 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     try:
-        doc = JsonDocument.read(path)
-        root = doc.root()
-        if doc.kind(root) == "array":
-            domain = path.parent.name
-            for line, _, value in doc.items(root):
-                yield from guard(str(path), line, _case, value, domain, solo=False, options=options)
-        elif doc.kind(root) == "object":
-            yield from _results(doc, root, options)
+        tasks: Iterator[tuple[int, Any]]
+        if starts_with(path, b"["):  # a block at a time: memory for a task, not the file
+            tasks = array_items(path)
         else:
-            raise InvalidRecord("expected a tau2-bench results object or a JSON array of tasks", line=1)
+            doc = JsonDocument.read(path)
+            root = doc.root()
+            if doc.kind(root) == "object":
+                yield from _results(doc, root, options)
+                return
+            if doc.kind(root) != "array":
+                raise InvalidRecord("expected a tau2-bench results object or a JSON array of tasks", line=1)
+            tasks = ((line, value) for line, _, value in doc.items(root))
+        domain = path.parent.name
+        for line, value in tasks:
+            yield from guard(str(path), line, _case, value, domain, solo=False, options=options)
     except InvalidRecord as err:
         yield err.located(str(path), None)
 

@@ -1,0 +1,91 @@
+"""Importers of files that are one JSON array (tau-bench trajectories and tasks, tau2-bench tasks, Anthropic
+conversations, logged records) read them a block at a time (``jsondoc.array_items``), never as a whole
+document, and convert exactly what the whole document gave: the same records at the same lines, the same
+errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scorer import importers
+from scorer.errors import InvalidRecord
+from scorer.importers import Converted, jsondoc
+from tests.importers.test_anthropic_messages import CONVERSATION
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+
+
+def _converted(path: Path, fmt: str) -> list[Any]:
+    out: list[Any] = []
+    for item in importers.convert(path, fmt):
+        if isinstance(item, InvalidRecord):
+            out.append((item.message, item.source, item.line))
+        else:
+            assert isinstance(item, Converted)
+            out.append((item.record, item.line))
+    return out
+
+
+def _files(tmp_path: Path) -> list[tuple[Path, str]]:
+    trajectories = tmp_path / "historical_trajectories" / "gpt-4o-airline.json"
+    trajectories.parent.mkdir()
+    shutil.copy(REAL / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json", trajectories)
+    shutil.copytree(REAL / "tau-bench" / "converted", tmp_path / "converted")
+    tasks = json.loads((REAL / "tau2-bench" / "results" / "gpt-4.1_airline_default_gpt-4.1_1trials.json")
+                       .read_text(encoding="utf-8"))["tasks"]
+    tau2 = tmp_path / "airline" / "tasks.json"
+    tau2.parent.mkdir()
+    tau2.write_text(json.dumps(tasks, indent=2), encoding="utf-8")
+    anthropic = tmp_path / "conversations.json"
+    anthropic.write_text(json.dumps([CONVERSATION, {**CONVERSATION, "id": "second"}], indent=1), encoding="utf-8")
+    bad = tmp_path / "bad" / "gpt-4o-airline.json"
+    bad.parent.mkdir()
+    text = trajectories.read_text(encoding="utf-8")
+    at = text.index('"reward"', len(text) // 2)
+    bad.write_text(text[:at] + '"reward": NaN, "was"' + text[at + len('"reward"'):], encoding="utf-8")
+    shutil.copy(tmp_path / "converted" / "airline_tools.json", bad.parent / "airline_tools.json")
+    mcp = tmp_path / "mcp.json"  # logged records as one array (``records.each_record``)
+    logged = [json.loads((REAL / "traces" / "mcp" / "modelcontextprotocol" / name).read_text(encoding="utf-8"))
+              for name in ("list-tools-result-response.json", "call-tool-request.json",
+                           "call-tool-result-response.json")]
+    asked = {"jsonrpc": "2.0", "id": logged[0]["id"], "method": "tools/list"}
+    mcp.write_text(json.dumps([asked, *logged], indent=2), encoding="utf-8")
+    otel = tmp_path / "spans.json"
+    otel.write_text(json.dumps([json.loads(path.read_text(encoding="utf-8")) for path in sorted(
+        (REAL / "traces" / "otel-genai" / "openinference-genai").glob("*.json"))], indent=2), encoding="utf-8")
+    return [(trajectories, "tau-bench"), (tmp_path / "converted" / "airline_tasks_test.json", "tau-bench"),
+            (tau2, "tau2-bench"), (anthropic, "anthropic"), (bad, "tau-bench"), (mcp, "mcp"), (otel, "otel")]
+
+
+def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gave(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _files(tmp_path)
+    assert len(files) == 7
+    with monkeypatch.context() as patch:  # the whole document, as every one of these was read before
+        patch.setattr(jsondoc.ArrayStream, "__iter__", _irregular)
+        whole = [_converted(path, fmt) for path, fmt in files]
+    read_whole: list[Path] = []
+    real_read = jsondoc.JsonDocument.read.__func__  # type: ignore[attr-defined]
+
+    def noted(cls: type[jsondoc.JsonDocument], path: Path) -> jsondoc.JsonDocument:
+        read_whole.append(path)
+        return real_read(cls, path)
+
+    monkeypatch.setattr(jsondoc.JsonDocument, "read", classmethod(noted))
+    streamed = [_converted(path, fmt) for path, fmt in files]
+    assert streamed == whole
+    for (path, _), got in zip(files, streamed, strict=True):
+        assert got
+        assert any(isinstance(entry[0], str) for entry in got) == (path.parent.name == "bad"), (path, got)
+    # Only the bad file was read whole: to say where and what is wrong, as before. (Tool files beside the
+    # trajectories are small documents of their own.)
+    assert [path for path in read_whole if path.name != "airline_tools.json"] == [files[4][0]], read_whole
+
+
+def _irregular(self: jsondoc.ArrayStream) -> Any:
+    raise jsondoc._Irregular  # what the stream leaves to the whole document: here, everything
