@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from scorer import canonical
 from scorer.importers import ImportOptions, detect
 from scorer.importers.tau_gold import WRITE_TOOLS as DOMAIN_WRITES
@@ -110,6 +112,37 @@ def test_a_bad_run_is_reported_at_its_line_and_the_others_still_convert(tmp_path
     ]
     assert [t.id for t in result.transcripts] == ["tau-bench/airline/gpt-4o/task-0/trial-0"]
     assert result.transcripts[0].tools == ()  # no converted/ folder beside this copy
+
+
+def test_runs_of_one_task_must_agree_on_its_gold_actions(tmp_path: Path) -> None:
+    runs = json.loads(SLICE.read_text())
+    task0 = [run for run in runs if run["task_id"] == 0]
+    assert len(task0) == 2
+    other = json.loads(json.dumps(task0[1]))
+    other["trial"] = 2
+    other["info"]["task"]["actions"] = other["info"]["task"]["actions"][:-1]
+    src = tmp_path / "gpt-4o-airline.json"
+    src.write_text(json.dumps([*task0, other], indent=1))
+    result = convert(src)
+    starts = [n for n, text in enumerate(src.read_text().splitlines(), start=1) if text == " {"]
+    assert result.error_lines == [f"{src}:{starts[2]}: task 'tau-bench/airline/task-0' has other gold actions "
+                                  f"than at line {starts[0]}"]
+    assert len(result.transcripts) == 3
+    assert [c.id for c in result.gold] == ["tau-bench/airline/task-0"]  # the two that agree: one case
+
+
+def test_the_runs_of_a_task_are_compared_by_their_fast_canonical_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each run brings its task's gold case again (12 KB of tools with it): comparing them through
+    # ``model_dump`` and the reference encoder took ~210 us a run, more than the rest of the run's conversion.
+    expected = convert(SLICE)
+    assert len(expected.gold) < len(expected.transcripts)
+
+    def refused(*_: object, **__: object) -> str:
+        raise AssertionError("model_dump")
+
+    monkeypatch.setattr(GoldCase, "model_dump", refused)
+    got = convert(SLICE)
+    assert (got.transcripts, got.gold, got.errors) == (expected.transcripts, expected.gold, [])
 
 
 def test_a_file_of_the_wrong_shape_is_one_clear_error(tmp_path: Path) -> None:
