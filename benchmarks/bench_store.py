@@ -22,6 +22,11 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
 - floor: the rows that import wrote, streamed by plain sqlite3 ``executemany`` (500 rows at a time, one
   transaction, the same schema, indexes and pragmas) from that database into an empty one, in the same run.
   Target: import ≤ 1.5× the floor's wall time; peak RSS ≤ 200 MB for 10,000 transcripts.
+- import K tau-bench trajectories in tau-bench's own format (``--trajectories``, default 10,000, and a fifth of it):
+  one JSON array, pretty-printed as tau-bench writes it, of the repository's real gpt-4o airline trajectories
+  (``tests/data/real/tau-bench``), each copied under a new task id; their tools beside them. Converted in the
+  importing process (only the toolgold JSON Lines format is split among workers). Peak RSS at two sizes: flat
+  (the array is read a block at a time). Against the same sqlite3 floor.
 - DB size per 10,000 transcripts.
 """
 
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +46,7 @@ from benchmarks.bytecode import cache_bytecode
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo"
+TAU = REPO / "tests" / "data" / "real" / "tau-bench"
 
 
 def _base_transcripts() -> list[dict]:
@@ -87,6 +94,22 @@ def write_gold(path: Path, n: int) -> None:
             rec = dict(base[i % len(base)])
             rec["id"] = f"bench-{i:07d}"
             fh.write(json.dumps(rec) + "\n")
+
+
+def write_tau_trajectories(folder: Path, n: int) -> tuple[Path, int]:
+    """``n`` tau-bench trajectories as tau-bench writes them (one indented JSON array), each a real one under a
+    task id of its own, in ``folder/gpt-4o-airline.json``, with the airline tools beside it; the file and its
+    size in bytes."""
+    base = json.loads((TAU / "historical_trajectories" / "gpt-4o-airline.json").read_text(encoding="utf-8"))
+    items = []
+    for i in range(n):
+        item = dict(base[i % len(base)])
+        item["task_id"] = (i // len(base)) * 1000 + item["task_id"]
+        items.append(item)
+    path = folder / "gpt-4o-airline.json"
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    shutil.copy(TAU / "converted" / "airline_tools.json", folder / "airline_tools.json")
+    return path, path.stat().st_size
 
 
 MEASURE = """
@@ -211,14 +234,18 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--transcripts", type=int, default=10_000)
     parser.add_argument("--gold", type=int, default=1_000_000,
                         help="the larger gold size (a tenth of it is measured too) [default: 1,000,000]")
-    parser.add_argument("--quick", action="store_true", help="2,000 transcripts and 20,000 gold cases")
+    parser.add_argument("--trajectories", type=int, default=10_000,
+                        help="tau-bench trajectories in their own format (a fifth of it is measured too) "
+                             "[default: 10,000]")
+    parser.add_argument("--quick", action="store_true", help="2,000 transcripts, 20,000 gold cases and 2,000 "
+                                                             "trajectories")
     parser.add_argument("--skip-export", action="store_true", help="measure the imports only")
     parser.add_argument("--repeats", type=int, default=3, help="runs of the export and of its floor, taking turns "
                                                                "(the best of each is kept) [default: 3]")
     args = parser.parse_args(argv)
     cache_bytecode()  # the timed processes read the project's bytecode, as a user's second run does
     if args.quick:
-        args.transcripts, args.gold = 2_000, 20_000
+        args.transcripts, args.gold, args.trajectories = 2_000, 20_000, 2_000
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
@@ -232,6 +259,19 @@ def main(argv: list[str]) -> None:
                      args.transcripts, secs, args.transcripts / secs, f"{rss:.0f} (workers {WORKER_RSS[-1]:.0f})",
                      f"≥ 500/s, ≤ 200 MB, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s) "
                      f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
+        for n in sorted({args.trajectories // 5, args.trajectories}):
+            folder = tmpdir / f"tau-{n}"
+            folder.mkdir()
+            tau_src, size = write_tau_trajectories(folder, n)
+            env_t = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"tau-{n}.db")}
+            secs, rss = run_measured(["import", str(tau_src)], env_t)
+            floor_secs, floor_rss = sqlite_floor(tmpdir / f"tau-{n}.db", tmpdir / f"tau-floor-{n}.db")
+            rows.append((f"import tau-bench trajectories, their own format (one JSON array, {size / 1e6:.0f} MB)", n,
+                         secs, n / secs, f"{rss:.0f}",
+                         f"flat memory, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s, one process) "
+                         f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
+            for done in [*tmpdir.glob(f"tau-*{n}.db*"), tau_src]:
+                done.unlink()
         gold_src = tmpdir / "gold.jsonl"
         for n in sorted({args.gold // 10, args.gold}):
             env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db"), "TOOLGOLD_USER": "bench"}
