@@ -18,6 +18,7 @@ from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, audit, put_gold, req
 from labeler.store.engine import Database, StoreError, now_iso
 from scorer import canonical
 from scorer.drift import DriftReason, StaleCase, case_drift, migrate_case
+from scorer.formats import fast_record
 from scorer.model import GoldCase, ToolSpec
 
 
@@ -93,6 +94,10 @@ def _own_tools(conn: Connection, cases: Any) -> dict[str, list[ToolSpec]]:
     return own
 
 
+DRIFT_BATCH = 500
+"""Gold cases read from the database at a time by ``check_schema_drift`` (their bodies: a few MB)."""
+
+
 def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None, source: str | None = None,
                        actor: str = "drift") -> list[StaleCase]:
     """Flag every gold case the current tool schemas no longer fit into the re-labeling queue, with the
@@ -105,16 +110,23 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     other transcripts' tools of the same name never count. A case whose transcript is not in the store
     falls back to the newest schema of each of its tools in its source. A case a reviewer dismissed is not
     flagged again for the same schemas; an open item whose case fits again is closed.
-    """
-    with db.write() as conn:
-        q = select(GOLD_BODY, t.GoldCaseRow.source).where(t.GoldCaseRow.status != "rejected")
-        if source:
-            q = q.where(t.GoldCaseRow.source == source)
+
+    The cases are read without the write lock, ``DRIFT_BATCH`` at a time (every gold case in the store: an
+    import that brings a new schema asks this of all of them); the lock is taken once, to write the flags that
+    change, for the cases still as they were read (one edited meanwhile is left to the next check)."""
+    q = select(GOLD_BODY, t.GoldCaseRow.source, t.GoldCaseRow.content_hash).where(t.GoldCaseRow.status != "rejected")
+    if source:
+        q = q.where(t.GoldCaseRow.source == source)
+    found: list[StaleCase] = []
+    changes: list[_Change] = []
+    hashes = _ToolsHashes()
+    with db.read() as conn:
         own = _own_tools(conn, q) if tools is None else {}
+        relabels = _Relabels.read(conn)
         per_source: dict[str, list[ToolSpec]] = {}
-        found: list[StaleCase] = []
-        for body, case_source in conn.execute(q).all():
-            case = GoldCase.model_validate_json(body)
+        result = conn.execution_options(stream_results=True, yield_per=DRIFT_BATCH).execute(q)
+        for body, case_source, digest in result:
+            case = _case(body)
             if tools is not None:
                 current, added = list(tools), True
             elif not case.tools:
@@ -128,15 +140,92 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
                 newest = {x.name: x for x in per_source[source_key]}
                 current, added = [newest.get(x.name, x) for x in case.tools], False
             drift = case_drift(case, current, added_tools=added)
-            _flag_drift(conn, case.id, drift, current, actor)
             if drift is not None:
                 found.append(drift)
-        return found
+            change = relabels.change(case.id, digest, drift, current, hashes)
+            if change is not None:
+                changes.append(change)
+    if changes:
+        with db.write() as conn:
+            now = dict(conn.execute(select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash).where(
+                t.GoldCaseRow.id.in_([c.case_id for c in changes]))).all())
+            for change in changes:
+                if now.get(change.case_id) == change.digest:
+                    _flag_drift(conn, change.case_id, change.drift, change.current, actor, change.tools_hash)
+    return found
+
+
+def _case(body: str) -> GoldCase:
+    """A stored gold case's body read back (as an import reads it: tool lists seen before are not validated
+    again, and the cases that share one share its objects)."""
+    fast = fast_record(1, body.encode("utf-8"))
+    return fast if isinstance(fast, GoldCase) else GoldCase.model_validate_json(body)
+
+
+class _ToolsHashes:
+    """``canonical.content_hash`` of each list of current tools, once a check: the cases of a transcript, or of
+    a source, share one list (its tools are the same objects)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[int, ...], tuple[Sequence[ToolSpec], str]] = {}
+
+    def __call__(self, current: Sequence[ToolSpec]) -> str:
+        key = tuple(map(id, current))
+        hit = self._known.get(key)
+        if hit is None:  # the entry holds the tools: no other object takes their ids during the check
+            hit = self._known[key] = (list(current), canonical.content_hash([x.model_dump(mode="json")
+                                                                            for x in current]))
+        return hit[1]
+
+
+@dataclass(frozen=True)
+class _Change:
+    """A flag to write (or close) for one case, as it was when read."""
+
+    case_id: str
+    digest: str
+    drift: StaleCase | None
+    current: Sequence[ToolSpec]
+    tools_hash: str
+
+
+@dataclass(frozen=True)
+class _Relabels:
+    """The re-labeling queue as a check reads it first: which cases have an open item (with its reasons) and
+    which were dismissed for which schemas. Only a case whose flag would change is written (``_flag_drift``,
+    which reads the queue again under the lock)."""
+
+    open: dict[str, str]
+    dismissed: set[tuple[str, str]]
+
+    @classmethod
+    def read(cls, conn: Connection) -> _Relabels:
+        rows = conn.execute(select(t.RelabelItemRow.case_id, t.RelabelItemRow.status, t.RelabelItemRow.reasons,
+                                   t.RelabelItemRow.tools_hash)
+                            .where(t.RelabelItemRow.status.in_(("open", "dismissed")))).all()
+        return cls({case_id: reasons for case_id, status, reasons, _ in rows if status == "open"},
+                   {(case_id, tools_hash) for case_id, status, _, tools_hash in rows if status == "dismissed"})
+
+    def change(self, case_id: str, digest: str, drift: StaleCase | None, current: Sequence[ToolSpec],
+               hashes: _ToolsHashes) -> _Change | None:
+        opened = self.open.get(case_id)
+        if drift is None:
+            return _Change(case_id, digest, None, current, "") if opened is not None else None
+        tools_hash = hashes(current)
+        if (case_id, tools_hash) in self.dismissed:
+            return None
+        if opened is not None and opened == _reasons_text(drift, current):
+            return None
+        return _Change(case_id, digest, drift, current, tools_hash)
+
+
+def _reasons_text(drift: StaleCase, current: Sequence[ToolSpec]) -> str:
+    return canonical.dumps_stored({"reasons": [r.model_dump(mode="json") for r in drift.reasons],
+                                   "tools": [x.model_dump(mode="json") for x in current]})
 
 
 def _flag_drift(conn: Connection, case_id: str, drift: StaleCase | None, current: Sequence[ToolSpec],
-                actor: str) -> None:
-    tools_hash = canonical.content_hash([x.model_dump(mode="json") for x in current])
+                actor: str, tools_hash: str) -> None:
     open_row = conn.execute(select(t.RelabelItemRow).where(t.RelabelItemRow.case_id == case_id,
                                                            t.RelabelItemRow.status == "open")).first()
     if drift is None:
@@ -151,8 +240,7 @@ def _flag_drift(conn: Connection, case_id: str, drift: StaleCase | None, current
         t.RelabelItemRow.tools_hash == tools_hash))
     if dismissed is not None:
         return
-    reasons = canonical.dumps_stored({"reasons": [r.model_dump(mode="json") for r in drift.reasons],
-                               "tools": [x.model_dump(mode="json") for x in current]})
+    reasons = _reasons_text(drift, current)
     if open_row is not None:
         if open_row.reasons != reasons:
             conn.execute(update(t.RelabelItemRow).where(t.RelabelItemRow.id == open_row.id)

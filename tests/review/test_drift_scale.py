@@ -1,0 +1,99 @@
+"""The drift check at scale (issue 15): after an import that brings a new tool schema, ``check_schema_drift`` looks
+at every gold case in the store. With 20,000 gold cases that was 11.8 s, under the write lock the whole time (no
+annotator could save), with every body in memory at once (250 MB), most of it spent hashing the same few tool
+lists once per case and asking the database, case by case, for relabel rows that are not there. It now reads the
+cases without the lock, a batch at a time, hashes each tool list once, and takes the lock only to write what
+changed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from labeler.store import Store
+from labeler.store import drift as store_drift
+from labeler.store.engine import Database
+from scorer.model import Call
+from tests.review.kit import REFUND, gold, people, put, transcript
+from tests.review.test_drift import RENAMED
+
+
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The write transactions opened from now on (their callers' names)."""
+    opened: list[str] = []
+    real = Database.write
+
+    @contextlib.contextmanager
+    def counted(self: Database) -> Iterator[Any]:
+        import inspect
+
+        opened.append(inspect.stack()[2].function)
+        with real(self) as conn:
+            yield conn
+
+    monkeypatch.setattr(Database, "write", counted)
+    return opened
+
+
+def _store(any_store: Store, cases: int) -> Store:
+    people(any_store)
+    put(any_store, transcript("t1"), *(gold(f"c{n}#t2") for n in range(cases)),
+        gold("r#t2", expected=gold("x").expected.model_copy(update={
+            "calls": (Call(name="refund_order", arguments={"order_id": "O-7"}),)})))
+    return any_store
+
+
+def test_a_check_with_nothing_to_change_takes_no_write_lock(any_store: Store, writes: list[str]) -> None:
+    ds = _store(any_store, 30)
+    assert ds.check_schema_drift() == []
+    put(ds, transcript("t9", tools=(RENAMED, REFUND)))  # the tools moved on: 30 cases use the renamed parameter
+    writes.clear()
+    stale = ds.check_schema_drift()
+    assert sorted(s.case_id for s in stale) == sorted(f"c{n}#t2" for n in range(30))
+    assert writes == ["check_schema_drift"]  # one write transaction: the 30 flags
+    assert len(ds.relabel_queue(actor="rita")) == 30
+    writes.clear()
+    assert ds.check_schema_drift() == stale  # the same verdicts, flagged already: nothing to write
+    assert writes == []
+    assert len(ds.relabel_queue(actor="rita")) == 30
+
+
+def test_each_tool_list_is_hashed_once_a_check(any_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    ds = _store(any_store, 40)
+    put(ds, transcript("t9", tools=(RENAMED, REFUND)))
+    hashed: list[int] = []
+    real = store_drift.canonical.content_hash
+
+    def counted(value: Any) -> str:
+        hashed.append(len(value))
+        return real(value)
+
+    monkeypatch.setattr(store_drift.canonical, "content_hash", counted)
+    assert len(ds.check_schema_drift()) == 40
+    assert len(hashed) <= 2  # one tool list for every case (and none for the case that fits)
+
+
+def test_a_case_edited_between_the_read_and_the_write_is_left_to_the_next_check(
+        any_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    ds = _store(any_store, 3)
+    put(ds, transcript("t9", tools=(RENAMED, REFUND)))
+    real = Database.write
+
+    @contextlib.contextmanager
+    def edited_first(self: Database) -> Iterator[Any]:
+        monkeypatch.setattr(Database, "write", real)
+        with real(self) as conn:  # an edit lands after the check read the cases, before it writes
+            conn.exec_driver_sql("UPDATE gold_cases SET content_hash = 'edited' WHERE id = 'c1#t2'")
+        with real(self) as conn:
+            yield conn
+
+    monkeypatch.setattr(Database, "write", edited_first)
+    stale = ds.check_schema_drift()
+    assert sorted(s.case_id for s in stale) == ["c0#t2", "c1#t2", "c2#t2"]  # what the cases were when read
+    assert sorted(item.case_id for item in ds.relabel_queue(actor="rita")) == ["c0#t2", "c2#t2"]
+    assert sorted(s.case_id for s in ds.check_schema_drift()) == ["c0#t2", "c1#t2", "c2#t2"]
+    assert sorted(item.case_id for item in ds.relabel_queue(actor="rita")) == ["c0#t2", "c1#t2", "c2#t2"]
