@@ -27,6 +27,8 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   (``tests/data/real/tau-bench``), each copied under a new task id; their tools beside them. Converted in the
   importing process (only the toolgold JSON Lines format is split among workers). Peak RSS at two sizes: flat
   (the array is read a block at a time). Against the same sqlite3 floor.
+- after each gold import, the repository's 6 tau-bench trajectories imported into that store: their tools are new
+  there, so the drift check reads every gold case (peak RSS; anchor: the same import into an empty store).
 - DB size per 10,000 transcripts.
 """
 
@@ -286,6 +288,15 @@ def main(argv: list[str]) -> None:
                          f"flat memory (≤ 500 MB at 1,000,000), ≤ 1.5× floor: {secs / floor_secs:.2f}× "
                          f"({CPU[-1]:.1f} CPU s) "
                          f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
+            # An import that brings a new tool schema runs the drift check over every gold case in the store.
+            slice_ = TAU / "historical_trajectories" / "gpt-4o-airline.json"
+            fresh = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"fresh-{n}.db")}
+            secs_fresh, _ = run_measured(["import", str(slice_)], fresh)
+            secs, rss = run_measured(["import", str(slice_)], env_g)
+            rows.append((f"import 6 tau-bench trajectories (new tools) into a store of {n:,} gold cases: the drift "
+                         "check reads them all", 6, secs, 6 / secs, f"{rss:.0f}",
+                         f"flat memory, no write lock while it reads (anchor: the same import into an empty "
+                         f"store {secs_fresh:.1f} s)"))
             if not args.skip_export:
                 out, floor_out = tmpdir / "out.jsonl", tmpdir / "floor.jsonl"
                 best = best_floor = (float("inf"), 0.0, 0.0)
@@ -303,7 +314,7 @@ def main(argv: list[str]) -> None:
                              f"{cpu / floor_cpu:.2f}× CPU ({cpu:.2f} CPU s) "
                              f"(floor: sqlite3 read + write + fsync + rename of the same bytes {floor_secs:.2f} s, "
                              f"{floor_cpu:.2f} CPU s, {floor_rss:.0f} MB)"))
-            for done in [*tmpdir.glob(f"gold-*{n}.db*"), gold_src]:  # 1,000,000 cases are ~10 GB each
+            for done in [*tmpdir.glob(f"gold-*{n}.db*"), *tmpdir.glob(f"fresh-{n}.db*"), gold_src]:  # 1,000,000 cases are ~10 GB each
                 done.unlink()
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs")
     print("| what | n | seconds | per second | peak RSS MB | target |")
