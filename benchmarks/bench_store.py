@@ -103,13 +103,16 @@ def write_tau_trajectories(folder: Path, n: int) -> tuple[Path, int]:
     task id of its own, in ``folder/gpt-4o-airline.json``, with the airline tools beside it; the file and its
     size in bytes."""
     base = json.loads((TAU / "historical_trajectories" / "gpt-4o-airline.json").read_text(encoding="utf-8"))
-    items = []
-    for i in range(n):
-        item = dict(base[i % len(base)])
-        item["task_id"] = (i // len(base)) * 1000 + item["task_id"]
-        items.append(item)
     path = folder / "gpt-4o-airline.json"
-    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    # Written an item at a time (``json.dumps(items, indent=2)``'s very text): a process forked from this one starts
+    # with its peak RSS, so the benchmark must not hold the file.
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("[")
+        for i in range(n):
+            item = dict(base[i % len(base)])
+            item["task_id"] = (i // len(base)) * 1000 + item["task_id"]
+            fh.write(("\n  " if i == 0 else ",\n  ") + json.dumps(item, indent=2).replace("\n", "\n  "))
+        fh.write("\n]" if n else "]")
     shutil.copy(TAU / "converted" / "airline_tools.json", folder / "airline_tools.json")
     return path, path.stat().st_size
 
