@@ -104,12 +104,23 @@ def trajectory_case(*, case_id: str, benchmark: str, domain: str, calls: Sequenc
 
 def annotated(tools: Sequence[ToolSpec], domain: str) -> tuple[ToolSpec, ...]:
     """The tools with ``readOnlyHint`` from the domain's write tools (tools already annotated, and the
-    tools of unknown domains, as they are)."""
+    tools of unknown domains, as they are). The same objects for the same tools of a domain (every run of a
+    file): what is learnt of a tool list by identity (its canonical text, its compiled schemas) holds for all."""
     writes = WRITE_TOOLS.get(domain)
     if writes is None:
         return tuple(tools)
-    return tuple(t if t.annotations else t.model_copy(update={"annotations": {"readOnlyHint": t.name not in writes}})
-                 for t in tools)
+    key = (domain, *map(id, tools))
+    hit = _ANNOTATED.get(key)
+    if hit is None:  # the entry holds the tools it was made from: no other object takes their ids meanwhile
+        if len(_ANNOTATED) >= 64:
+            _ANNOTATED.clear()
+        hit = _ANNOTATED[key] = (tuple(tools), tuple(
+            t if t.annotations else t.model_copy(update={"annotations": {"readOnlyHint": t.name not in writes}})
+            for t in tools))
+    return hit[1]
+
+
+_ANNOTATED: dict[tuple[Any, ...], tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]]] = {}
 
 
 def string_list(value: Any, where: str) -> tuple[str, ...]:

@@ -145,6 +145,16 @@ def test_the_runs_of_a_task_are_compared_by_their_fast_canonical_text(monkeypatc
     assert (got.transcripts, got.gold, got.errors) == (expected.transcripts, expected.gold, [])
 
 
+def test_the_cases_of_a_file_share_their_annotated_tools() -> None:
+    # One set of ToolSpec objects for every case of a domain (not a copy per run): what is learnt of a tool list
+    # (its canonical text, compiled schemas) is found again by identity, where a copy per run made every case
+    # write its 14 tools again (~210 us of a ~230 us case, through record_json_text).
+    cases = convert(SLICE).gold
+    assert len(cases) >= 3
+    assert all(case.tools == cases[0].tools for case in cases)
+    assert all(a is b for case in cases[1:] for a, b in zip(case.tools, cases[0].tools, strict=True))
+
+
 def test_a_file_of_the_wrong_shape_is_one_clear_error(tmp_path: Path) -> None:
     src = tmp_path / "runs.json"
     src.write_text('{"traj": []}')
