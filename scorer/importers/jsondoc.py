@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -183,8 +183,8 @@ class _Irregular(Exception):
 
 
 _NOT_SPACE = re.compile(r"[^ \t\r\n]")
-_AFTER_ITEM: Final = frozenset(" \t\r\n,]")
-"""What may follow an item of an array (in a file that holds one)."""
+_AFTER_VALUE: Final = frozenset(" \t\r\n,]}:")
+"""What may follow a whole value inside an array or an object."""
 
 
 class ArrayStream:
@@ -208,24 +208,33 @@ class ArrayStream:
             pos = self._skip(fh, 0)
             if self.text[pos:pos + 1] != "[":
                 raise _Irregular
+            pos = yield from self._items(fh, pos)
+            self._end(fh, pos)
+
+    def _items(self, fh: BinaryIO, pos: int) -> Generator[tuple[int, Any], None, int]:
+        """The items of the array whose ``[`` is at ``pos``; returns the position of its ``]``."""
+        pos = self._skip(fh, pos + 1)
+        if self.text[pos:pos + 1] == "]":
+            return pos
+        while True:
+            pos = self._dropped(pos)
+            value, end = self._value(fh, pos)
+            yield self._line_of(pos), value
+            pos = self._skip(fh, end)
+            ch = self.text[pos:pos + 1]
+            if ch == "]":
+                return pos
+            if ch != ",":
+                raise _Irregular
             pos = self._skip(fh, pos + 1)
-            if self.text[pos:pos + 1] == "]":
-                self._end(fh, pos)
-                return
-            while True:
-                if pos > self.block and pos > len(self.text) >> 1:  # drop what was read (one copy, now and then)
-                    self._line_of(pos)
-                    self.text, self.at, pos = self.text[pos:], 0, 0
-                value, end = self._value(fh, pos)
-                yield self._line_of(pos), value
-                pos = self._skip(fh, end)
-                ch = self.text[pos:pos + 1]
-                if ch == "]":
-                    self._end(fh, pos)
-                    return
-                if ch != ",":
-                    raise _Irregular
-                pos = self._skip(fh, pos + 1)
+
+    def _dropped(self, pos: int) -> int:
+        """``pos`` in the text once what was read before it is dropped (one copy, now and then)."""
+        if pos > self.block and pos > len(self.text) >> 1:
+            self._line_of(pos)
+            self.text, self.at = self.text[pos:], 0
+            return 0
+        return pos
 
     def _value(self, fh: BinaryIO, pos: int) -> tuple[Any, int]:
         """The value at ``pos``, once the text holds all of it: up to what ends an item (a number cut short by the
@@ -238,7 +247,7 @@ class ArrayStream:
                     raise _Irregular from None
                 self._read(fh, pos)
                 continue
-            if self.eof or self.text[end:end + 1] in _AFTER_ITEM:
+            if self.eof or self.text[end:end + 1] in _AFTER_VALUE:
                 return value, end
             self._read(fh, pos)
 
@@ -282,6 +291,110 @@ class ArrayStream:
         self.line += self.text.count("\n", self.at, pos)
         self.at = pos
         return self.line
+
+
+class MemberStream(ArrayStream):
+    """A file that is one JSON object whose bulk is one member's array (tau2-bench's results: ``info``, ``tasks``,
+    then ``simulations``): the members before ``streamed`` decoded whole (``head``, by key: line and value), then
+    the items of ``streamed`` a block at a time, then the members after it read and checked. ``_Irregular`` for
+    anything else, or when a member in ``needs`` does not come before ``streamed``."""
+
+    def __init__(self, path: Path, streamed: str, needs: tuple[str, ...], *, block: int = BLOCK_BYTES) -> None:
+        super().__init__(path, block=block)
+        self.streamed = streamed
+        self.needs = needs
+        self.head: dict[str, tuple[int, Any]] = {}
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        with self.path.open("rb") as fh:
+            pos = self._skip(fh, 0)
+            if self.text[pos:pos + 1] != "{":
+                raise _Irregular
+            pos = self._skip(fh, pos + 1)
+            streaming = False
+            while self.text[pos:pos + 1] != "}":
+                key, pos = self._value(fh, self._dropped(pos))
+                if not isinstance(key, str):
+                    raise _Irregular
+                pos = self._skip(fh, pos)
+                if self.text[pos:pos + 1] != ":":
+                    raise _Irregular
+                pos = self._skip(fh, pos + 1)
+                if key == self.streamed and not streaming:
+                    if self.text[pos:pos + 1] != "[" or key in self.head or any(
+                            need not in self.head for need in self.needs):
+                        raise _Irregular
+                    streaming = True
+                    pos = (yield from self._items(fh, pos)) + 1
+                else:
+                    if key in self.head or key == self.streamed:  # said once, before any item: whole document
+                        if streaming:
+                            raise InvalidRecord(f"{key!r} is given twice in the document", source=str(self.path),
+                                                line=self._line_of(pos))
+                        raise _Irregular
+                    line = self._line_of(pos)
+                    if key in self.needs and self.text[pos:pos + 1] == "[":  # with each item's line
+                        value, pos = _drained(self._items(fh, pos))
+                        pos += 1
+                    else:
+                        value, pos = self._value(fh, pos)
+                    self.head[key] = (line, value if not streaming else None)
+                pos = self._skip(fh, pos)
+                ch = self.text[pos:pos + 1]
+                if ch == ",":
+                    pos = self._skip(fh, pos + 1)
+                elif ch != "}":
+                    raise _Irregular
+            if not streaming:
+                raise _Irregular
+            self._end(fh, pos)
+
+
+def _drained(items: Generator[tuple[int, Any], None, int]) -> tuple[list[tuple[int, Any]], int]:
+    """Every item of a generator, and what it returned."""
+    found = []
+    while True:
+        try:
+            found.append(next(items))
+        except StopIteration as stop:
+            return found, stop.value
+
+
+def member_items(path: Path, streamed: str, needs: tuple[str, ...], *, block: int = BLOCK_BYTES,
+                 ) -> tuple[dict[str, Any], Iterator[tuple[int, Any]]] | None:
+    """For a file that is one JSON object: its members in ``needs`` (by key; an array as ``(line, item)`` of each
+    item) and ``(line, value)`` of each item of its member ``streamed``, an array read a block at a time
+    (``MemberStream``): what ``JsonDocument`` gives. None when those members do not come first, or when anything
+    before the first item is irregular: the whole document then reads it. An irregularity after it is left to
+    ``JsonDocument`` as ``array_items`` leaves it."""
+    stream = MemberStream(path, streamed, needs, block=block)
+    items = iter(stream)
+    try:
+        first = next(items, None)
+    except _Irregular:
+        return None
+    head = {key: stream.head[key][1] for key in needs}
+    return head, _members_rest(path, streamed, stream, first, items)
+
+
+def _members_rest(path: Path, streamed: str, stream: MemberStream, first: tuple[int, Any] | None,
+                  items: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    given = 0
+    try:
+        if first is not None:
+            yield first
+            given += 1
+            for item in items:
+                yield item
+                given += 1
+        return
+    except _Irregular:
+        stream.text = ""
+    doc = JsonDocument.read(path)
+    members = {key: pos for key, pos, _ in doc.members(doc.root())}
+    for index, (line, _, value) in enumerate(doc.items(members[streamed])):
+        if index >= given:
+            yield line, value
 
 
 def _newline_offsets(text: str) -> list[int]:

@@ -27,7 +27,7 @@ A task file (a JSON array of tasks) gives the same cases.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from scorer.importers.common import (
     result_text,
     unique_call_ids,
 )
-from scorer.importers.jsondoc import JsonDocument, array_items, starts_with
+from scorer.importers.jsondoc import JsonDocument, array_items, member_items, starts_with
 from scorer.importers.tau_gold import action_call, policy_time, trajectory_case
 from scorer.model import Call, FunctionCall, GoldCase, Message, ToolCallRef, Transcript
 
@@ -65,10 +65,22 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         if starts_with(path, b"["):  # a block at a time: memory for a task, not the file
             tasks = array_items(path)
         else:
+            streamed = member_items(path, "simulations", ("info", "tasks")) if starts_with(path, b"{") else None
+            if streamed is not None:  # results: info and tasks first, then the simulations a block at a time
+                head, simulations = streamed
+                yield from _results(str(path), head["info"], head["tasks"], simulations, options)
+                return
             doc = JsonDocument.read(path)
             root = doc.root()
             if doc.kind(root) == "object":
-                yield from _results(doc, root, options)
+                members = {key: (pos, value) for key, pos, value in doc.members(root)}
+                for key in ("info", "tasks", "simulations"):
+                    if key not in members:
+                        raise InvalidRecord(f"no {key!r}: expected a tau2-bench results file {{info, tasks, "
+                                            "simulations}", line=1)
+                yield from _results(str(path), members["info"][1],
+                                    [(line, task) for line, _, task in doc.items(members["tasks"][0])],
+                                    ((line, sim) for line, _, sim in doc.items(members["simulations"][0])), options)
                 return
             if doc.kind(root) != "array":
                 raise InvalidRecord("expected a tau2-bench results object or a JSON array of tasks", line=1)
@@ -80,14 +92,9 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         yield err.located(str(path), None)
 
 
-def _results(doc: JsonDocument, root: int, options: ImportOptions) -> Iterator[Item]:
-    source = doc.source
-    members = {key: (pos, value) for key, pos, value in doc.members(root)}
-    for key in ("info", "tasks", "simulations"):
-        if key not in members:
-            raise InvalidRecord(f"no {key!r}: expected a tau2-bench results file {{info, tasks, simulations}}",
-                                line=1)
-    info = need_dict(members["info"][1], "info")
+def _results(source: str, info_value: Any, task_items: list[tuple[int, Any]],
+             simulations: Iterable[tuple[int, Any]], options: ImportOptions) -> Iterator[Item]:
+    info = need_dict(info_value, "info")
     environment = need_dict(info.get("environment_info"), "info.environment_info")
     domain = need_str(environment.get("domain_name"), "info.environment_info.domain_name")
     policy = environment.get("policy") if isinstance(environment.get("policy"), str) else None
@@ -95,12 +102,12 @@ def _results(doc: JsonDocument, root: int, options: ImportOptions) -> Iterator[I
     agent = need_dict(info.get("agent_info") or {}, "info.agent_info")
     model = str(agent.get("llm") or "unknown")
     tasks = {}
-    for line, _, task in doc.items(members["tasks"][0]):
+    for line, task in task_items:
         items = guard(source, line, _case, task, domain, solo=solo, options=options)
         yield from items
         if isinstance(task, dict) and "id" in task:
             tasks[str(task["id"])] = task
-    for line, _, simulation in doc.items(members["simulations"][0]):
+    for line, simulation in simulations:
         yield from guard(source, line, _transcript, simulation, domain=domain, model=model, solo=solo,
                          policy=policy, tasks=tasks, options=options)
 

@@ -1,12 +1,13 @@
 """Importers of files that are one JSON array (tau-bench trajectories and tasks, tau2-bench tasks, Anthropic
-conversations, logged records) read them a block at a time (``jsondoc.array_items``), never as a whole
-document, and convert exactly what the whole document gave: the same records at the same lines, the same
-errors."""
+conversations, logged records) or one object whose bulk is an array (tau2-bench results: their simulations) read
+them a block at a time (``jsondoc.array_items``, ``member_items``), never as a whole document, and convert
+exactly what the whole document gave: the same records at the same lines, the same errors."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,16 +59,19 @@ def _files(tmp_path: Path) -> list[tuple[Path, str]]:
     otel = tmp_path / "spans.json"
     otel.write_text(json.dumps([json.loads(path.read_text(encoding="utf-8")) for path in sorted(
         (REAL / "traces" / "otel-genai" / "openinference-genai").glob("*.json"))], indent=2), encoding="utf-8")
+    results = [(path, "tau2-bench") for path in sorted((REAL / "tau2-bench" / "results").glob("*.json"))]
     return [(trajectories, "tau-bench"), (tmp_path / "converted" / "airline_tasks_test.json", "tau-bench"),
-            (tau2, "tau2-bench"), (anthropic, "anthropic"), (bad, "tau-bench"), (mcp, "mcp"), (otel, "otel")]
+            (tau2, "tau2-bench"), (anthropic, "anthropic"), (bad, "tau-bench"), (mcp, "mcp"), (otel, "otel"),
+            *results]
 
 
 def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gave(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _files(tmp_path)
-    assert len(files) == 7
+    assert len(files) == 10
     with monkeypatch.context() as patch:  # the whole document, as every one of these was read before
         patch.setattr(jsondoc.ArrayStream, "__iter__", _irregular)
+        patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
         whole = [_converted(path, fmt) for path, fmt in files]
     read_whole: list[Path] = []
     real_read = jsondoc.JsonDocument.read.__func__  # type: ignore[attr-defined]
@@ -87,5 +91,6 @@ def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gav
     assert [path for path in read_whole if path.name != "airline_tools.json"] == [files[4][0]], read_whole
 
 
-def _irregular(self: jsondoc.ArrayStream) -> Any:
+def _irregular(self: jsondoc.ArrayStream) -> Iterator[Any]:
     raise jsondoc._Irregular  # what the stream leaves to the whole document: here, everything
+    yield

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer.errors import InvalidRecord
-from scorer.importers.jsondoc import ArrayStream, JsonDocument, array_items
+from scorer.importers.jsondoc import ArrayStream, JsonDocument, MemberStream, array_items, member_items
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -134,3 +134,97 @@ def test_generated_arrays_read_as_the_whole_document_reads_them(items: list[Any]
     whole = _whole(path)
     assert whole[1] is None
     assert _streamed(path, block) == whole
+
+
+# -- one member's array of a top-level object (tau2-bench results: info, tasks, then simulations) -------------
+
+def _whole_members(path: Path) -> tuple[Any, list[tuple[int, Any]], tuple[str, int | None] | None]:
+    """What ``JsonDocument`` gives: ``head`` (info, and tasks with their lines), the simulations, the error."""
+    got: list[tuple[int, Any]] = []
+    head: Any = None
+    try:
+        doc = JsonDocument.read(path)
+        members = {key: (pos, value) for key, pos, value in doc.members(doc.root())}
+        head = {"info": members["info"][1],
+                "tasks": [(line, value) for line, _, value in doc.items(members["tasks"][0])]}
+        got.extend((line, value) for line, _, value in doc.items(members["simulations"][0]))
+    except InvalidRecord as err:
+        return head, got, (err.message, err.line)
+    except KeyError as missing:  # (the importer names it)
+        return head, got, (f"no {missing}", None)
+    return head, got, None
+
+
+def _streamed_members(path: Path, block: int) -> tuple[Any, list[tuple[int, Any]], tuple[str, int | None] | None]:
+    found = member_items(path, "simulations", ("info", "tasks"), block=block)
+    if found is None:
+        return _whole_members(path)
+    head, items = found
+    got: list[tuple[int, Any]] = []
+    try:
+        got.extend(items)
+    except InvalidRecord as err:
+        return head, got, (err.message, err.line)
+    return head, got, None
+
+
+RESULTS = {"timestamp": "2025-08-01T16:20:43", "info": {"environment_info": {"domain_name": "airline"}, "n": 1.5},
+           "tasks": [{"id": "1", "x": [1, 2]}, {"id": "2", "ticket": "é😀"}],
+           "simulations": [{"id": f"s{n}", "task_id": str(n % 2 + 1), "messages": [{"role": "user", "content": "x" * n}]}
+                           for n in range(40)]}
+GOOD_RESULTS = [json.dumps(RESULTS, indent=2).encode(), json.dumps(RESULTS).encode(),
+                json.dumps({**RESULTS, "simulations": []}).encode(),
+                json.dumps({**RESULTS, "after": {"k": [1, 2, {"z": None}]}}, indent=1).encode()]
+LATE = json.dumps(RESULTS, indent=2)
+BAD_RESULTS = [
+    LATE.replace('"s30"', 'NaN').encode(),  # a simulation refused: the items before it, then the same error
+    LATE.replace('"s30"', '"s30",').encode(),  # a syntax error among the simulations
+    LATE.rstrip("}") .encode(),  # the object never closes
+    (LATE + "\n[1]").encode(),  # data after it
+    json.dumps({"simulations": RESULTS["simulations"], "info": RESULTS["info"], "tasks": RESULTS["tasks"]}).encode(),
+    json.dumps({k: v for k, v in RESULTS.items() if k != "simulations"}).encode(),  # no simulations
+    json.dumps({"info": 1, "tasks": [], "simulations": {"not": "a list"}}).encode(),
+    LATE.replace('"timestamp"', '"tasks": [], "timestamp"', 1).encode(),  # tasks twice, before the simulations
+]
+
+
+@pytest.mark.parametrize("data", GOOD_RESULTS + BAD_RESULTS, ids=range(len(GOOD_RESULTS + BAD_RESULTS)))
+@pytest.mark.parametrize("block", [1, 7, 64, 4096, 1 << 20])
+def test_a_results_object_reads_as_the_whole_document_reads_it(data: bytes, block: int, tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_bytes(data)
+    whole = _whole_members(path)
+    got = _streamed_members(path, block)
+    streamed = member_items(path, "simulations", ("info", "tasks"), block=block) is not None
+    if whole[2] is None or not streamed:
+        assert got == whole
+    else:
+        # The whole document is refused before its first simulation; streamed, the info, the tasks and the
+        # simulations before the error come first (the import stops at the error all the same, or sets the rest
+        # aside), then the very error.
+        assert got[2] == whole[2]
+        fine = tmp_path / "fine.json"  # every bad file that streams is LATE with a flaw
+        fine.write_text(LATE, encoding="utf-8")
+        head, items, _ = _whole_members(fine)
+        assert got[0] == head and got[1] == items[:len(got[1])]
+    if data in GOOD_RESULTS:
+        assert whole[2] is None and len(whole[1]) == len(json.loads(data)["simulations"])
+
+
+def test_a_member_given_again_after_the_streamed_items_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    text = json.dumps(RESULTS, indent=2)
+    path.write_text(text[:text.rindex("}")] + ',\n  "info": {}\n}', encoding="utf-8")
+    _, got, error = _streamed_members(path, 64)
+    assert len(got) == 40  # the whole document would have taken the second info, silently
+    assert error == ("'info' is given twice in the document", text.count("\n") + 2)  # the line of its value
+
+
+def test_the_member_stream_holds_about_a_block_and_an_item(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    sims = [{"id": f"s{n}", "messages": [{"role": "user", "content": "é" * 900}] * 3} for n in range(1500)]
+    path.write_text(json.dumps({**RESULTS, "simulations": sims}, indent=2, ensure_ascii=False), encoding="utf-8")
+    assert path.stat().st_size > 4 << 20
+    stream = MemberStream(path, "simulations", ("info", "tasks"), block=64 << 10)
+    assert [value for _, value in stream] == sims
+    assert stream.peak_chars < 256 << 10
