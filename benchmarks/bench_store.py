@@ -27,6 +27,8 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   (``tests/data/real/tau-bench``), each copied under a new task id; their tools beside them. Converted in the
   importing process (only the toolgold JSON Lines format is split among workers). Peak RSS at two sizes: flat
   (the array is read a block at a time). Against the same sqlite3 floor.
+- the same for a tau2-bench results file (one object: info, tasks, then K simulations, the repository's real
+  airline ones under new ids), at the same two sizes.
 - after each gold import, the repository's 6 tau-bench trajectories imported into that store: their tools are new
   there, so the drift check reads every gold case (peak RSS; anchor: the same import into an empty store).
 - DB size per 10,000 transcripts.
@@ -114,6 +116,25 @@ def write_tau_trajectories(folder: Path, n: int) -> tuple[Path, int]:
             fh.write(("\n  " if i == 0 else ",\n  ") + json.dumps(item, indent=2).replace("\n", "\n  "))
         fh.write("\n]" if n else "]")
     shutil.copy(TAU / "converted" / "airline_tools.json", folder / "airline_tools.json")
+    return path, path.stat().st_size
+
+
+def write_tau2_results(folder: Path, n: int) -> tuple[Path, int]:
+    """A tau2-bench results file with ``n`` simulations (the repository's real airline ones, each under an id and
+    trial of its own), indented as tau2-bench writes it: info, tasks, then the simulations; the file and its size.
+    Written a simulation at a time (see ``write_tau_trajectories``)."""
+    base = json.loads((REPO / "tests" / "data" / "real" / "tau2-bench" / "results" /
+                       "gpt-4.1_airline_default_gpt-4.1_1trials.json").read_text(encoding="utf-8"))
+    path = folder / "airline" / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sims = base.pop("simulations")
+    head = json.dumps({**base, "simulations": []}, indent=2)
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(head[:head.rindex("[]")] + "[")
+        for i in range(n):
+            sim = {**sims[i % len(sims)], "id": f"bench-{i}", "trial": i // len(sims)}
+            fh.write(("\n    " if i == 0 else ",\n    ") + json.dumps(sim, indent=2).replace("\n", "\n    "))
+        fh.write(("\n  ]" if n else "]") + head[head.rindex("[]") + 2:])
     return path, path.stat().st_size
 
 
@@ -276,6 +297,18 @@ def main(argv: list[str]) -> None:
                          f"flat memory, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s, one process) "
                          f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
             for done in [*tmpdir.glob(f"tau-*{n}.db*"), tau_src]:
+                done.unlink()
+        for n in sorted({args.trajectories // 5, args.trajectories}):
+            folder = tmpdir / f"tau2-{n}"
+            tau2_src, size = write_tau2_results(folder, n)
+            env_t = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"tau2-{n}.db")}
+            secs, rss = run_measured(["import", str(tau2_src)], env_t)
+            floor_secs, floor_rss = sqlite_floor(tmpdir / f"tau2-{n}.db", tmpdir / f"tau2-floor-{n}.db")
+            rows.append((f"import a tau2-bench results file, its own format (one object, {size / 1e6:.0f} MB)", n,
+                         secs, n / secs, f"{rss:.0f}",
+                         f"flat memory, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s, one process) "
+                         f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
+            for done in [*tmpdir.glob(f"tau2-*{n}.db*"), tau2_src]:
                 done.unlink()
         gold_src = tmpdir / "gold.jsonl"
         for n in sorted({args.gold // 10, args.gold}):

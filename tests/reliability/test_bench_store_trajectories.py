@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.bench_store import write_tau_trajectories
+from benchmarks.bench_store import write_tau2_results, write_tau_trajectories
 from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.importers import Converted
@@ -28,3 +28,15 @@ def test_the_trajectories_are_tau_bench_s_own_format_each_new(tmp_path: Path) ->
     assert all(t.tools for t in transcripts)  # airline_tools.json beside the file was found
     assert len({json.dumps([m.model_dump() for m in t.messages]) for t in transcripts}) == 6  # the real ones
     assert [r for r in records if isinstance(r, GoldCase)]
+
+
+def test_the_tau2_results_are_tau2_bench_s_own_format_each_simulation_new(tmp_path: Path) -> None:
+    path, size = write_tau2_results(tmp_path, 7)
+    assert size == path.stat().st_size
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert list(data) == ["timestamp", "info", "tasks", "simulations"]  # the bulk last, as tau2-bench writes it
+    assert importers.detect(path).NAME == "tau2-bench"
+    items = list(importers.convert(path, "tau2-bench"))
+    assert not [item for item in items if isinstance(item, InvalidRecord)]
+    transcripts = [item.record for item in items if isinstance(item, Converted) and isinstance(item.record, Transcript)]
+    assert len({t.id for t in transcripts}) == 7
