@@ -105,6 +105,7 @@ def write_tau_trajectories(folder: Path, n: int) -> tuple[Path, int]:
     task id of its own, in ``folder/gpt-4o-airline.json``, with the airline tools beside it; the file and its
     size in bytes."""
     base = json.loads((TAU / "historical_trajectories" / "gpt-4o-airline.json").read_text(encoding="utf-8"))
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / "gpt-4o-airline.json"
     # Written an item at a time (``json.dumps(items, indent=2)``'s very text): a process forked from this one starts
     # with its peak RSS, so the benchmark must not hold the file.
@@ -285,31 +286,19 @@ def main(argv: list[str]) -> None:
                      args.transcripts, secs, args.transcripts / secs, f"{rss:.0f} (workers {WORKER_RSS[-1]:.0f})",
                      f"≥ 500/s, ≤ 200 MB, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s) "
                      f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
-        for n in sorted({args.trajectories // 5, args.trajectories}):
-            folder = tmpdir / f"tau-{n}"
-            folder.mkdir()
-            tau_src, size = write_tau_trajectories(folder, n)
-            env_t = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"tau-{n}.db")}
-            secs, rss = run_measured(["import", str(tau_src)], env_t)
-            floor_secs, floor_rss = sqlite_floor(tmpdir / f"tau-{n}.db", tmpdir / f"tau-floor-{n}.db")
-            rows.append((f"import tau-bench trajectories, their own format (one JSON array, {size / 1e6:.0f} MB)", n,
-                         secs, n / secs, f"{rss:.0f}",
-                         f"flat memory, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s, one process) "
-                         f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
-            for done in [*tmpdir.glob(f"tau-*{n}.db*"), tau_src]:
-                done.unlink()
-        for n in sorted({args.trajectories // 5, args.trajectories}):
-            folder = tmpdir / f"tau2-{n}"
-            tau2_src, size = write_tau2_results(folder, n)
-            env_t = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"tau2-{n}.db")}
-            secs, rss = run_measured(["import", str(tau2_src)], env_t)
-            floor_secs, floor_rss = sqlite_floor(tmpdir / f"tau2-{n}.db", tmpdir / f"tau2-floor-{n}.db")
-            rows.append((f"import a tau2-bench results file, its own format (one object, {size / 1e6:.0f} MB)", n,
-                         secs, n / secs, f"{rss:.0f}",
-                         f"flat memory, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s, one process) "
-                         f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
-            for done in [*tmpdir.glob(f"tau2-*{n}.db*"), tau2_src]:
-                done.unlink()
+        native = (("tau", write_tau_trajectories, "tau-bench trajectories, their own format (one JSON array, {} MB)"),
+                  ("tau2", write_tau2_results, "a tau2-bench results file, its own format (one object, {} MB)"))
+        for name, write, what in native:
+            for n in sorted({args.trajectories // 5, args.trajectories}):
+                native_src, size = write(tmpdir / f"{name}-{n}", n)
+                env_t = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"{name}-{n}.db")}
+                secs, rss = run_measured(["import", str(native_src)], env_t)
+                floor_secs, floor_rss = sqlite_floor(tmpdir / f"{name}-{n}.db", tmpdir / f"{name}-floor-{n}.db")
+                rows.append((f"import {what.format(round(size / 1e6))}", n, secs, n / secs, f"{rss:.0f}",
+                             f"flat memory, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s, one process) "
+                             f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
+                for done in [*tmpdir.glob(f"{name}-*{n}.db*"), native_src]:
+                    done.unlink()
         gold_src = tmpdir / "gold.jsonl"
         for n in sorted({args.gold // 10, args.gold}):
             env_g = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"gold-{n}.db"), "TOOLGOLD_USER": "bench"}
