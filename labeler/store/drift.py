@@ -95,7 +95,8 @@ def _own_tools(conn: Connection, cases: Any) -> dict[str, list[ToolSpec]]:
 
 
 DRIFT_BATCH = 500
-"""Gold cases read from the database at a time by ``check_schema_drift`` (their bodies: a few MB)."""
+"""Gold cases read from the database at a time by ``check_schema_drift`` (their bodies: a few MB), and flags written
+per write transaction."""
 
 
 def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None, source: str | None = None,
@@ -112,8 +113,9 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     flagged again for the same schemas; an open item whose case fits again is closed.
 
     The cases are read without the write lock, ``DRIFT_BATCH`` at a time (every gold case in the store: an
-    import that brings a new schema asks this of all of them); the lock is taken once, to write the flags that
-    change, for the cases still as they were read (one edited meanwhile is left to the next check)."""
+    import that brings a new schema asks this of all of them); the lock is taken only to write the flags that
+    change, ``DRIFT_BATCH`` a transaction, for the cases still as they were read (one edited meanwhile is left to
+    the next check)."""
     q = select(GOLD_BODY, t.GoldCaseRow.source, t.GoldCaseRow.content_hash).where(t.GoldCaseRow.status != "rejected")
     if source:
         q = q.where(t.GoldCaseRow.source == source)
@@ -145,11 +147,12 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
             change = relabels.change(case.id, digest, drift, current, hashes)
             if change is not None:
                 changes.append(change)
-    if changes:
+    for start in range(0, len(changes), DRIFT_BATCH):  # short transactions: saves get the lock in between
+        batch = changes[start:start + DRIFT_BATCH]
         with db.write() as conn:
             now = dict(conn.execute(select(t.GoldCaseRow.id, t.GoldCaseRow.content_hash).where(
-                t.GoldCaseRow.id.in_([c.case_id for c in changes]))).all())
-            for change in changes:
+                t.GoldCaseRow.id.in_([c.case_id for c in batch]))).all())
+            for change in batch:
                 if now.get(change.case_id) == change.digest:
                     _flag_drift(conn, change.case_id, change.drift, change.current, actor, change.tools_hash)
     return found

@@ -97,3 +97,17 @@ def test_a_case_edited_between_the_read_and_the_write_is_left_to_the_next_check(
     assert sorted(item.case_id for item in ds.relabel_queue(actor="rita")) == ["c0#t2", "c2#t2"]
     assert sorted(s.case_id for s in ds.check_schema_drift()) == ["c0#t2", "c1#t2", "c2#t2"]
     assert sorted(item.case_id for item in ds.relabel_queue(actor="rita")) == ["c0#t2", "c1#t2", "c2#t2"]
+
+
+def test_many_flags_are_written_a_batch_per_transaction(any_store: Store, writes: list[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A renamed parameter that 100,000 cases use flags them all: one transaction for all of them held the write
+    # lock for as long as writing 100,000 flags and audit events takes. Saves get the lock between batches.
+    ds = _store(any_store, 25)
+    put(ds, transcript("t9", tools=(RENAMED, REFUND)))
+    monkeypatch.setattr(store_drift, "DRIFT_BATCH", 10)
+    writes.clear()
+    stale = ds.check_schema_drift()
+    assert len(stale) == 25
+    assert writes == ["check_schema_drift"] * 3
+    assert sorted(item.case_id for item in ds.relabel_queue(actor="rita")) == sorted(s.case_id for s in stale)
