@@ -167,7 +167,8 @@ def _case(body: str) -> GoldCase:
 
 class _ToolsHashes:
     """``canonical.content_hash`` of each list of current tools, once a check: the cases of a transcript, or of
-    a source, share one list (its tools are the same objects)."""
+    a source, share one list (its tools are the same objects). At most ``TOOLS_HASHES`` lists are kept: a store
+    whose every case brings tools of its own (BFCL's) would otherwise keep them all."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[int, ...], tuple[Sequence[ToolSpec], str]] = {}
@@ -175,10 +176,18 @@ class _ToolsHashes:
     def __call__(self, current: Sequence[ToolSpec]) -> str:
         key = tuple(map(id, current))
         hit = self._known.get(key)
-        if hit is None:  # the entry holds the tools: no other object takes their ids during the check
+        if hit is None:  # the entry holds the tools: no other object takes their ids while it is kept
+            if len(self._known) >= TOOLS_HASHES:
+                self._known.clear()
             hit = self._known[key] = (list(current), canonical.content_hash([x.model_dump(mode="json")
                                                                             for x in current]))
         return hit[1]
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+TOOLS_HASHES = 256
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,13 @@ def test_many_flags_are_written_a_batch_per_transaction(any_store: Store, writes
     assert len(stale) == 25
     assert writes == ["check_schema_drift"] * 3
     assert sorted(item.case_id for item in ds.relabel_queue(actor="rita")) == sorted(s.case_id for s in stale)
+
+
+def test_the_tool_list_hashes_a_check_keeps_are_bounded() -> None:
+    # BFCL-like stores give every case tools of its own: the memo must not keep every case's tools.
+    hashes = store_drift._ToolsHashes()
+    lists = [[REFUND.model_copy(update={"description": f"Refund {n}"})] for n in range(store_drift.TOOLS_HASHES + 50)]
+    digests = [hashes(tools) for tools in lists]
+    assert len(set(digests)) == len(lists)  # each list's own hash
+    assert len(hashes) <= store_drift.TOOLS_HASHES
+    assert hashes(lists[-1]) == digests[-1]
