@@ -299,10 +299,13 @@ class MemberStream(ArrayStream):
     the items of ``streamed`` a block at a time, then the members after it read and checked. ``_Irregular`` for
     anything else, or when a member in ``needs`` does not come before ``streamed``."""
 
-    def __init__(self, path: Path, streamed: str, needs: tuple[str, ...], *, block: int = BLOCK_BYTES) -> None:
+    def __init__(self, path: Path, streamed: str, needs: tuple[str, ...], *, listed: tuple[str, ...] = (),
+                 block: int = BLOCK_BYTES) -> None:
         super().__init__(path, block=block)
         self.streamed = streamed
         self.needs = needs
+        self.listed = listed
+        """The members of ``needs`` that must be arrays: kept as ``(line, item)`` of each item."""
         self.head: dict[str, tuple[int, Any]] = {}
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
@@ -333,7 +336,9 @@ class MemberStream(ArrayStream):
                                                 line=self._line_of(pos))
                         raise _Irregular
                     line = self._line_of(pos)
-                    if key in self.needs and self.text[pos:pos + 1] == "[":  # with each item's line
+                    if key in self.listed and not streaming:  # with each item's line
+                        if self.text[pos:pos + 1] != "[":  # said as the whole document says it
+                            raise _Irregular
                         value, pos = _drained(self._items(fh, pos))
                         pos += 1
                     else:
@@ -360,14 +365,14 @@ def _drained(items: Generator[tuple[int, Any], None, int]) -> tuple[list[tuple[i
             return found, stop.value
 
 
-def member_items(path: Path, streamed: str, needs: tuple[str, ...], *, block: int = BLOCK_BYTES,
-                 ) -> tuple[dict[str, Any], Iterator[tuple[int, Any]]] | None:
-    """For a file that is one JSON object: its members in ``needs`` (by key; an array as ``(line, item)`` of each
-    item) and ``(line, value)`` of each item of its member ``streamed``, an array read a block at a time
-    (``MemberStream``): what ``JsonDocument`` gives. None when those members do not come first, or when anything
-    before the first item is irregular: the whole document then reads it. An irregularity after it is left to
-    ``JsonDocument`` as ``array_items`` leaves it."""
-    stream = MemberStream(path, streamed, needs, block=block)
+def member_items(path: Path, streamed: str, needs: tuple[str, ...], *, listed: tuple[str, ...] = (),
+                 block: int = BLOCK_BYTES) -> tuple[dict[str, Any], Iterator[tuple[int, Any]]] | None:
+    """For a file that is one JSON object: its members in ``needs`` (by key; those in ``listed``, arrays, as
+    ``(line, item)`` of each item) and ``(line, value)`` of each item of its member ``streamed``, an array read a
+    block at a time (``MemberStream``): what ``JsonDocument`` gives. None when those members do not come first, a
+    listed one is not an array, or anything before the first item is irregular: the whole document then reads it.
+    An irregularity after it is left to ``JsonDocument`` as ``array_items`` leaves it."""
+    stream = MemberStream(path, streamed, needs, listed=listed, block=block)
     items = iter(stream)
     try:
         first = next(items, None)

@@ -65,7 +65,8 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         if starts_with(path, b"["):  # a block at a time: memory for a task, not the file
             tasks = array_items(path)
         else:
-            streamed = member_items(path, "simulations", ("info", "tasks")) if starts_with(path, b"{") else None
+            streamed = (member_items(path, "simulations", ("info", "tasks"), listed=("tasks",))
+                        if starts_with(path, b"{") else None)
             if streamed is not None:  # results: info and tasks first, then the simulations a block at a time
                 head, simulations = streamed
                 yield from _results(str(path), head["info"], head["tasks"], simulations, options)

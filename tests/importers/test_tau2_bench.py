@@ -116,6 +116,21 @@ def test_a_file_without_simulations_is_one_clear_error(tmp_path: Path) -> None:
         f"{src}:1: no 'simulations': expected a tau2-bench results file {{info, tasks, simulations}}"]
 
 
+@pytest.mark.parametrize("members", [
+    '"info": {"environment_info": {"domain_name": "airline"}}, "tasks": {"a": 1}',
+    '"info": [1, 2], "tasks": []',
+    '"info": {"environment_info": {"domain_name": "airline"}}, "tasks": 7',
+])
+def test_a_results_file_whose_info_or_tasks_are_of_the_wrong_kind_is_one_clear_error(tmp_path: Path,
+                                                                                      members: str) -> None:
+    # read a block at a time (the simulations last), as the whole document reads it: one error, no traceback
+    src = tmp_path / "results.json"
+    src.write_text("{" + members + ', "simulations": [{"id": "s", "task_id": "1", "messages": []}]}')
+    result = convert(src, "tau2-bench")
+    assert len(result.errors) == 1 and not result.transcripts
+    assert result.error_lines[0].startswith(f"{src}:")
+
+
 FULL_COUNTS = {
     # file: (simulations, decision points, agent tool calls, tasks, no_call tasks); 200 simulations in all,
     # with 1,719 agent calls (plus 482 telecom calls the user simulator makes, left out)

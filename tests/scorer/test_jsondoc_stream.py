@@ -156,7 +156,7 @@ def _whole_members(path: Path) -> tuple[Any, list[tuple[int, Any]], tuple[str, i
 
 
 def _streamed_members(path: Path, block: int) -> tuple[Any, list[tuple[int, Any]], tuple[str, int | None] | None]:
-    found = member_items(path, "simulations", ("info", "tasks"), block=block)
+    found = member_items(path, "simulations", ("info", "tasks"), listed=("tasks",), block=block)
     if found is None:
         return _whole_members(path)
     head, items = found
@@ -184,6 +184,8 @@ BAD_RESULTS = [
     json.dumps({"simulations": RESULTS["simulations"], "info": RESULTS["info"], "tasks": RESULTS["tasks"]}).encode(),
     json.dumps({k: v for k, v in RESULTS.items() if k != "simulations"}).encode(),  # no simulations
     json.dumps({"info": 1, "tasks": [], "simulations": {"not": "a list"}}).encode(),
+    json.dumps({"info": {}, "tasks": {"a": 1}, "simulations": []}).encode(),  # tasks not a list
+    json.dumps({"info": [1], "tasks": 7, "simulations": [1]}).encode(),
     LATE.replace('"timestamp"', '"tasks": [], "timestamp"', 1).encode(),  # tasks twice, before the simulations
 ]
 
@@ -195,7 +197,7 @@ def test_a_results_object_reads_as_the_whole_document_reads_it(data: bytes, bloc
     path.write_bytes(data)
     whole = _whole_members(path)
     got = _streamed_members(path, block)
-    streamed = member_items(path, "simulations", ("info", "tasks"), block=block) is not None
+    streamed = member_items(path, "simulations", ("info", "tasks"), listed=("tasks",), block=block) is not None
     if whole[2] is None or not streamed:
         assert got == whole
     else:
@@ -225,6 +227,6 @@ def test_the_member_stream_holds_about_a_block_and_an_item(tmp_path: Path) -> No
     sims = [{"id": f"s{n}", "messages": [{"role": "user", "content": "é" * 900}] * 3} for n in range(1500)]
     path.write_text(json.dumps({**RESULTS, "simulations": sims}, indent=2, ensure_ascii=False), encoding="utf-8")
     assert path.stat().st_size > 4 << 20
-    stream = MemberStream(path, "simulations", ("info", "tasks"), block=64 << 10)
+    stream = MemberStream(path, "simulations", ("info", "tasks"), listed=("tasks",), block=64 << 10)
     assert [value for _, value in stream] == sims
     assert stream.peak_chars < 256 << 10
