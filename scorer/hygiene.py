@@ -12,9 +12,12 @@
 - ``ungrounded_value``: in a case labeled *call*, an identifier-like expected value (an id, an email, a
   phone number, …) that appears nowhere in the context: the gold itself may be made up.
 
-Near duplicates are found with a bottom-k sketch: each context keeps its ``SKETCH`` lowest-hashing 3-grams
-(ignoring 3-grams most contexts share), contexts that share one are compared exactly. Pure: cases in,
-problems out.
+Cases with one context are one group, and a group whose cases conflict is one problem naming them all (k
+cases with one context are compared as the few kinds of answers they expect, not as k² pairs). Near
+duplicates are found between contexts with a bottom-k sketch: each context keeps its ``SKETCH``
+lowest-hashing 3-grams (ignoring 3-grams most contexts share), contexts that share one are compared exactly,
+and a pair of near contexts whose cases conflict across them is one problem. Pure: cases in, problems out;
+the cases are read once and not kept.
 """
 
 from __future__ import annotations
@@ -158,13 +161,6 @@ def _answer_key(answer: Answer) -> str:
     return canonical.dumps(answer.model_dump(mode="json"))
 
 
-def _conflicting(a: GoldCase, b: GoldCase) -> bool:
-    """Different expected answers, and neither case accepts the other's."""
-    a_answers = {_answer_key(x) for x in (a.expected, *a.alternatives)}
-    b_answers = {_answer_key(x) for x in (b.expected, *b.alternatives)}
-    return _answer_key(a.expected) not in b_answers and _answer_key(b.expected) not in a_answers
-
-
 def _describe(answer: Answer) -> str:
     if answer.behavior != "call":
         return "no call" if answer.behavior == "no_call" else "ask the user"
@@ -172,61 +168,160 @@ def _describe(answer: Answer) -> str:
 
 
 class _Doc:
-    __slots__ = ("case", "exact", "grams")
+    """What duplicate detection keeps of a gold case: its id and answers, not its context or tools (a
+    lint of 20,000 cases holds these, not the cases)."""
+
+    __slots__ = ("_keys", "alternatives", "case_id", "expected")
 
     def __init__(self, case: GoldCase) -> None:
-        self.case = case
-        text = _context_text(case)
-        tools = ",".join(sorted(t.name for t in case.tools))
-        self.exact = hashlib.sha256(f"{tools}\n{text}".encode()).hexdigest()
-        self.grams = _shingles(text)
+        self.case_id: str = case.id
+        self.expected: Answer = case.expected
+        self.alternatives: tuple[Answer, ...] = case.alternatives
+        self._keys: tuple[str, frozenset[str]] | None = None
+
+    @property
+    def answers(self) -> tuple[str, frozenset[str]]:
+        """The expected answer's key and the keys of every answer the case accepts, made once per case and
+        only for cases that share a context with another."""
+        if self._keys is None:
+            expected = _answer_key(self.expected)
+            self._keys = expected, frozenset({expected, *(_answer_key(a) for a in self.alternatives)})
+        return self._keys
 
 
 def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
-def duplicate_problems(cases: Sequence[GoldCase], *, threshold: float = NEAR_DUPLICATE) -> list[HygieneProblem]:
-    """Pairs of cases with the same or nearly the same context and conflicting expected answers (reported on
-    the case with the smaller id)."""
-    docs = [_Doc(c) for c in cases if c.kind == "turn" and c.messages]
-    pairs: dict[tuple[int, int], bool] = {}  # (i, j) -> exact duplicate
-    by_exact: dict[str, list[int]] = defaultdict(list)
-    for i, doc in enumerate(docs):
-        by_exact[doc.exact].append(i)
-    for group in by_exact.values():
-        for i, j in combinations(group, 2):
-            pairs[(i, j)] = True
-    frequency: dict[int, int] = defaultdict(int)
+def _involved(sides: Sequence[Sequence[_Doc]]) -> list[_Doc]:
+    """The cases of ``sides`` in some conflicting pair (different expected answers, neither case accepting the
+    other's): any pair when there is one side, only pairs across the two sides when there are two. Cases
+    that expect and accept the same answers are compared once, as a kind, so a group of k cases with a few
+    kinds of answers costs k, not k²."""
+    kinds: dict[tuple[int, str, frozenset[str]], list[_Doc]] = {}
+    for side, docs in enumerate(sides):
+        for doc in docs:
+            kinds.setdefault((side, *doc.answers), []).append(doc)
+    keys = list(kinds)
+    involved: set[tuple[int, str, frozenset[str]]] = set()
+    for x, (side_x, expected_x, accepted_x) in enumerate(keys):
+        for side_y, expected_y, accepted_y in keys[x + 1:]:
+            if len(sides) > 1 and side_x == side_y:
+                continue
+            if expected_x not in accepted_y and expected_y not in accepted_x:
+                involved.add((side_x, expected_x, accepted_x))
+                involved.add((side_y, expected_y, accepted_y))
+    found = [doc for key in keys if key in involved for doc in kinds[key]]
+    if len({doc.case_id for doc in found}) < 2:  # one case given twice is not a conflict
+        return []
+    return sorted(found, key=lambda doc: doc.case_id)
+
+
+SHOWN_PER_ANSWER: Final = 3
+"""Case ids a group's message names per answer; the rest are counted (``related`` has them all)."""
+
+
+def _group_problem(docs: list[_Doc], exact: bool) -> HygieneProblem:
+    """One problem for cases with the same (or nearly the same) context that conflict, on the first by id."""
+    code: ProblemCode = "conflicting_duplicate" if exact else "conflicting_near_duplicate"
+    how = "the same context" if exact else "nearly the same context"
+    first, *others = docs
+    related = tuple(doc.case_id for doc in others)
+    if len(others) == 1:
+        other = others[0]
+        return HygieneProblem(code=code, case_id=first.case_id, related=related,
+                              message=f"{how} as `{other.case_id}`, but expects {_describe(first.expected)} where "
+                                      f"`{other.case_id}` expects {_describe(other.expected)}")
+    by_answer: dict[str, tuple[Answer, list[str]]] = {}  # in the order of each answer's first case
     for doc in docs:
-        for gram in doc.grams:
-            frequency[gram] += 1
-    common = max(20, int(COMMON_SHARE * len(docs)))
-    buckets: dict[int, list[int]] = defaultdict(list)
-    for i, doc in enumerate(docs):
-        for gram in sorted(g for g in doc.grams if frequency[g] <= common)[:SKETCH]:
-            buckets[gram].append(i)
-    for members in buckets.values():
-        for i, j in combinations(members, 2):
-            if (i, j) not in pairs and _jaccard(docs[i].grams, docs[j].grams) >= threshold:
-                pairs[(i, j)] = False
-    found = []
-    for (i, j), exact in sorted(pairs.items()):
-        a, b = sorted((docs[i].case, docs[j].case), key=lambda c: c.id)
-        if a.id == b.id or not _conflicting(a, b):
-            continue
-        how = "the same context as" if exact else "nearly the same context as"
-        found.append(HygieneProblem(
-            code="conflicting_duplicate" if exact else "conflicting_near_duplicate", case_id=a.id, related=(b.id,),
-            message=f"{how} `{b.id}`, but expects {_describe(a.expected)} where `{b.id}` expects "
-                    f"{_describe(b.expected)}"))
-    return found
+        by_answer.setdefault(doc.answers[0], (doc.expected, []))[1].append(doc.case_id)
+    parts = []
+    for answer, ids in by_answer.values():
+        shown = ", ".join(f"`{i}`" for i in ids[:SHOWN_PER_ANSWER])
+        more = f" and {len(ids) - SHOWN_PER_ANSWER} more" if len(ids) > SHOWN_PER_ANSWER else ""
+        parts.append(f"{_describe(answer)} ({shown}{more})")
+    return HygieneProblem(code=code, case_id=first.case_id, related=related,
+                          message=f"{len(docs)} cases have {how} but expect {len(by_answer)} different answers: "
+                                  + "; ".join(parts))
+
+
+class _Duplicates:
+    """Conflicting duplicates, found as cases are given (``add``) and reported at the end (``problems``): the
+    cases are grouped by context as they come, and only the first case of each context keeps its 3-grams."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.groups: dict[str, list[_Doc]] = {}
+        """The cases of each context (by the hash of the tools' names and the context's text), in order."""
+        self.grams: list[frozenset[int]] = []
+        """The 3-grams of each context, in the order the contexts first came (none for exact duplicates only)."""
+
+    def add(self, case: GoldCase) -> None:
+        if case.kind != "turn" or not case.messages:
+            return
+        text = _context_text(case)
+        tools = ",".join(sorted(t.name for t in case.tools))
+        exact = hashlib.sha256(f"{tools}\n{text}".encode()).hexdigest()
+        group = self.groups.get(exact)
+        if group is None:
+            group = self.groups[exact] = []
+            # No pair of contexts is that similar above 1: exact duplicates only (as freezing asks).
+            self.grams.append(_shingles(text) if self.threshold <= 1.0 else frozenset())
+        group.append(_Doc(case))
+
+    def problems(self) -> list[HygieneProblem]:
+        groups = list(self.groups.values())
+        found = []
+        for group in groups:
+            if len(group) > 1:
+                involved = _involved([group])
+                if involved:
+                    found.append(_group_problem(involved, exact=True))
+        if self.threshold > 1.0:
+            return found
+        # Near duplicates between contexts: each context's cases stand together.
+        grams = self.grams
+        frequency: dict[int, int] = defaultdict(int)
+        for context in grams:
+            for gram in context:
+                frequency[gram] += 1
+        common = max(20, int(COMMON_SHARE * len(groups)))
+        buckets: dict[int, list[int]] = defaultdict(list)
+        for g, context in enumerate(grams):
+            for gram in sorted(gram for gram in context if frequency[gram] <= common)[:SKETCH]:
+                buckets[gram].append(g)
+        near: set[tuple[int, int]] = set()
+        for members in buckets.values():
+            for g, h in combinations(members, 2):
+                if (g, h) not in near and _jaccard(grams[g], grams[h]) >= self.threshold:
+                    near.add((g, h))
+        for g, h in sorted(near):
+            involved = _involved([groups[g], groups[h]])
+            if involved:
+                found.append(_group_problem(involved, exact=False))
+        return found
+
+
+def duplicate_problems(cases: Iterable[GoldCase], *, threshold: float = NEAR_DUPLICATE) -> list[HygieneProblem]:
+    """Cases with the same or nearly the same context and conflicting expected answers: one problem per
+    context shared by conflicting cases, and one per pair of near contexts whose cases conflict across them,
+    each reported on the case with the smallest id and naming the others in ``related``. ``cases`` is read
+    once, and not kept."""
+    duplicates = _Duplicates(threshold)
+    for case in cases:
+        duplicates.add(case)
+    return duplicates.problems()
 
 
 def lint(cases: Iterable[GoldCase], *, threshold: float = NEAR_DUPLICATE) -> list[HygieneProblem]:
-    """Every hygiene problem of ``cases``, ordered by case id, then code."""
-    every = list(cases)
-    found = [p for case in every for p in case_problems(case)] + duplicate_problems(every, threshold=threshold)
+    """Every hygiene problem of ``cases``, ordered by case id, then code. ``cases`` is read once, and not
+    kept: a file of any size can be linted as it is read."""
+    duplicates = _Duplicates(threshold)
+    found = []
+    for case in cases:
+        found += case_problems(case)
+        duplicates.add(case)
+    found += duplicates.problems()
     return sorted(found, key=lambda p: (p.case_id, p.code, p.tool or "", p.arg or "", p.message))
 
 

@@ -234,17 +234,23 @@ def lint_cmd(gold: Path, as_json: bool) -> None:
     """Find suspect gold in GOLD (toolgold.gold/1): conflicting duplicates, calls that fail their own schema,
     required arguments without a value, expected values that appear nowhere in the context. Exit 1 when
     there are problems, 2 when GOLD cannot be read or holds no gold cases."""
+    read = [0]
+
+    def cases() -> Iterator[GoldCase]:  # read as linted, not held: a file of any size lints in flat memory
+        for _, case in read_records(fh, str(gold), expect=GoldCase):
+            read[0] += 1
+            yield case
+
     with gold.open("rb") as fh:
-        cases = [case for _, case in read_records(fh, str(gold), expect=GoldCase)]
-    if not cases:  # as `score` says of the same file: nothing to check is not a clean gold set
+        problems = lint(cases())
+    if not read[0]:  # as `score` says of the same file: nothing to check is not a clean gold set
         raise InvalidRecord("no gold cases in this file (it is empty)", source=str(gold))
-    problems = lint(cases)
     for p in problems:
         if as_json:
             click.echo(json.dumps(p.model_dump(mode="json"), sort_keys=True))
         else:
             click.echo(f"{gold}: {p.case_id}: {p.code}: {p.message}")
-    click.echo(f"{len(problems)} problems in {len(cases)} gold cases", err=True)
+    click.echo(f"{len(problems)} problems in {read[0]} gold cases", err=True)
     if problems:
         sys.exit(EXIT_FOUND)
 

@@ -86,6 +86,8 @@ class Store(Database):
     authorize_gold_export = _gold.authorize_gold_export
     get_gold = _gold.get_gold
     gold_cases = _gold.gold_cases
+    iter_gold_cases = _gold.iter_gold_cases
+    gold_hygiene = _gold.gold_hygiene
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
 

@@ -9,7 +9,7 @@ and by ``transcripts.import_items``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import Connection, LargeBinary, and_, case, cast, func, literal, select, type_coerce
 from sqlalchemy.types import NullType
@@ -19,6 +19,7 @@ from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, PermissionDenied, au
 from labeler.store.engine import Database, StoreError
 
 if TYPE_CHECKING:
+    from scorer.hygiene_problems import HygieneProblem
     from scorer.model import GoldCase
 
 
@@ -134,12 +135,45 @@ def get_gold(db: Database, case_id: str) -> GoldCase:
     return GoldCase.model_validate_json(body)
 
 
-def gold_cases(db: Database, *, split: str | None = None, status: str | None = None) -> list[GoldCase]:
-    """The live gold cases (for hygiene checks), ordered by id."""
+def iter_gold_cases(db: Database, *, split: str | None = None, status: str | None = None) -> Iterator[GoldCase]:
+    """The live gold cases, ordered by id, as domain types: read a block at a time in one read transaction
+    (``iter_gold_blocks``), through the import's reader (``formats.fast_record``: cases that offer the same
+    tools share them), so memory stays flat however many there are."""
+    from scorer.formats import fast_record
     from scorer.model import GoldCase
 
-    return [GoldCase.model_validate_json(line) for line in iter_gold_lines(db, split=split, status=status)]
+    for _, block in iter_gold_blocks(db, split=split, status=status):
+        for raw in block.split(b"\n")[:-1]:
+            fast = fast_record(2, raw)  # (not line 1: a stored body never starts with a byte-order mark)
+            yield fast if isinstance(fast, GoldCase) else GoldCase.model_validate_json(raw)
 
 
-__all__ = ["EXPORT_BLOCK_BYTES", "authorize_gold_export", "count_gold", "get_gold", "gold_cases", "iter_gold_blocks",
-           "iter_gold_lines"]
+def gold_cases(db: Database, *, split: str | None = None, status: str | None = None) -> list[GoldCase]:
+    """The live gold cases, ordered by id."""
+    return list(iter_gold_cases(db, split=split, status=status))
+
+
+class GoldHygiene(NamedTuple):
+    problems: list[HygieneProblem]
+    cases: int
+    """How many gold cases were checked."""
+
+
+def gold_hygiene(db: Database, *, split: str | None = None, status: str | None = None) -> GoldHygiene:
+    """``scorer.hygiene.lint`` of the live gold cases of ``split`` and ``status``, read as checked (one
+    snapshot, memory flat: the cases are not kept)."""
+    from scorer.hygiene import lint
+
+    count = [0]
+
+    def counted() -> Iterator[GoldCase]:
+        for gold in iter_gold_cases(db, split=split, status=status):
+            count[0] += 1
+            yield gold
+
+    problems = lint(counted())
+    return GoldHygiene(problems, count[0])
+
+
+__all__ = ["EXPORT_BLOCK_BYTES", "GoldHygiene", "authorize_gold_export", "count_gold", "get_gold", "gold_cases",
+           "gold_hygiene", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines"]

@@ -116,7 +116,7 @@ def _refuse_conflicting(conn: Connection, split: str, approved: Sequence[Any]) -
             t.GoldCaseRow.conversation_id == conversation, t.GoldCaseRow.turn == turn,
             t.GoldCaseRow.kind == "turn", t.GoldCaseRow.status != "rejected")))
         found.append(f"{' and '.join(ids)} are two gold cases for one decision point ({conversation}, turn {turn})")
-    cases = [GoldCase.model_validate_json(r.body) for r in approved]
+    cases = (GoldCase.model_validate_json(r.body) for r in approved)  # each read, grouped and let go
     found += [f"{p.case_id}: {p.message}" for p in duplicate_problems(cases, threshold=EXACT_ONLY)]
     if found:
         raise StoreError(f"not frozen: {len(found)} conflicting gold case(s); keep one of each (Gold hygiene, "

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from labeler.store import Store
 from scorer.hygiene import HygieneProblem, duplicate_problems, lint
 from scorer.model import Answer, ArgRule, Call
-from tests.review.kit import gold
+from tests.review.kit import gold, put
 
 LONG = ("Hello there, I ordered a pair of running shoes last week and the tracking page has not changed "
         "since Monday. My customer number is C-1042 and I would like to know where the parcel is now")
@@ -73,3 +74,68 @@ def test_expected_identifiers_that_appear_nowhere_in_the_context() -> None:
     waived = invented.model_copy(update={"id": "c#t2", "arg_rules": {"refund_order": {
         "order_id": ArgRule(grounded=False)}}})
     assert lint([said]) == [] and lint([waived]) == []
+
+
+# -- groups: k cases with one context are one problem, not k² pairs --------------------------------------------
+
+CLARIFY = Answer(behavior="clarify")
+
+
+def test_a_group_of_duplicates_with_two_answers_is_one_problem() -> None:
+    cases = [gold(f"{c}#t2", expected=CLARIFY) if c in "bdf" else gold(f"{c}#t2") for c in "abcdef"]
+    problems = duplicate_problems(cases)
+    assert problems == [HygieneProblem(
+        code="conflicting_duplicate", case_id="a#t2", related=("b#t2", "c#t2", "d#t2", "e#t2", "f#t2"),
+        message='6 cases have the same context but expect 2 different answers: search_orders({"customer":"C-1042"}) '
+                "(`a#t2`, `c#t2`, `e#t2`); ask the user (`b#t2`, `d#t2`, `f#t2`)")]
+
+
+def test_a_case_that_accepts_every_answer_of_its_group_is_left_out() -> None:
+    tolerant = gold("g#t2", alternatives=(CLARIFY,))
+    problems = duplicate_problems([gold("a#t2"), gold("b#t2", expected=CLARIFY), gold("c#t2", expected=CLARIFY),
+                                   tolerant])
+    assert [(p.case_id, p.related) for p in problems] == [("a#t2", ("b#t2", "c#t2"))]
+
+
+def test_a_large_group_names_a_few_cases_per_answer_and_counts_the_rest() -> None:
+    cases = [gold(f"c{n:03}#t2", expected=CLARIFY) if n % 3 == 0 else gold(f"c{n:03}#t2") for n in range(300)]
+    problems = duplicate_problems(cases)
+    assert len(problems) == 1
+    [problem] = problems
+    assert problem.case_id == "c000#t2" and len(problem.related) == 299
+    assert problem.message == (
+        "300 cases have the same context but expect 2 different answers: ask the user (`c000#t2`, `c003#t2`, "
+        "`c006#t2` and 97 more); search_orders({\"customer\":\"C-1042\"}) (`c001#t2`, `c002#t2`, `c004#t2` and "
+        "197 more)")
+
+
+def test_near_duplicate_groups_are_one_problem_per_pair_of_groups() -> None:
+    near = [gold(f"a{n}#t2", user_text=LONG) for n in range(4)] + \
+           [gold(f"b{n}#t2", user_text=LONG + " please", customer="C-2042") for n in range(3)]
+    problems = duplicate_problems(near)
+    assert [(p.code, p.case_id, p.related) for p in problems] == [
+        ("conflicting_near_duplicate", "a0#t2", ("a1#t2", "a2#t2", "a3#t2", "b0#t2", "b1#t2", "b2#t2"))]
+    assert problems[0].message == (
+        "7 cases have nearly the same context but expect 2 different answers: "
+        'search_orders({"customer":"C-1042"}) (`a0#t2`, `a1#t2`, `a2#t2` and 1 more); '
+        'search_orders({"customer":"C-2042"}) (`b0#t2`, `b1#t2`, `b2#t2`)')
+
+
+def test_the_store_lints_its_gold_as_it_reads_it(store: Store) -> None:
+    put(store, *[gold(f"{c}#t2", expected=CLARIFY) if c in "bd" else gold(f"{c}#t2") for c in "abcd"],
+        gold("e#t2", customer="C-9", split="rolling"), gold("f#t2", customer="C-9", split="rolling",
+                                                              expected=CLARIFY))
+    everything = store.gold_hygiene()
+    assert everything == (lint(store.gold_cases()), 6)
+    assert [(p.case_id, p.related) for p in everything.problems if p.code == "conflicting_duplicate"] == [
+        ("a#t2", ("b#t2", "c#t2", "d#t2")), ("e#t2", ("f#t2",))]
+    rolling = store.gold_hygiene(split="rolling")
+    assert rolling.cases == 2 and [p.case_id for p in rolling.problems] == ["e#t2"]
+    assert store.gold_hygiene(split="rolling", status="submitted") == ([], 0)
+
+
+def test_gold_read_from_the_store_shares_the_tools_its_cases_share(store: Store) -> None:
+    put(store, gold("a#t2"), gold("b#t2", customer="C-9"), gold("c#t2", customer="C-10"))
+    first, *others = list(store.iter_gold_cases())
+    assert others and all(case.tools[0] is first.tools[0] for case in others)
+    assert store.gold_cases() == [first, *others]

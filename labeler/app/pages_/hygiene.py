@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from labeler.app import context, identity, render
-from scorer.hygiene import lint
 
 CODES = {
     "conflicting_duplicate": "Same context, conflicting labels",
@@ -29,11 +28,10 @@ left, right = st.columns(2)
 split = left.selectbox("Split", ["", "regression", "rolling"], format_func=lambda s: s or "Both splits",
                        key="hy-split", bind="query-params")
 status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="hy-status", bind="query-params")
-cases = store.gold_cases(split=split or None, status=status or None)
-problems = lint(cases)
+problems, checked = store.gold_hygiene(split=split or None, status=status or None)
 by_code = {code: sum(p.code == code for p in problems) for code in CODES}
 with st.container(key="hygiene-summary"):
-    st.text(f"{len(problems)} problems in {len(cases)} gold cases "
+    st.text(f"{len(problems)} problems in {checked} gold cases "
             f"({len({p.case_id for p in problems})} cases affected)")
 cols = st.columns(3)
 for n, (code, title) in enumerate(CODES.items()):
