@@ -259,7 +259,7 @@ def _import(store: Store, paths: list[Path], fmt: str | None, options: ImportOpt
         on_fail=pool.stop if pool is not None else None)
     # A tool schema arrived, or a stored transcript came with other tools: check the gold.
     if result.transcripts_retooled or store.stats()["tool_schemas"] > schemas_before:
-        stale = store.check_schema_drift(actor=actor)
+        stale = store.check_schema_drift(actor=actor, **result.drift_scope())  # only what the import changed
         if stale:
             click.echo(f"{len(stale)} gold cases flagged for re-labeling: their tool schemas changed "
                        "(Review page, or toolgold drift)", err=True)

@@ -7,11 +7,11 @@ a case mechanically onto the new schemas, fixes it, or dismisses the flag (sayin
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, or_, select, update
 
 from labeler.store import tables as t
 from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, audit, put_gold, require_role
@@ -100,7 +100,8 @@ per write transaction."""
 
 
 def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None, source: str | None = None,
-                       actor: str = "drift") -> list[StaleCase]:
+                       actor: str = "drift", cases: Collection[str] | None = None,
+                       conversations: Collection[str] | None = None) -> list[StaleCase]:
     """Flag every gold case the current tool schemas no longer fit into the re-labeling queue, with the
     reasons, and return them.
 
@@ -115,10 +116,17 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     The cases are read without the write lock, ``DRIFT_BATCH`` at a time (every gold case in the store: an
     import that brings a new schema asks this of all of them); the lock is taken only to write the flags that
     change, ``DRIFT_BATCH`` a transaction, for the cases still as they were read (one edited meanwhile is left to
-    the next check)."""
+    the next check).
+
+    ``cases`` and ``conversations`` (an import's ``ImportResult.drift_scope()``) limit the check to the gold an
+    import could have changed: the cases it added, those labeled on the transcripts it added or retooled, and
+    those of the same sources whose conversations are not stored (checked against their source's newest
+    tools, which those transcripts may have moved). No other case's tools, nor its content, changed."""
     q = select(GOLD_BODY, t.GoldCaseRow.source, t.GoldCaseRow.content_hash).where(t.GoldCaseRow.status != "rejected")
     if source:
         q = q.where(t.GoldCaseRow.source == source)
+    if cases is not None or conversations is not None:
+        q = q.where(_scope(cases or (), conversations or ()))
     found: list[StaleCase] = []
     changes: list[_Change] = []
     hashes = _ToolsHashes()
@@ -156,6 +164,16 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
                 if now.get(change.case_id) == change.digest:
                     _flag_drift(conn, change.case_id, change.drift, change.current, actor, change.tools_hash)
     return found
+
+
+def _scope(cases: Collection[str], conversations: Collection[str]) -> Any:
+    """The gold cases an import that added ``cases`` and added or retooled the transcripts ``conversations``
+    could have changed (see ``check_schema_drift``)."""
+    moved_sources = select(t.TranscriptRow.source).where(t.TranscriptRow.external_id.in_(list(conversations)))
+    stored = select(t.TranscriptRow.external_id)
+    return or_(t.GoldCaseRow.id.in_(list(cases)), t.GoldCaseRow.conversation_id.in_(list(conversations)),
+               and_(t.GoldCaseRow.source.in_(moved_sources),
+                    or_(t.GoldCaseRow.conversation_id.is_(None), t.GoldCaseRow.conversation_id.not_in(stored))))
 
 
 def _case(body: str) -> GoldCase:

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
@@ -75,6 +75,16 @@ except ImportError:  # Windows: no flock; importing into a SQLite file says so (
     fcntl = None  # type: ignore[assignment]
 
 
+class DriftScope(TypedDict, total=False):
+    cases: set[str]
+    conversations: set[str]
+
+
+DRIFT_SCOPE_MAX = 20_000
+"""The most ids an import keeps to scope its drift check: beyond, the check reads every gold case (a bounded
+memory; an import that large takes longer than the whole check)."""
+
+
 @dataclass
 class ImportResult:
     transcripts_added: int = 0
@@ -88,6 +98,27 @@ class ImportResult:
     gold_retooled: int = 0
     """Gold cases already stored that came again differing only in their tools: kept as labeled."""
     rejects: list[InvalidRecord] = field(default_factory=list)
+    changed_conversations: set[str] | None = field(default_factory=set, repr=False)
+    """The transcripts added or given other tools (their conversation ids): the gold labeled on them, and the
+    gold of their sources whose conversations are not stored, is what a drift check after this import needs to
+    read. None once more than ``DRIFT_SCOPE_MAX`` (with ``changed_gold``): then every case is checked."""
+    changed_gold: set[str] | None = field(default_factory=set, repr=False)
+    """The gold cases added (their ids), likewise."""
+
+    def changed(self, conversations: Iterable[str] = (), gold: Iterable[str] = ()) -> None:
+        """Note records this import adds or retools (a superset is harmless: an unchanged case checks clean)."""
+        if self.changed_conversations is None or self.changed_gold is None:
+            return
+        self.changed_conversations.update(conversations)
+        self.changed_gold.update(gold)
+        if len(self.changed_conversations) + len(self.changed_gold) > DRIFT_SCOPE_MAX:
+            self.changed_conversations = self.changed_gold = None
+
+    def drift_scope(self) -> DriftScope:
+        """``check_schema_drift``'s keywords for the gold this import could have changed (empty: all of it)."""
+        if self.changed_conversations is None or self.changed_gold is None:
+            return {}
+        return {"cases": self.changed_gold, "conversations": self.changed_conversations}
 
     @property
     def summary(self) -> str:
@@ -642,6 +673,7 @@ def _stage_transcripts(db: Database, stage: _Stage, batch: Sequence[StagedItem],
     stage.retools += [Staged(s.id, s.digest, s.source, s.line, {}, stage.tools(s)) for s in retooled]
     result.transcripts_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "transcript", " (give it a new id to keep both)")
+    result.changed(conversations=[s.id for s in (*retooled, *new)])
     bodies = _bodies_of(db, stage, batch, new, TRANSCRIPT_BODIES)
     lists = stage.tool_lists([s.seq for s in new]) if new else []
     rows = []
@@ -663,6 +695,7 @@ def _stage_gold_cases(db: Database, stage: _Stage, batch: Sequence[StagedItem], 
         _staged_body(db, stage, staged, GOLD_BODIES)))
     result.gold_retooled += len(retooled)
     new = _new_in(kept, existing, result, skip, "gold case", "")
+    result.changed(gold=[s.id for s in new])
     # Their bodies (most of a gold case's bytes: its tools) go into the store now, unreachable until the publish.
     bodies = _bodies_of(db, stage, batch, new, GOLD_BODIES)
     stage.accept("gold_cases", [(s.id, s.digest, s.source, s.line, s.seq, body_id)
@@ -822,6 +855,7 @@ def _import_transcripts(conn: Connection, batch: Sequence[Staged], result: Impor
             _retool(conn, stored[0], staged, actor)
             seen_in_batch[staged.id] = staged.digest
             result.transcripts_retooled += 1
+            result.changed(conversations=(staged.id,))
             continue
         if prior is not None:
             _reject_or_raise(InvalidRecord(
@@ -849,6 +883,7 @@ def _import_transcripts(conn: Connection, batch: Sequence[Staged], result: Impor
         conn.execute(insert(t.TurnRow), turn_rows)
     result.transcripts_added += len(rows)
     result.turns_added += len(turn_rows)
+    result.changed(conversations=[staged.id for staged in new])
 
 
 def _retool(conn: Connection, pk: int, staged: Staged, actor: str) -> None:
@@ -938,6 +973,7 @@ def _import_gold(conn: Connection, batch: Sequence[Staged], result: ImportResult
             row["body_id"] = body_id
         conn.execute(insert(t.GoldCaseRow), rows)
         result.gold_added += len(rows)
+        result.changed(gold=[row["id"] for row in rows])
     if tag_rows:
         conn.execute(insert(t.GoldCaseTagRow), tag_rows)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from labeler.store import Store
+from labeler.store import ImportItem, Store
 from labeler.store import drift as store_drift
 from labeler.store.engine import Database
 from scorer.model import Call
@@ -121,3 +121,71 @@ def test_the_tool_list_hashes_a_check_keeps_are_bounded() -> None:
     assert len(set(digests)) == len(lists)  # each list's own hash
     assert len(hashes) <= store_drift.TOOLS_HASHES
     assert hashes(lists[-1]) == digests[-1]
+
+
+# -- an import checks the gold it could have changed, not the whole store ------------------------------------
+
+
+@pytest.fixture
+def read_cases(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The gold cases each drift check reads from now on (their ids)."""
+    seen: list[str] = []
+    real = store_drift._case
+
+    def counted(body: str) -> Any:
+        case = real(body)
+        seen.append(case.id)
+        return case
+
+    monkeypatch.setattr(store_drift, "_case", counted)
+    return seen
+
+
+def _mixed_store(any_store: Store) -> Store:
+    """t1 and t2 (source ``unit``) with a case each; ``lost#t2`` (source ``unit``) and ``far#t2`` (source
+    ``elsewhere``), whose conversations are not in the store: each is checked against its source's newest tools."""
+    people(any_store)
+    far = gold("far#t2")
+    put(any_store, transcript("t1"), transcript("t2"), gold("t1#t2"), gold("t2#t2"), gold("lost#t2"),
+        far.model_copy(update={"provenance": far.provenance.model_copy(update={"source": "elsewhere"})}))
+    return any_store
+
+
+def test_an_import_checks_only_the_gold_it_could_change(any_store: Store, read_cases: list[str],
+                                                       writes: list[str]) -> None:
+    ds = _mixed_store(any_store)
+    # t1 again, its search_orders now taking customer_id; and a new transcript t3 of source unit, whose newer
+    # schemas are what lost#t2 is checked against.
+    result = ds.import_items([ImportItem(transcript("t1", tools=(RENAMED, REFUND)), "again.jsonl", 1),
+                              ImportItem(transcript("t3", tools=(RENAMED, REFUND)), "again.jsonl", 2)])
+    assert result.drift_scope() == {"cases": set(), "conversations": {"t1", "t3"}}
+    read_cases.clear()
+    scoped = ds.check_schema_drift(**result.drift_scope())
+    # t1#t2 (its own transcript changed) and lost#t2 (its source's tools changed): not t2#t2 nor far#t2.
+    assert sorted(read_cases) == ["lost#t2", "t1#t2"]
+    assert sorted(s.case_id for s in scoped) == ["lost#t2", "t1#t2"]
+    read_cases.clear()
+    writes.clear()
+    everything = ds.check_schema_drift()  # what a whole check finds: the same, and already flagged
+    assert sorted(read_cases) == ["far#t2", "lost#t2", "t1#t2", "t2#t2"]
+    assert sorted(s.case_id for s in everything) == ["lost#t2", "t1#t2"] and writes == []
+
+
+def test_gold_an_import_adds_is_in_its_scope(any_store: Store, read_cases: list[str]) -> None:
+    ds = _mixed_store(any_store)
+    result = ds.import_items([ImportItem(gold("new#t2", tools=(RENAMED, REFUND)), "more.jsonl", 1)])
+    assert result.drift_scope() == {"cases": {"new#t2"}, "conversations": set()}
+    read_cases.clear()
+    ds.check_schema_drift(**result.drift_scope())
+    assert read_cases == ["new#t2"]
+
+
+def test_a_large_import_is_checked_whole(any_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from labeler.store import transcripts
+
+    monkeypatch.setattr(transcripts, "DRIFT_SCOPE_MAX", 3)
+    people(any_store)
+    small = any_store.import_items([ImportItem(transcript(f"s{n}"), "a.jsonl", n) for n in range(3)])
+    assert small.drift_scope() == {"cases": set(), "conversations": {"s0", "s1", "s2"}}
+    large = any_store.import_items([ImportItem(transcript(f"l{n}"), "b.jsonl", n) for n in range(4)])
+    assert large.drift_scope() == {}  # every case: the ids would cost more than they save
