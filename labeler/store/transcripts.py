@@ -80,9 +80,9 @@ class DriftScope(TypedDict, total=False):
     conversations: set[str]
 
 
-DRIFT_SCOPE_MAX = 20_000
-"""The most ids an import keeps to scope its drift check: beyond, the check reads every gold case (a bounded
-memory; an import that large takes longer than the whole check)."""
+DRIFT_SCOPE_MAX = 10_000
+"""The most ids an import keeps to scope its drift check: beyond, the check reads every gold case. Bounds the
+memory, and the query's parameters (the conversations are named twice: at most 20,000, under SQLite's 32,766)."""
 
 
 @dataclass

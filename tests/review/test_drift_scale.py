@@ -189,3 +189,12 @@ def test_a_large_import_is_checked_whole(any_store: Store, monkeypatch: pytest.M
     assert small.drift_scope() == {"cases": set(), "conversations": {"s0", "s1", "s2"}}
     large = any_store.import_items([ImportItem(transcript(f"l{n}"), "b.jsonl", n) for n in range(4)])
     assert large.drift_scope() == {}  # every case: the ids would cost more than they save
+
+
+def test_a_scope_of_the_largest_size_is_one_query_on_either_database(any_store: Store) -> None:
+    from labeler.store.transcripts import DRIFT_SCOPE_MAX
+
+    ds = _mixed_store(any_store)
+    ds.import_items([ImportItem(transcript("t1", tools=(RENAMED, REFUND)), "again.jsonl", 1)])
+    conversations = {f"c{n}" for n in range(DRIFT_SCOPE_MAX - 1)} | {"t1"}  # named twice: 20,000 parameters
+    assert [s.case_id for s in ds.check_schema_drift(cases=set(), conversations=conversations)] == ["t1#t2"]
