@@ -33,6 +33,8 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   there, so a drift check runs; it reads the gold the import could have changed (the cases labeled on those
   transcripts, and those of their source whose conversations are not stored), not the store's other sources'
   (peak RSS; anchor: the same import into an empty store).
+- ``toolgold lint`` of each gold file (its 43 contexts repeated: every case has hundreds of duplicates, some
+  expecting other answers), against importing the same file.
 - DB size per 10,000 transcripts.
 """
 
@@ -244,13 +246,16 @@ CPU: list[float] = []
 """CPU seconds of each run, its workers' included: what a loaded machine's wall times hide."""
 
 
-def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+def run_measured(args: list[str], env: dict[str, str], exits: tuple[int, ...] = (0,)) -> tuple[float, float]:
     """Run `toolgold ARGS` in a fresh process; return wall seconds and that process's peak RSS in MB (its
-    workers' largest, forked from it and sharing its pages until written, goes to ``WORKER_RSS``)."""
+    workers' largest, forked from it and sharing its pages until written, goes to ``WORKER_RSS``). Any exit
+    status but ``exits`` is an error."""
     with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", MEASURE, rss_file.name, *args], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-c", MEASURE, rss_file.name, *args], env=env,
+                              stdout=subprocess.DEVNULL)
+        if done.returncode not in exits:
+            raise subprocess.CalledProcessError(done.returncode, ["toolgold", *args])
         elapsed = time.perf_counter() - started
         own, workers, cpu = (Path(rss_file.name).read_text() or "0 0 0").split()
         WORKER_RSS.append(int(workers) / 1024)
@@ -309,6 +314,7 @@ def main(argv: list[str]) -> None:
             run_measured(["users", "add", "bench", "--role", "reviewer"], env_g)
             write_gold(gold_src, n)
             secs, rss = run_measured(["import", str(gold_src)], env_g)
+            imported = secs
             floor_secs, floor_rss = sqlite_floor(tmpdir / f"gold-{n}.db", tmpdir / f"gold-floor-{n}.db")
             rows.append((f"import gold cases ({n:,}, tau-bench context)", n, secs, n / secs,
                          f"{rss:.0f} (workers {WORKER_RSS[-1]:.0f})",
@@ -324,6 +330,10 @@ def main(argv: list[str]) -> None:
                          "sources): the drift check", 6, secs, 6 / secs, f"{rss:.0f}",
                          f"flat memory, no write lock while it reads (anchor: the same import into an empty "
                          f"store {secs_fresh:.1f} s)"))
+            # Its 43 contexts repeated: groups of hundreds of cases with one context, some expecting other answers.
+            secs, rss = run_measured(["lint", str(gold_src)], env_g, exits=(0, 1))
+            rows.append((f"toolgold lint of the {n:,} gold cases (43 contexts repeated)", n, secs, n / secs,
+                         f"{rss:.0f}", f"flat memory (anchor: importing the same file {imported:.1f} s)"))
             if not args.skip_export:
                 out, floor_out = tmpdir / "out.jsonl", tmpdir / "floor.jsonl"
                 best = best_floor = (float("inf"), 0.0, 0.0)
