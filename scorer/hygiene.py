@@ -219,6 +219,8 @@ def _involved(sides: Sequence[Sequence[_Doc]]) -> list[_Doc]:
 
 SHOWN_PER_ANSWER: Final = 3
 """Case ids a group's message names per answer; the rest are counted (``related`` has them all)."""
+SHOWN_ANSWERS: Final = 5
+"""Answers a group's message describes (in the order of their first case); the rest are counted."""
 
 
 def _group_problem(docs: list[_Doc], exact: bool) -> HygieneProblem:
@@ -236,10 +238,13 @@ def _group_problem(docs: list[_Doc], exact: bool) -> HygieneProblem:
     for doc in docs:
         by_answer.setdefault(doc.answers[0], (doc.expected, []))[1].append(doc.case_id)
     parts = []
-    for answer, ids in by_answer.values():
+    for answer, ids in list(by_answer.values())[:SHOWN_ANSWERS]:
         shown = ", ".join(f"`{i}`" for i in ids[:SHOWN_PER_ANSWER])
         more = f" and {len(ids) - SHOWN_PER_ANSWER} more" if len(ids) > SHOWN_PER_ANSWER else ""
         parts.append(f"{_describe(answer)} ({shown}{more})")
+    if len(by_answer) > SHOWN_ANSWERS:
+        rest = list(by_answer.values())[SHOWN_ANSWERS:]
+        parts.append(f"{len(rest)} other answers ({sum(len(ids) for _, ids in rest)} cases)")
     return HygieneProblem(code=code, case_id=first.case_id, related=related,
                           message=f"{len(docs)} cases have {how} but expect {len(by_answer)} different answers: "
                                   + "; ".join(parts))

@@ -109,6 +109,17 @@ def test_a_large_group_names_a_few_cases_per_answer_and_counts_the_rest() -> Non
         "197 more)")
 
 
+def test_a_group_with_many_answers_describes_five_and_counts_the_rest() -> None:
+    cases = [gold(f"c{n}#t2", expected=calls(Call(name="search_orders", arguments={"customer": f"C-{n}"})))
+             for n in range(8)] + [gold("c8#t2", expected=calls(Call(name="search_orders",
+                                                                   arguments={"customer": "C-7"})))]
+    [problem] = duplicate_problems(cases)
+    assert problem.related == tuple(f"c{n}#t2" for n in range(1, 9))
+    assert problem.message.startswith("9 cases have the same context but expect 8 different answers: "
+                                      'search_orders({"customer":"C-0"}) (`c0#t2`); ')
+    assert problem.message.endswith('search_orders({"customer":"C-4"}) (`c4#t2`); 3 other answers (4 cases)')
+
+
 def test_near_duplicate_groups_are_one_problem_per_pair_of_groups() -> None:
     near = [gold(f"a{n}#t2", user_text=LONG) for n in range(4)] + \
            [gold(f"b{n}#t2", user_text=LONG + " please", customer="C-2042") for n in range(3)]
