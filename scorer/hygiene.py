@@ -168,25 +168,17 @@ def _describe(answer: Answer) -> str:
 
 
 class _Doc:
-    """What duplicate detection keeps of a gold case: its id and answers, not its context or tools (a
-    lint of 20,000 cases holds these, not the cases)."""
+    """What duplicate detection keeps of a gold case: its id, its expected answer's key and the keys of every
+    answer it accepts, the keys shared by the cases that have them (``_Duplicates.add``): not its context,
+    tools or answer objects."""
 
-    __slots__ = ("_keys", "alternatives", "case_id", "expected")
+    __slots__ = ("accepted", "case_id", "expected")
 
-    def __init__(self, case: GoldCase) -> None:
-        self.case_id: str = case.id
-        self.expected: Answer = case.expected
-        self.alternatives: tuple[Answer, ...] = case.alternatives
-        self._keys: tuple[str, frozenset[str]] | None = None
-
-    @property
-    def answers(self) -> tuple[str, frozenset[str]]:
-        """The expected answer's key and the keys of every answer the case accepts, made once per case and
-        only for cases that share a context with another."""
-        if self._keys is None:
-            expected = _answer_key(self.expected)
-            self._keys = expected, frozenset({expected, *(_answer_key(a) for a in self.alternatives)})
-        return self._keys
+    def __init__(self, case_id: str, expected: str, accepted: frozenset[str] | None) -> None:
+        self.case_id = case_id
+        self.expected = expected
+        self.accepted = accepted
+        """None: the expected answer alone (most cases have no alternative)."""
 
 
 def _jaccard(a: frozenset[int], b: frozenset[int]) -> float:
@@ -201,7 +193,8 @@ def _involved(sides: Sequence[Sequence[_Doc]]) -> list[_Doc]:
     kinds: dict[tuple[int, str, frozenset[str]], list[_Doc]] = {}
     for side, docs in enumerate(sides):
         for doc in docs:
-            kinds.setdefault((side, *doc.answers), []).append(doc)
+            accepted = doc.accepted if doc.accepted is not None else frozenset((doc.expected,))
+            kinds.setdefault((side, doc.expected, accepted), []).append(doc)
     keys = list(kinds)
     involved: set[tuple[int, str, frozenset[str]]] = set()
     for x, (side_x, expected_x, accepted_x) in enumerate(keys):
@@ -232,22 +225,27 @@ def _group_problem(docs: list[_Doc], exact: bool) -> HygieneProblem:
     if len(others) == 1:
         other = others[0]
         return HygieneProblem(code=code, case_id=first.case_id, related=related,
-                              message=f"{how} as `{other.case_id}`, but expects {_describe(first.expected)} where "
-                                      f"`{other.case_id}` expects {_describe(other.expected)}")
-    by_answer: dict[str, tuple[Answer, list[str]]] = {}  # in the order of each answer's first case
+                              message=f"{how} as `{other.case_id}`, but expects {_describe_key(first.expected)} "
+                                      f"where `{other.case_id}` expects {_describe_key(other.expected)}")
+    by_answer: dict[str, list[str]] = {}  # in the order of each answer's first case
     for doc in docs:
-        by_answer.setdefault(doc.answers[0], (doc.expected, []))[1].append(doc.case_id)
+        by_answer.setdefault(doc.expected, []).append(doc.case_id)
     parts = []
-    for answer, ids in list(by_answer.values())[:SHOWN_ANSWERS]:
+    for key, ids in list(by_answer.items())[:SHOWN_ANSWERS]:
         shown = ", ".join(f"`{i}`" for i in ids[:SHOWN_PER_ANSWER])
         more = f" and {len(ids) - SHOWN_PER_ANSWER} more" if len(ids) > SHOWN_PER_ANSWER else ""
-        parts.append(f"{_describe(answer)} ({shown}{more})")
+        parts.append(f"{_describe_key(key)} ({shown}{more})")
     if len(by_answer) > SHOWN_ANSWERS:
         rest = list(by_answer.values())[SHOWN_ANSWERS:]
-        parts.append(f"{len(rest)} other answers ({sum(len(ids) for _, ids in rest)} cases)")
+        parts.append(f"{len(rest)} other answers ({sum(len(ids) for ids in rest)} cases)")
     return HygieneProblem(code=code, case_id=first.case_id, related=related,
                           message=f"{len(docs)} cases have {how} but expect {len(by_answer)} different answers: "
                                   + "; ".join(parts))
+
+
+def _describe_key(key: str) -> str:
+    """``_describe`` of the answer whose key (its canonical JSON) this is."""
+    return _describe(Answer.model_validate_json(key))
 
 
 class _Duplicates:
@@ -256,23 +254,34 @@ class _Duplicates:
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
-        self.groups: dict[str, list[_Doc]] = {}
+        self.groups: dict[bytes, list[_Doc]] = {}
         """The cases of each context (by the hash of the tools' names and the context's text), in order."""
         self.grams: list[frozenset[int]] = []
         """The 3-grams of each context, in the order the contexts first came (none for exact duplicates only)."""
+        self.keys: dict[str, str] = {}
+        """Each answer key once: the cases that expect one answer share its string."""
+        self.accepted: dict[frozenset[str], frozenset[str]] = {}
+        """Each set of accepted answer keys once, likewise."""
 
     def add(self, case: GoldCase) -> None:
         if case.kind != "turn" or not case.messages:
             return
         text = _context_text(case)
         tools = ",".join(sorted(t.name for t in case.tools))
-        exact = hashlib.sha256(f"{tools}\n{text}".encode()).hexdigest()
+        exact = hashlib.blake2b(f"{tools}\n{text}".encode(), digest_size=16).digest()
         group = self.groups.get(exact)
         if group is None:
             group = self.groups[exact] = []
             # No pair of contexts is that similar above 1: exact duplicates only (as freezing asks).
             self.grams.append(_shingles(text) if self.threshold <= 1.0 else frozenset())
-        group.append(_Doc(case))
+        keys = self.keys
+        expected = _answer_key(case.expected)
+        expected = keys.setdefault(expected, expected)
+        accepted = None
+        if case.alternatives:  # (none: the expected answer alone, made when compared)
+            accepted = frozenset({expected, *(keys.setdefault(k, k) for k in map(_answer_key, case.alternatives))})
+            accepted = self.accepted.setdefault(accepted, accepted)
+        group.append(_Doc(case.id, expected, accepted))
 
     def problems(self) -> list[HygieneProblem]:
         groups = list(self.groups.values())

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from labeler.store import Store
-from scorer.hygiene import HygieneProblem, duplicate_problems, lint
-from scorer.model import Answer, ArgRule, Call
+from scorer.hygiene import HygieneProblem, _Duplicates, duplicate_problems, lint
+from scorer.model import Answer, ArgRule, Call, GoldCase
 from tests.review.kit import gold, put
 
 LONG = ("Hello there, I ordered a pair of running shoes last week and the tracking page has not changed "
@@ -150,3 +152,29 @@ def test_gold_read_from_the_store_shares_the_tools_its_cases_share(store: Store)
     first, *others = list(store.iter_gold_cases())
     assert others and all(case.tools[0] is first.tools[0] for case in others)
     assert store.gold_cases() == [first, *others]
+
+
+def test_linting_keeps_a_few_hundred_bytes_per_case_not_the_case() -> None:
+    # What duplicate detection keeps of each case (its id, its context's hash, its answer's key: ~800 bytes for
+    # these cases, each with an answer of its own) stays while the rest of the file is read; the answer objects
+    # (2.7 KB a case here) must not.
+    import tracemalloc
+
+    def cases() -> Iterator[GoldCase]:
+        for n in range(3000):
+            yield gold(f"c{n:04}#t2", user_text=f"{LONG} ({n})", customer=f"C-{n}", expected=calls(
+                Call(name="search_orders", arguments={"customer": f"C-{n}", "status": "open"}),
+                Call(name="refund_order", arguments={"order_id": f"O-{n}", "amount": n})))
+
+    tracemalloc.start()
+    try:
+        duplicates = _Duplicates(threshold=1.01)  # exact duplicates only: no 3-grams kept
+        first = next(iter(cases()))
+        duplicates.add(first)
+        before = tracemalloc.get_traced_memory()[0]
+        for case in cases():
+            duplicates.add(case)
+        kept = (tracemalloc.get_traced_memory()[0] - before) / 3000
+    finally:
+        tracemalloc.stop()
+    assert kept < 1000, f"{kept:.0f} bytes kept per case"
