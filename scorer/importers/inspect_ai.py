@@ -27,7 +27,7 @@ from scorer.errors import InvalidRecord
 from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import need_dict, need_list, tool_spec
-from scorer.importers.jsondoc import JsonDocument
+from scorer.importers.jsondoc import JsonDocument, member_items, starts_with
 from scorer.importers.parts import (
     Call,
     Part,
@@ -62,6 +62,16 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
 
 def _eval_json(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    # As inspect writes it (eval before samples), a block at a time: memory for a sample, not the log.
+    streamed = member_items(path, "samples", ("eval",)) if starts_with(path, b"{") else None
+    if streamed is not None:
+        head, items = streamed
+        try:
+            for line, sample in items:
+                yield from _guarded(lambda s=sample: sample_transcript(s, head, options), source, line)
+        except InvalidRecord as err:
+            yield err.located(source, None)
+        return
     try:
         doc = JsonDocument.read(path)
         root = doc.root()

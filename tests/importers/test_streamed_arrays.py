@@ -1,5 +1,6 @@
 """Importers of files that are one JSON array (tau-bench trajectories and tasks, tau2-bench tasks, Anthropic
-conversations, logged records) or one object whose bulk is an array (tau2-bench results: their simulations) read
+conversations, logged records) or one object whose bulk is an array (tau2-bench results: their simulations;
+inspect_ai ``.json`` logs: their samples) read
 them a block at a time (``jsondoc.array_items``, ``member_items``), never as a whole document, and convert
 exactly what the whole document gave: the same records at the same lines, the same errors."""
 
@@ -60,15 +61,16 @@ def _files(tmp_path: Path) -> list[tuple[Path, str]]:
     otel.write_text(json.dumps([json.loads(path.read_text(encoding="utf-8")) for path in sorted(
         (REAL / "traces" / "otel-genai" / "openinference-genai").glob("*.json"))], indent=2), encoding="utf-8")
     results = [(path, "tau2-bench") for path in sorted((REAL / "tau2-bench" / "results").glob("*.json"))]
+    inspect_logs = [(path, "inspect-ai") for path in sorted((REAL / "traces" / "inspect-ai").glob("*.json"))]
     return [(trajectories, "tau-bench"), (tmp_path / "converted" / "airline_tasks_test.json", "tau-bench"),
             (tau2, "tau2-bench"), (anthropic, "anthropic"), (bad, "tau-bench"), (mcp, "mcp"), (otel, "otel"),
-            *results]
+            *results, *inspect_logs]
 
 
 def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gave(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _files(tmp_path)
-    assert len(files) == 10
+    assert len(files) == 12
     with monkeypatch.context() as patch:  # the whole document, as every one of these was read before
         patch.setattr(jsondoc.ArrayStream, "__iter__", _irregular)
         patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
@@ -85,7 +87,9 @@ def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gav
     assert streamed == whole
     for (path, _), got in zip(files, streamed, strict=True):
         assert got
-        assert any(isinstance(entry[0], str) for entry in got) == (path.parent.name == "bad"), (path, got)
+        # The bad file, and a real inspect log whose tool result answers a call no message made (a sample's error).
+        faulty = path.parent.name == "bad" or path.name == "log_tool_call_error.json"
+        assert any(isinstance(entry[0], str) for entry in got) == faulty, (path, got)
     # Only the bad file was read whole: to say where and what is wrong, as before. (Tool files beside the
     # trajectories are small documents of their own.)
     assert [path for path in read_whole if path.name != "airline_tools.json"] == [files[4][0]], read_whole
@@ -94,3 +98,38 @@ def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gav
 def _irregular(self: jsondoc.ArrayStream) -> Iterator[Any]:
     raise jsondoc._Irregular  # what the stream leaves to the whole document: here, everything
     yield
+
+
+def test_inspect_logs_of_every_shape_read_as_the_whole_document_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = json.loads((REAL / "traces" / "inspect-ai" / "2025-05-12T20-27-36-04-00_browser.json")
+                     .read_text(encoding="utf-8"))
+    sample = log["samples"][0]
+    two = {**log, "samples": [sample, {**sample, "id": "second"}]}
+    variants: dict[str, str] = {
+        "indented": json.dumps(two, indent=2),
+        "minified": json.dumps(two, separators=(",", ":")),
+        "eval after the samples": json.dumps({k: two[k] for k in ("version", "samples", "eval")}),
+        "no eval": json.dumps({k: v for k, v in two.items() if k != "eval"}),
+        "samples not a list": json.dumps({**two, "samples": {"a": sample}}),
+        "no samples": json.dumps({k: v for k, v in two.items() if k != "samples"}),
+        "NaN in the second sample": json.dumps(two, indent=1).replace('"second"', "NaN", 1),
+        "cut short": json.dumps(two, indent=1)[:-40],
+    }
+    for name, text in variants.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(text, encoding="utf-8")
+        with monkeypatch.context() as patch:
+            patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
+            whole = _converted(path, "inspect-ai")
+        streamed = _converted(path, "inspect-ai")
+        if name in ("NaN in the second sample", "cut short"):
+            # Streamed, the samples before the flaw come first, then the same error (the default import stops at
+            # it and writes nothing; --skip-invalid keeps those before it, as for tau2-bench results).
+            before = 1 if name.startswith("NaN") else 2  # the log cut short loses its end, after both samples
+            assert len(whole) == 1 and isinstance(whole[0][0], str), name
+            assert len(streamed) == before + 1 and streamed[-1] == whole[0], name
+            assert [entry[0].id for entry in streamed[:-1]] == [
+                f"inspect/browser/{sample['id']}/epoch-1", "inspect/browser/second/epoch-1"][:before], name
+        else:
+            assert streamed == whole, name
