@@ -253,9 +253,9 @@ def run_measured(args: list[str], env: dict[str, str], exits: tuple[int, ...] = 
     with tempfile.NamedTemporaryFile(suffix=".rss") as rss_file:
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", MEASURE, rss_file.name, *args], env=env,
-                              stdout=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if done.returncode not in exits:
-            raise subprocess.CalledProcessError(done.returncode, ["toolgold", *args])
+            raise subprocess.CalledProcessError(done.returncode, ["toolgold", *args], stderr=done.stderr)
         elapsed = time.perf_counter() - started
         own, workers, cpu = (Path(rss_file.name).read_text() or "0 0 0").split()
         WORKER_RSS.append(int(workers) / 1024)
