@@ -179,7 +179,7 @@ class GoldCaseRow(Base):
     status: Mapped[str] = mapped_column()
     behavior: Mapped[str] = mapped_column()
     tags: Mapped[str] = mapped_column()  # canonical JSON list, for display; filtering uses gold_case_tags
-    source: Mapped[str | None] = mapped_column()
+    source: Mapped[str | None] = mapped_column(index=True)  # the drift check reads a source's cases (0006)
     # the canonical JSON of the GoldCase, exactly as exported (revision 0005: gold_bodies)
     body_id: Mapped[int] = mapped_column(ForeignKey("gold_bodies.id"), unique=True)
     content_hash: Mapped[str] = mapped_column()

@@ -198,3 +198,17 @@ def test_a_scope_of_the_largest_size_is_one_query_on_either_database(any_store: 
     ds.import_items([ImportItem(transcript("t1", tools=(RENAMED, REFUND)), "again.jsonl", 1)])
     conversations = {f"c{n}" for n in range(DRIFT_SCOPE_MAX - 1)} | {"t1"}  # named twice: 20,000 parameters
     assert [s.case_id for s in ds.check_schema_drift(cases=set(), conversations=conversations)] == ["t1#t2"]
+
+
+def test_a_scoped_check_finds_its_cases_through_indexes_not_by_reading_every_case(store: Store) -> None:
+    # Each of the scope's three kinds of case by an index (revision 0006 indexes the source): at 1,000,000
+    # gold cases a scan made the check after a 6-trajectory import 2.1 s, against 0.7 s for the import itself.
+    from sqlalchemy import select, text
+
+    from labeler.store import tables
+
+    query = select(tables.GoldCaseRow.id).where(store_drift._scope({"g1#t2"}, {"t1"}))
+    with store.engine.connect() as conn:
+        sql = str(query.compile(conn, compile_kwargs={"literal_binds": True}))
+        plan = [row[-1] for row in conn.execute(text(f"EXPLAIN QUERY PLAN {sql}"))]
+    assert "MULTI-INDEX OR" in plan and not [step for step in plan if step.startswith("SCAN gold_cases")], plan
