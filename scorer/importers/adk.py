@@ -32,7 +32,7 @@ from scorer.formats import describe_validation_error
 from scorer.importers.base import Converted, ImportOptions, Item
 from scorer.importers.common import dumps_arguments, need_dict, need_list, need_str
 from scorer.importers.gemini import content_parts
-from scorer.importers.jsondoc import JsonDocument
+from scorer.importers.jsondoc import JsonDocument, member_items, starts_with
 from scorer.importers.parts import Part, messages_from_parts, skipped_counts
 from scorer.model import Answer, Call, FunctionCall, GoldCase, Message, Provenance, ToolCallRef, Transcript
 
@@ -52,6 +52,17 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     source = str(path)
+    # An eval set as ADK writes it (eval_set_id before eval_cases), a block at a time: memory for a case.
+    streamed = member_items(path, "eval_cases", ("eval_set_id",)) if starts_with(path, b"{") else None
+    if streamed is not None:
+        head, cases = streamed
+        set_id = str(head["eval_set_id"] or path.stem)
+        try:
+            for line, case in cases:
+                yield from _guarded(lambda c=case: eval_case(c, set_id, options), source, line)
+        except InvalidRecord as err:
+            yield err.located(source, None)
+        return
     try:
         doc = JsonDocument.read(path)
         root = doc.root()
@@ -66,8 +77,11 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
     record = value if isinstance(value, dict) else {}
     if "eval_cases" in record:
         set_id = str(record.get("eval_set_id") or path.stem)
-        for line, _, case in doc.items(next(pos for key, pos, _ in doc.members(root) if key == "eval_cases")):
-            yield from _guarded(lambda c=case: eval_case(c, set_id, options), source, line)
+        try:  # (eval_cases not a list: one error, as for any other flaw of the document)
+            for line, _, case in doc.items(next(pos for key, pos, _ in doc.members(root) if key == "eval_cases")):
+                yield from _guarded(lambda c=case: eval_case(c, set_id, options), source, line)
+        except InvalidRecord as err:
+            yield err.located(source, None)
     elif "events" in record:
         yield from _guarded(lambda: session(record, path.stem, options), source, doc.line(root))
     else:

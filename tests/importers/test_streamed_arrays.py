@@ -1,6 +1,6 @@
 """Importers of files that are one JSON array (tau-bench trajectories and tasks, tau2-bench tasks, Anthropic
 conversations, logged records) or one object whose bulk is an array (tau2-bench results: their simulations;
-inspect_ai ``.json`` logs: their samples) read
+inspect_ai ``.json`` logs: their samples; ADK eval sets: their eval cases) read
 them a block at a time (``jsondoc.array_items``, ``member_items``), never as a whole document, and convert
 exactly what the whole document gave: the same records at the same lines, the same errors."""
 
@@ -62,6 +62,7 @@ def _files(tmp_path: Path) -> list[tuple[Path, str]]:
         (REAL / "traces" / "otel-genai" / "openinference-genai").glob("*.json"))], indent=2), encoding="utf-8")
     results = [(path, "tau2-bench") for path in sorted((REAL / "tau2-bench" / "results").glob("*.json"))]
     inspect_logs = [(path, "inspect-ai") for path in sorted((REAL / "traces" / "inspect-ai").glob("*.json"))]
+    inspect_logs.append((REAL / "traces" / "adk-evalset" / "order_query.test.json", "adk"))  # eval_cases streamed
     return [(trajectories, "tau-bench"), (tmp_path / "converted" / "airline_tasks_test.json", "tau-bench"),
             (tau2, "tau2-bench"), (anthropic, "anthropic"), (bad, "tau-bench"), (mcp, "mcp"), (otel, "otel"),
             *results, *inspect_logs]
@@ -70,7 +71,7 @@ def _files(tmp_path: Path) -> list[tuple[Path, str]]:
 def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gave(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _files(tmp_path)
-    assert len(files) == 12
+    assert len(files) == 13
     with monkeypatch.context() as patch:  # the whole document, as every one of these was read before
         patch.setattr(jsondoc.ArrayStream, "__iter__", _irregular)
         patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
@@ -133,3 +134,31 @@ def test_inspect_logs_of_every_shape_read_as_the_whole_document_reads_them(
                 f"inspect/browser/{sample['id']}/epoch-1", "inspect/browser/second/epoch-1"][:before], name
         else:
             assert streamed == whole, name
+
+
+def test_adk_eval_sets_of_every_shape_read_as_the_whole_document_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    evalset = json.loads((REAL / "traces" / "adk-evalset" / "order_query.test.json").read_text(encoding="utf-8"))
+    case = evalset["eval_cases"][0]
+    two = {**evalset, "eval_cases": [case, {**case, "eval_id": "second"}]}
+    variants = {
+        "indented": json.dumps(two, indent=2),
+        "id after the cases": json.dumps({"eval_cases": two["eval_cases"], "eval_set_id": "late"}),
+        "no id": json.dumps({"eval_cases": two["eval_cases"]}),
+        "null id": json.dumps({**two, "eval_set_id": None}),
+        "cases not a list": json.dumps({**two, "eval_cases": {"a": case}}),
+        "NaN in the second case": json.dumps(two, indent=1).replace('"second"', "NaN", 1),
+    }
+    for name, text in variants.items():
+        path = tmp_path / f"{name}.test.json"
+        path.write_text(text, encoding="utf-8")
+        with monkeypatch.context() as patch:
+            patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
+            whole = _converted(path, "adk")
+        streamed = _converted(path, "adk")
+        if name.startswith("NaN"):  # the first case's records come first, then the same error
+            assert len(whole) == 1 and isinstance(whole[0][0], str), name
+            assert streamed[-1] == whole[0] and streamed[:-1] and not any(
+                isinstance(entry[0], str) for entry in streamed[:-1]), name
+        else:
+            assert streamed == whole and streamed, name
