@@ -192,12 +192,30 @@ def test_a_large_import_is_checked_whole(any_store: Store, monkeypatch: pytest.M
 
 
 def test_a_scope_of_the_largest_size_is_one_query_on_either_database(any_store: Store) -> None:
+    from sqlalchemy import select
+
+    from labeler.store import tables
     from labeler.store.transcripts import DRIFT_SCOPE_MAX
 
     ds = _mixed_store(any_store)
-    ds.import_items([ImportItem(transcript("t1", tools=(RENAMED, REFUND)), "again.jsonl", 1)])
     conversations = {f"c{n}" for n in range(DRIFT_SCOPE_MAX - 1)} | {"t1"}  # named twice: 20,000 parameters
-    assert [s.case_id for s in ds.check_schema_drift(cases=set(), conversations=conversations)] == ["t1#t2"]
+    with ds.engine.connect() as conn:
+        found = conn.scalars(select(tables.GoldCaseRow.id).where(store_drift._scope(set(), conversations))).all()
+    assert sorted(found) == ["lost#t2", "t1#t2"]  # labeled on t1; of t1's source, its conversation not stored
+
+
+def test_a_store_with_fewer_cases_than_the_scope_names_is_read_whole(any_store: Store,
+                                                                    read_cases: list[str]) -> None:
+    # Binding 10,000 ids takes longer than reading a few thousand cases: the same flags either way.
+    ds = _mixed_store(any_store)
+    ds.import_items([ImportItem(transcript("t1", tools=(RENAMED, REFUND)), "again.jsonl", 1)])
+    read_cases.clear()
+    stale = ds.check_schema_drift(cases=set(), conversations={"t1", "x", "y", "z"})
+    assert sorted(read_cases) == ["far#t2", "lost#t2", "t1#t2", "t2#t2"]
+    assert [s.case_id for s in stale] == ["t1#t2"]
+    read_cases.clear()
+    assert [s.case_id for s in ds.check_schema_drift(cases=set(), conversations={"t1"})] == ["t1#t2"]
+    assert sorted(read_cases) == ["lost#t2", "t1#t2"]
 
 
 def test_a_scoped_check_finds_its_cases_through_indexes_not_by_reading_every_case(store: Store) -> None:
