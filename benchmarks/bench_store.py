@@ -35,6 +35,8 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   (peak RSS; anchor: the same import into an empty store).
 - ``toolgold lint`` of each gold file (its 43 contexts repeated: every case has hundreds of duplicates, some
   expecting other answers), against importing the same file.
+- the same for an inspect_ai ``.json`` eval log (one object: the header, then the samples, the repository's real
+  ~385 KB browser sample under new ids) with a tenth as many samples as trajectories, and a fifth of that.
 - DB size per 10,000 transcripts.
 """
 
@@ -140,6 +142,29 @@ def write_tau2_results(folder: Path, n: int) -> tuple[Path, int]:
             sim = {**sims[i % len(sims)], "id": f"bench-{i}", "trial": i // len(sims)}
             fh.write(("\n    " if i == 0 else ",\n    ") + json.dumps(sim, indent=2).replace("\n", "\n    "))
         fh.write(("\n  ]" if n else "]") + head[head.rindex("[]") + 2:])
+    return path, path.stat().st_size
+
+
+INSPECT_LOG = REPO / "tests" / "data" / "real" / "traces" / "inspect-ai" / "2025-05-12T20-27-36-04-00_browser.json"
+
+
+def write_inspect_log(folder: Path, n: int) -> tuple[Path, int]:
+    """An inspect_ai ``.json`` eval log with ``n`` samples (the repository's real browser sample, ~385 KB, each
+    under an id of its own), indented as inspect writes it, its members in inspect's order (the samples after
+    eval, plan, results and stats); the file and its size. Written a sample at a time (see
+    ``write_tau_trajectories``)."""
+    base = json.loads(INSPECT_LOG.read_text(encoding="utf-8"))
+    sample = base["samples"][0]
+    path = folder / "log.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = json.dumps({key: [] if key == "samples" else value for key, value in base.items()}, indent=2)
+    at = head.index('"samples": []') + len('"samples": ')
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(head[:at] + "[")
+        for i in range(n):
+            fh.write(("\n    " if i == 0 else ",\n    ")
+                     + json.dumps({**sample, "id": f"bench-{i}"}, indent=2).replace("\n", "\n    "))
+        fh.write(("\n  ]" if n else "]") + head[at + 2:])
     return path, path.stat().st_size
 
 
@@ -293,10 +318,15 @@ def main(argv: list[str]) -> None:
                      args.transcripts, secs, args.transcripts / secs, f"{rss:.0f} (workers {WORKER_RSS[-1]:.0f})",
                      f"≥ 500/s, ≤ 200 MB, ≤ 1.5× floor: {secs / floor_secs:.2f}× ({CPU[-1]:.1f} CPU s) "
                      f"(sqlite3 executemany of the same rows {floor_secs:.1f} s, {floor_rss:.0f} MB)"))
-        native = (("tau", write_tau_trajectories, "tau-bench trajectories, their own format (one JSON array, {} MB)"),
-                  ("tau2", write_tau2_results, "a tau2-bench results file, its own format (one object, {} MB)"))
-        for name, write, what in native:
-            for n in sorted({args.trajectories // 5, args.trajectories}):
+        native = (("tau", write_tau_trajectories, "tau-bench trajectories, their own format (one JSON array, {} MB)",
+                   args.trajectories),
+                  ("tau2", write_tau2_results, "a tau2-bench results file, its own format (one object, {} MB)",
+                   args.trajectories),
+                  # ~385 KB a sample: a tenth as many samples as trajectories is twice the tau-bench file's bytes
+                  ("inspect", write_inspect_log, "an inspect_ai .json eval log, its own format (one object, {} MB)",
+                   max(args.trajectories // 10, 5)))
+        for name, write, what, most in native:
+            for n in sorted({most // 5, most}):
                 native_src, size = write(tmpdir / f"{name}-{n}", n)
                 env_t = {**os.environ, "TOOLGOLD_DB": str(tmpdir / f"{name}-{n}.db")}
                 secs, rss = run_measured(["import", str(native_src)], env_t)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.bench_store import write_tau2_results, write_tau_trajectories
+from benchmarks.bench_store import INSPECT_LOG, write_inspect_log, write_tau2_results, write_tau_trajectories
 from scorer import importers
 from scorer.errors import InvalidRecord
 from scorer.importers import Converted
@@ -40,3 +40,15 @@ def test_the_tau2_results_are_tau2_bench_s_own_format_each_simulation_new(tmp_pa
     assert not [item for item in items if isinstance(item, InvalidRecord)]
     transcripts = [item.record for item in items if isinstance(item, Converted) and isinstance(item.record, Transcript)]
     assert len({t.id for t in transcripts}) == 7
+
+
+def test_the_inspect_log_is_inspect_s_own_format_each_sample_new(tmp_path: Path) -> None:
+    path, size = write_inspect_log(tmp_path, 3)
+    assert size == path.stat().st_size
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert list(data) == list(json.loads(INSPECT_LOG.read_text(encoding="utf-8")))  # inspect's order of members
+    assert importers.detect(path).NAME == "inspect-ai"
+    items = list(importers.convert(path, "inspect-ai"))
+    assert not [item for item in items if isinstance(item, InvalidRecord)]
+    transcripts = [item.record for item in items if isinstance(item, Converted)]
+    assert sorted(t.id for t in transcripts) == [f"inspect/browser/bench-{i}/epoch-1" for i in range(3)]
