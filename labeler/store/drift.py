@@ -122,7 +122,8 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     import could have changed: the cases it added, those labeled on the transcripts it added or retooled, and
     those of the same sources whose conversations are not stored (checked against their source's newest
     tools, which those transcripts may have moved). No other case's tools, nor its content, changed."""
-    q = select(GOLD_BODY, t.GoldCaseRow.source, t.GoldCaseRow.content_hash).where(t.GoldCaseRow.status != "rejected")
+    q = select(GOLD_BODY, t.GoldCaseRow.source, t.GoldCaseRow.content_hash, t.GoldCaseRow.id).where(
+        t.GoldCaseRow.status != "rejected")
     if source:
         q = q.where(t.GoldCaseRow.source == source)
     scoped = cases is not None or conversations is not None
@@ -130,32 +131,15 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     changes: list[_Change] = []
     hashes = _ToolsHashes()
     with db.read() as conn:
-        if scoped and _more_cases_than(conn, len(cases or ()) + len(conversations or ())):
-            q = q.where(_scope(cases or (), conversations or ()))
-        own = _own_tools(conn, q) if tools is None else {}
+        queries = _scoped(conn, q, cases or (), conversations or ()) \
+            if scoped and _more_cases_than(conn, len(cases or ()) + len(conversations or ())) else [q]
         relabels = _Relabels.read(conn)
         per_source: dict[str, list[ToolSpec]] = {}
-        result = conn.execution_options(stream_results=True, yield_per=DRIFT_BATCH).execute(q)
-        for body, case_source, digest in result:
-            case = _case(body)
-            if tools is not None:
-                current, added = list(tools), True
-            elif not case.tools:
-                continue
-            elif case.conversation_id is not None and case.conversation_id in own:
-                current, added = own[case.conversation_id], False
-            else:
-                source_key = case_source or ""
-                if source_key not in per_source:
-                    per_source[source_key] = _current_tools(conn, source_key)
-                newest = {x.name: x for x in per_source[source_key]}
-                current, added = [newest.get(x.name, x) for x in case.tools], False
-            drift = case_drift(case, current, added_tools=added)
-            if drift is not None:
-                found.append(drift)
-            change = relabels.change(case.id, digest, drift, current, hashes)
-            if change is not None:
-                changes.append(change)
+        seen: set[str] | None = set() if len(queries) > 1 else None  # a case two queries name is checked once
+        for query in queries:
+            own = _own_tools(conn, query) if tools is None else {}
+            result = conn.execution_options(stream_results=True, yield_per=DRIFT_BATCH).execute(query)
+            _check_cases(conn, result, tools, own, per_source, relabels, hashes, seen, found, changes)
     for start in range(0, len(changes), DRIFT_BATCH):  # short transactions: saves get the lock in between
         batch = changes[start:start + DRIFT_BATCH]
         with db.write() as conn:
@@ -167,6 +151,37 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     return found
 
 
+def _check_cases(conn: Connection, result: Any, tools: Sequence[ToolSpec] | None, own: dict[str, list[ToolSpec]],
+                 per_source: dict[str, list[ToolSpec]], relabels: _Relabels, hashes: _ToolsHashes,
+                 seen: set[str] | None, found: list[StaleCase], changes: list[_Change]) -> None:
+    """Check the cases of one query's ``result`` (body, source, content hash, id), adding to ``found`` and
+    ``changes``; ``seen``, when given, the ids checked already (and this query's, once checked)."""
+    for body, case_source, digest, case_id in result:
+        if seen is not None:
+            if case_id in seen:
+                continue
+            seen.add(case_id)
+        case = _case(body)
+        if tools is not None:
+            current, added = list(tools), True
+        elif not case.tools:
+            continue
+        elif case.conversation_id is not None and case.conversation_id in own:
+            current, added = own[case.conversation_id], False
+        else:
+            source_key = case_source or ""
+            if source_key not in per_source:
+                per_source[source_key] = _current_tools(conn, source_key)
+            newest = {x.name: x for x in per_source[source_key]}
+            current, added = [newest.get(x.name, x) for x in case.tools], False
+        drift = case_drift(case, current, added_tools=added)
+        if drift is not None:
+            found.append(drift)
+        change = relabels.change(case.id, digest, drift, current, hashes)
+        if change is not None:
+            changes.append(change)
+
+
 def _more_cases_than(conn: Connection, named: int) -> bool:
     """Whether the store holds more gold cases than a scope names ids: a store that holds fewer is read whole,
     sooner than the ids are bound (10,000 of them: ~0.1 s, the time of reading ~2,000 cases), and found the
@@ -174,14 +189,40 @@ def _more_cases_than(conn: Connection, named: int) -> bool:
     return conn.execute(select(t.GoldCaseRow.id).limit(1).offset(named)).first() is not None
 
 
-def _scope(cases: Collection[str], conversations: Collection[str]) -> Any:
-    """The gold cases an import that added ``cases`` and added or retooled the transcripts ``conversations``
-    could have changed (see ``check_schema_drift``)."""
-    moved_sources = select(t.TranscriptRow.source).where(t.TranscriptRow.external_id.in_(list(conversations)))
+SCOPE_CHUNK = 5_000
+"""Ids per query of a scoped check: an import's scope is read ``SCOPE_CHUNK`` cases and conversations at a time."""
+
+
+def _scoped(conn: Connection, q: Any, cases: Collection[str], conversations: Collection[str]) -> list[Any]:
+    """``q`` for the gold cases an import that added ``cases`` and added or retooled the transcripts
+    ``conversations`` could have changed (see ``check_schema_drift``): the cases named, and those labeled on
+    the conversations named, ``SCOPE_CHUNK`` ids a query; then, in one query, those of the conversations'
+    sources whose conversations are not stored. Each query is found through indexes."""
+    named_cases, named_conversations = sorted(cases), sorted(conversations)
+    queries: list[Any] = []
+    sources: set[str] = set()
+    for start in range(0, max(len(named_cases), len(named_conversations)), SCOPE_CHUNK):
+        some_cases = named_cases[start:start + SCOPE_CHUNK]
+        some_conversations = named_conversations[start:start + SCOPE_CHUNK]
+        queries.append(q.where(_named(some_cases, some_conversations)))
+        if some_conversations:
+            sources.update(conn.scalars(select(t.TranscriptRow.source).distinct().where(
+                t.TranscriptRow.external_id.in_(some_conversations))))
+    if sources:
+        queries.append(q.where(_unstored_of(sorted(sources))))
+    return queries
+
+
+def _named(cases: Sequence[str], conversations: Sequence[str]) -> Any:
+    """The gold cases named, and those labeled on the conversations named."""
+    return or_(t.GoldCaseRow.id.in_(cases), t.GoldCaseRow.conversation_id.in_(conversations))
+
+
+def _unstored_of(sources: Sequence[str]) -> Any:
+    """The gold cases of ``sources`` whose conversations are not stored (checked against their source's tools)."""
     stored = select(t.TranscriptRow.external_id)
-    return or_(t.GoldCaseRow.id.in_(list(cases)), t.GoldCaseRow.conversation_id.in_(list(conversations)),
-               and_(t.GoldCaseRow.source.in_(moved_sources),
-                    or_(t.GoldCaseRow.conversation_id.is_(None), t.GoldCaseRow.conversation_id.not_in(stored))))
+    return and_(t.GoldCaseRow.source.in_(sources),
+                or_(t.GoldCaseRow.conversation_id.is_(None), t.GoldCaseRow.conversation_id.not_in(stored)))
 
 
 def _case(body: str) -> GoldCase:

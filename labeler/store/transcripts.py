@@ -80,9 +80,9 @@ class DriftScope(TypedDict, total=False):
     conversations: set[str]
 
 
-DRIFT_SCOPE_MAX = 10_000
-"""The most ids an import keeps to scope its drift check: beyond, the check reads every gold case. Bounds the
-memory, and the query's parameters (the conversations are named twice: at most 20,000, under SQLite's 32,766)."""
+DRIFT_SCOPE_MAX = 100_000
+"""The most ids an import keeps to scope its drift check (~10 MB): beyond, the check reads every gold case. The
+check reads them ``drift.SCOPE_CHUNK`` at a time (a query's parameters stay under SQLite's 32,766)."""
 
 
 @dataclass

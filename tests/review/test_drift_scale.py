@@ -191,17 +191,32 @@ def test_a_large_import_is_checked_whole(any_store: Store, monkeypatch: pytest.M
     assert large.drift_scope() == {}  # every case: the ids would cost more than they save
 
 
-def test_a_scope_of_the_largest_size_is_one_query_on_either_database(any_store: Store) -> None:
+def test_a_scope_of_the_largest_size_is_read_a_chunk_at_a_time_on_either_database(any_store: Store) -> None:
     from sqlalchemy import select
 
     from labeler.store import tables
     from labeler.store.transcripts import DRIFT_SCOPE_MAX
 
     ds = _mixed_store(any_store)
-    conversations = {f"c{n}" for n in range(DRIFT_SCOPE_MAX - 1)} | {"t1"}  # named twice: 20,000 parameters
+    conversations = {f"c{n:06}" for n in range(DRIFT_SCOPE_MAX - 1)} | {"t1"}
     with ds.engine.connect() as conn:
-        found = conn.scalars(select(tables.GoldCaseRow.id).where(store_drift._scope(set(), conversations))).all()
+        queries = store_drift._scoped(conn, select(tables.GoldCaseRow.id), set(), conversations)
+        found = [case_id for query in queries for case_id in conn.scalars(query)]
+    assert len(queries) == DRIFT_SCOPE_MAX // store_drift.SCOPE_CHUNK + 1  # the chunks, then the source's cases
     assert sorted(found) == ["lost#t2", "t1#t2"]  # labeled on t1; of t1's source, its conversation not stored
+
+
+def test_a_scope_read_in_chunks_checks_each_case_once_and_flags_the_same(
+        any_store: Store, read_cases: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    ds = _mixed_store(any_store)
+    result = ds.import_items([ImportItem(transcript("t1", tools=(RENAMED, REFUND)), "again.jsonl", 1),
+                              ImportItem(transcript("t3", tools=(RENAMED, REFUND)), "again.jsonl", 2),
+                              ImportItem(gold("new#t2", tools=(RENAMED, REFUND)), "again.jsonl", 3)])
+    monkeypatch.setattr(store_drift, "SCOPE_CHUNK", 1)
+    read_cases.clear()
+    stale = ds.check_schema_drift(**result.drift_scope())
+    assert sorted(read_cases) == ["lost#t2", "new#t2", "t1#t2"]  # each once, though two queries name new#t2
+    assert sorted(s.case_id for s in stale) == ["lost#t2", "t1#t2"]
 
 
 def test_a_store_with_fewer_cases_than_the_scope_names_is_read_whole(any_store: Store,
@@ -225,8 +240,11 @@ def test_a_scoped_check_finds_its_cases_through_indexes_not_by_reading_every_cas
 
     from labeler.store import tables
 
-    query = select(tables.GoldCaseRow.id).where(store_drift._scope({"g1#t2"}, {"t1"}))
+    put(store, transcript("t1"), gold("t1#t2"))
     with store.engine.connect() as conn:
-        sql = str(query.compile(conn, compile_kwargs={"literal_binds": True}))
-        plan = [row[-1] for row in conn.execute(text(f"EXPLAIN QUERY PLAN {sql}"))]
-    assert "MULTI-INDEX OR" in plan and not [step for step in plan if step.startswith("SCAN gold_cases")], plan
+        queries = store_drift._scoped(conn, select(tables.GoldCaseRow.id), {"g1#t2"}, {"t1"})
+        assert len(queries) == 2  # the cases and conversations named; the unstored cases of t1's source
+        for query in queries:
+            sql = str(query.compile(conn, compile_kwargs={"literal_binds": True}))
+            plan = [row[-1] for row in conn.execute(text(f"EXPLAIN QUERY PLAN {sql}"))]
+            assert not [step for step in plan if step.startswith("SCAN gold_cases")], plan
