@@ -96,6 +96,16 @@ def test_array_files_are_read_a_block_at_a_time_into_what_the_whole_document_gav
     assert [path for path in read_whole if path.name != "airline_tools.json"] == [files[4][0]], read_whole
 
 
+def _whole_and_streamed(path: Path, text: str, fmt: str, monkeypatch: pytest.MonkeyPatch,
+                        ) -> tuple[list[Any], list[Any]]:
+    """``text`` written to ``path``, converted as the whole document (every stream irregular) and as streamed."""
+    path.write_text(text, encoding="utf-8")
+    with monkeypatch.context() as patch:
+        patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
+        whole = _converted(path, fmt)
+    return whole, _converted(path, fmt)
+
+
 def _irregular(self: jsondoc.ArrayStream) -> Iterator[Any]:
     raise jsondoc._Irregular  # what the stream leaves to the whole document: here, everything
     yield
@@ -118,12 +128,7 @@ def test_inspect_logs_of_every_shape_read_as_the_whole_document_reads_them(
         "cut short": json.dumps(two, indent=1)[:-40],
     }
     for name, text in variants.items():
-        path = tmp_path / f"{name}.json"
-        path.write_text(text, encoding="utf-8")
-        with monkeypatch.context() as patch:
-            patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
-            whole = _converted(path, "inspect-ai")
-        streamed = _converted(path, "inspect-ai")
+        whole, streamed = _whole_and_streamed(tmp_path / f"{name}.json", text, "inspect-ai", monkeypatch)
         if name in ("NaN in the second sample", "cut short"):
             # Streamed, the samples before the flaw come first, then the same error (the default import stops at
             # it and writes nothing; --skip-invalid keeps those before it, as for tau2-bench results).
@@ -150,12 +155,7 @@ def test_adk_eval_sets_of_every_shape_read_as_the_whole_document_reads_them(
         "NaN in the second case": json.dumps(two, indent=1).replace('"second"', "NaN", 1),
     }
     for name, text in variants.items():
-        path = tmp_path / f"{name}.test.json"
-        path.write_text(text, encoding="utf-8")
-        with monkeypatch.context() as patch:
-            patch.setattr(jsondoc.MemberStream, "__iter__", _irregular)
-            whole = _converted(path, "adk")
-        streamed = _converted(path, "adk")
+        whole, streamed = _whole_and_streamed(tmp_path / f"{name}.test.json", text, "adk", monkeypatch)
         if name.startswith("NaN"):  # the first case's records come first, then the same error
             assert len(whole) == 1 and isinstance(whole[0][0], str), name
             assert streamed[-1] == whole[0] and streamed[:-1] and not any(
