@@ -113,8 +113,8 @@ def check_schema_drift(db: Database, *, tools: Sequence[ToolSpec] | None = None,
     falls back to the newest schema of each of its tools in its source. A case a reviewer dismissed is not
     flagged again for the same schemas; an open item whose case fits again is closed.
 
-    The cases are read without the write lock, ``DRIFT_BATCH`` at a time (every gold case in the store: an
-    import that brings a new schema asks this of all of them); the lock is taken only to write the flags that
+    The cases are read without the write lock, ``DRIFT_BATCH`` at a time (every gold case in the store, or an
+    import's scope, below); the lock is taken only to write the flags that
     change, ``DRIFT_BATCH`` a transaction, for the cases still as they were read (one edited meanwhile is left to
     the next check).
 
