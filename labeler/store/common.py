@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -131,6 +132,20 @@ def stored_transcript(external_id: str, body: str, tool_bodies: Sequence[str]) -
                            " the queue skips it")
 
 
+def gold_changed(conn: Connection) -> None:
+    """Note in the writing transaction that the live gold set changed (``GoldRevisionRow``): every writer of
+    ``gold_cases`` calls it, so what was derived from an older revision is derived again."""
+    conn.execute(update(t.GoldRevisionRow).where(t.GoldRevisionRow.id == 1).values(
+        revision=t.GoldRevisionRow.revision + 1, token=secrets.token_hex(16)))
+
+
+def gold_state(conn: Connection) -> tuple[int, str] | None:
+    """The live gold set's ``(revision, token)``; None in a store without the row (nothing derived is kept)."""
+    row = conn.execute(select(t.GoldRevisionRow.revision, t.GoldRevisionRow.token)
+                       .where(t.GoldRevisionRow.id == 1)).first()
+    return None if row is None else (int(row.revision), str(row.token))
+
+
 def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, before: Any = None,
              note: str | None = None) -> None:
     """Insert or replace one live gold case (with its tags, each once) and audit it: the one writer of
@@ -156,6 +171,7 @@ def put_gold(conn: Connection, case: GoldCase, *, actor: str, action: str, befor
     if case.tags:
         conn.execute(insert(t.GoldCaseTagRow), [{"case_id": case.id, "tag": tag}
                                                 for tag in dict.fromkeys(case.tags)])
+    gold_changed(conn)
     audit(conn, actor=actor, action=action, entity="gold_case", entity_id=case.id, before=before,
           after={"status": case.provenance.status, "reviewer": case.provenance.reviewer,
                  "annotators": list(case.provenance.annotators), "expected": json.loads(body)["expected"],
@@ -171,6 +187,7 @@ def withdraw_gold(conn: Connection, case_id: str, *, actor: str, note: str) -> N
     conn.execute(delete(t.GoldCaseTagRow).where(t.GoldCaseTagRow.case_id == case_id))
     conn.execute(delete(t.GoldCaseRow).where(t.GoldCaseRow.id == case_id))
     conn.execute(delete(t.GoldBodyRow).where(t.GoldBodyRow.id == row.body_id))  # no other case refers to it
+    gold_changed(conn)
     audit(conn, actor=actor, action="gold.withdraw", entity="gold_case", entity_id=case_id,
           before={"status": status}, note=note)
 

@@ -88,6 +88,7 @@ class Store(Database):
     gold_cases = _gold.gold_cases
     iter_gold_cases = _gold.iter_gold_cases
     gold_hygiene = _gold.gold_hygiene
+    gold_revision = _gold.gold_revision
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
 

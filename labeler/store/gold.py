@@ -15,7 +15,7 @@ from sqlalchemy import Connection, LargeBinary, and_, case, cast, func, literal,
 from sqlalchemy.types import NullType
 
 from labeler.store import tables as t
-from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, PermissionDenied, audit, require_role
+from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, PermissionDenied, audit, gold_state, require_role
 from labeler.store.engine import Database, StoreError
 
 if TYPE_CHECKING:
@@ -102,27 +102,32 @@ def iter_gold_blocks(db: Database, *, split: str | None = None, status: str | No
     ``CAST(body AS BLOB)`` when the file's text encoding is UTF-8 (else the text, encoded here),
     PostgreSQL's ``convert_to(body, 'UTF8')``. Byte for byte the lines of ``iter_gold_lines``."""
     with db.read() as conn:
-        if conn.dialect.name == "postgresql":
-            column: Any = type_coerce(func.convert_to(t.GoldBodyRow.body, literal("UTF8")), NullType())
-        elif conn.dialect.name == "sqlite" and conn.exec_driver_sql("PRAGMA encoding").scalar() == "UTF-8":
-            column = type_coerce(cast(t.GoldBodyRow.body, LargeBinary), NullType())
-        else:
-            column = None
-        q = _gold_query(split, status, tag, column)
-        result = conn.execution_options(stream_results=True, yield_per=rows).execute(q).scalars()
-        block: list[bytes] = []
-        size = 0
-        for body in result:
-            block.append(body if isinstance(body, bytes) else
-                         bytes(body) if isinstance(body, memoryview) else body.encode("utf-8"))
-            size += len(block[-1])
-            if size >= EXPORT_BLOCK_BYTES:
-                block.append(b"")
-                yield len(block) - 1, b"\n".join(block)
-                block, size = [], 0
-        if block:
+        yield from _gold_blocks(conn, split, status, tag, rows)
+
+
+def _gold_blocks(conn: Connection, split: str | None, status: str | None, tag: str | None, rows: int,
+                 ) -> Iterator[tuple[int, bytes]]:
+    if conn.dialect.name == "postgresql":
+        column: Any = type_coerce(func.convert_to(t.GoldBodyRow.body, literal("UTF8")), NullType())
+    elif conn.dialect.name == "sqlite" and conn.exec_driver_sql("PRAGMA encoding").scalar() == "UTF-8":
+        column = type_coerce(cast(t.GoldBodyRow.body, LargeBinary), NullType())
+    else:
+        column = None
+    q = _gold_query(split, status, tag, column)
+    result = conn.execution_options(stream_results=True, yield_per=rows).execute(q).scalars()
+    block: list[bytes] = []
+    size = 0
+    for body in result:
+        block.append(body if isinstance(body, bytes) else
+                     bytes(body) if isinstance(body, memoryview) else body.encode("utf-8"))
+        size += len(block[-1])
+        if size >= EXPORT_BLOCK_BYTES:
             block.append(b"")
             yield len(block) - 1, b"\n".join(block)
+            block, size = [], 0
+    if block:
+        block.append(b"")
+        yield len(block) - 1, b"\n".join(block)
 
 
 def get_gold(db: Database, case_id: str) -> GoldCase:
@@ -139,10 +144,15 @@ def iter_gold_cases(db: Database, *, split: str | None = None, status: str | Non
     """The live gold cases, ordered by id, as domain types: read a block at a time in one read transaction
     (``iter_gold_blocks``), through the import's reader (``formats.fast_record``: cases that offer the same
     tools share them), so memory stays flat however many there are."""
+    with db.read() as conn:
+        yield from _cases_of(_gold_blocks(conn, split, status, None, 500))
+
+
+def _cases_of(blocks: Iterator[tuple[int, bytes]]) -> Iterator[GoldCase]:
     from scorer.formats import fast_record
     from scorer.model import GoldCase
 
-    for _, block in iter_gold_blocks(db, split=split, status=status):
+    for _, block in blocks:
         for raw in block.split(b"\n")[:-1]:
             fast = fast_record(2, raw)  # (not line 1: a stored body never starts with a byte-order mark)
             yield fast if isinstance(fast, GoldCase) else GoldCase.model_validate_json(raw)
@@ -159,21 +169,52 @@ class GoldHygiene(NamedTuple):
     """How many gold cases were checked."""
 
 
+_HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHygiene]] = {}
+"""The last lint of each selection in this process (by database URL, split and status), with the gold set's
+``(revision, token)`` it was read at (``common.gold_state``)."""
+HYGIENE_KEPT = 16
+"""Selections kept (a page offers 3 splits × 3 statuses); the oldest goes first."""
+
+
+def gold_revision(db: Database) -> int | None:
+    """How many times the live gold set has changed since revision 0007 (None without its row)."""
+    with db.read() as conn:
+        state = gold_state(conn)
+    return None if state is None else state[0]
+
+
 def gold_hygiene(db: Database, *, split: str | None = None, status: str | None = None) -> GoldHygiene:
-    """``scorer.hygiene.lint`` of the live gold cases of ``split`` and ``status``, read as checked (one
-    snapshot, memory flat: the cases are not kept)."""
+    """``scorer.hygiene.lint`` of the live gold cases of ``split`` and ``status``, read as checked (memory flat:
+    the cases are not kept). The result is kept with the gold set's revision and given again, without reading a
+    case, while no write to the gold has moved it: the Gold hygiene page asks on every view and every click."""
     from scorer.hygiene import lint
 
-    count = [0]
+    key = (db.url, split or None, status or None)
+    with db.read() as conn:
+        state = gold_state(conn)  # read before the cases: a write after it makes the next call lint again
+        kept = _HYGIENE.get(key)
+        if kept is not None and state is not None and kept[0] == state:
+            return GoldHygiene(list(kept[1].problems), kept[1].cases)
+        count = [0]
 
-    def counted() -> Iterator[GoldCase]:
-        for gold in iter_gold_cases(db, split=split, status=status):
-            count[0] += 1
-            yield gold
+        def counted() -> Iterator[GoldCase]:
+            for gold in _cases_of(_gold_blocks(conn, split, status, None, 500)):
+                count[0] += 1
+                yield gold
 
-    problems = lint(counted())
-    return GoldHygiene(problems, count[0])
+        found = GoldHygiene(lint(counted()), count[0])
+    if state is not None:
+        _HYGIENE.pop(key, None)
+        while len(_HYGIENE) >= HYGIENE_KEPT:
+            del _HYGIENE[next(iter(_HYGIENE))]
+        _HYGIENE[key] = (state, found)
+    return GoldHygiene(list(found.problems), found.cases)
 
 
-__all__ = ["EXPORT_BLOCK_BYTES", "GoldHygiene", "authorize_gold_export", "count_gold", "get_gold", "gold_cases",
-           "gold_hygiene", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines"]
+def forget_hygiene() -> None:
+    """Drop every kept lint (tests; a process that rewrote the database behind the store's back)."""
+    _HYGIENE.clear()
+
+
+__all__ = ["EXPORT_BLOCK_BYTES", "GoldHygiene", "authorize_gold_export", "count_gold", "forget_hygiene", "get_gold",
+           "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines"]

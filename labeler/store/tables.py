@@ -187,6 +187,19 @@ class GoldCaseRow(Base):
     updated_at: Mapped[str] = mapped_column(Timestamp)
 
 
+class GoldRevisionRow(Base):
+    """Which state of the live gold set the store holds (revision 0007): one row, its ``revision`` counted up and
+    its ``token`` drawn anew in the transaction of every write to ``gold_cases`` (``common.gold_changed``). What
+    is derived from the whole gold set (the hygiene lint) is kept with the token it was read at and reused while
+    the token stands; the token, not the count, because a store restored from a backup counts up again from an
+    older revision to numbers it has held with other gold."""
+
+    __tablename__ = "gold_revision"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    revision: Mapped[int] = mapped_column()
+    token: Mapped[str] = mapped_column()
+
+
 class GoldCaseTagRow(Base):
     __tablename__ = "gold_case_tags"
     case_id: Mapped[str] = mapped_column(ForeignKey("gold_cases.id", ondelete="CASCADE"), primary_key=True)

@@ -27,7 +27,7 @@ from typing import IO, Any, TypedDict
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from labeler.store import tables as t
-from labeler.store.common import GOLD_BODY, audit, stored_transcript, tool_bodies
+from labeler.store.common import GOLD_BODY, audit, gold_changed, stored_transcript, tool_bodies
 from labeler.store.engine import (
     BUSY_TIMEOUT_MS,
     CHUNK,
@@ -778,10 +778,12 @@ def _publish(db: Database, stage: _Stage, actor: str, result: ImportResult, sour
         run(f"INSERT INTO main.turns (transcript_id, {turn_cols}) SELECT k.id + ?, "
             f"{', '.join('r.' + c for c in TURN_COLUMNS)} FROM stage.transcripts AS k "
             f"CROSS JOIN stage.rows_turns AS r ON {children} ORDER BY k.id, r.key", (base,))
-        run(f"INSERT INTO main.gold_cases ({gold_cols}, body_id, created_at, updated_at) "
-            f"SELECT {', '.join('r.' + c for c in GOLD_COLUMNS)}, k.body_id, ?, ? "
-            "FROM stage.gold_cases AS k CROSS JOIN stage.rows_gold_cases AS r ON r.seq = k.seq ORDER BY k.rowid",
-            (stamp, stamp))
+        published = run(f"INSERT INTO main.gold_cases ({gold_cols}, body_id, created_at, updated_at) "
+                        f"SELECT {', '.join('r.' + c for c in GOLD_COLUMNS)}, k.body_id, ?, ? "
+                        "FROM stage.gold_cases AS k CROSS JOIN stage.rows_gold_cases AS r ON r.seq = k.seq "
+                        "ORDER BY k.rowid", (stamp, stamp)).rowcount
+        if published:
+            gold_changed(conn)
         run("DELETE FROM main.pending_gold_bodies WHERE stage = ?", (stage.path.name,))
         run("INSERT INTO main.gold_case_tags (case_id, tag) SELECT r.case_id, r.tag FROM stage.gold_cases AS k "
             f"CROSS JOIN stage.rows_gold_case_tags AS r ON {children} ORDER BY k.rowid, r.key")
@@ -972,6 +974,7 @@ def _import_gold(conn: Connection, batch: Sequence[Staged], result: ImportResult
         for row, body_id in zip(rows, body_ids, strict=True):
             row["body_id"] = body_id
         conn.execute(insert(t.GoldCaseRow), rows)
+        gold_changed(conn)
         result.gold_added += len(rows)
         result.changed(gold=[row["id"] for row in rows])
     if tag_rows:

@@ -28,7 +28,8 @@ left, right = st.columns(2)
 split = left.selectbox("Split", ["", "regression", "rolling"], format_func=lambda s: s or "Both splits",
                        key="hy-split", bind="query-params")
 status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="hy-status", bind="query-params")
-problems, checked = store.gold_hygiene(split=split or None, status=status or None)
+with st.spinner("Checking the gold set (kept until the gold changes)…"):
+    problems, checked = store.gold_hygiene(split=split or None, status=status or None)
 by_code = {code: sum(p.code == code for p in problems) for code in CODES}
 with st.container(key="hygiene-summary"):
     st.text(f"{len(problems)} problems in {checked} gold cases "
