@@ -35,6 +35,8 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   (peak RSS; anchor: the same import into an empty store).
 - ``toolgold lint`` of each gold file (its 43 contexts repeated: every case has hundreds of duplicates, some
   expecting other answers), against importing the same file.
+- the Gold hygiene page's lint of that store (``store.gold_hygiene``) in one process: its first view, and the next
+  with the gold unchanged (kept with the gold set's revision since stop 39).
 - the same for an inspect_ai ``.json`` eval log (one object: the header, then the samples, the repository's real
   ~385 KB browser sample under new ids) with a tenth as many samples as trajectories, and a fifth of that.
 - DB size per 10,000 transcripts.
@@ -271,6 +273,28 @@ CPU: list[float] = []
 """CPU seconds of each run, its workers' included: what a loaded machine's wall times hide."""
 
 
+HYGIENE_VIEWS = r"""
+import sys, time
+from labeler.store import Store
+store = Store(sys.argv[1])
+seconds = []
+for _ in range(2):
+    started = time.perf_counter()
+    store.gold_hygiene()
+    seconds.append(time.perf_counter() - started)
+print(*seconds)
+"""
+
+
+def hygiene_views(db: Path) -> tuple[float, float]:
+    """Two views of the Gold hygiene page's lint (``store.gold_hygiene``) of the store ``db`` in one fresh
+    process, as the app's process serves them: seconds for the first and for the next, the gold unchanged."""
+    done = subprocess.run([sys.executable, "-c", HYGIENE_VIEWS, str(db)], capture_output=True, text=True,
+                          check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    first, then = map(float, done.stdout.split())
+    return first, then
+
+
 def run_measured(args: list[str], env: dict[str, str], exits: tuple[int, ...] = (0,)) -> tuple[float, float]:
     """Run `toolgold ARGS` in a fresh process; return wall seconds and that process's peak RSS in MB (its
     workers' largest, forked from it and sharing its pages until written, goes to ``WORKER_RSS``). Any exit
@@ -364,6 +388,12 @@ def main(argv: list[str]) -> None:
             secs, rss = run_measured(["lint", str(gold_src)], env_g, exits=(0, 1))
             rows.append((f"toolgold lint of the {n:,} gold cases (43 contexts repeated)", n, secs, n / secs,
                          f"{rss:.0f}", f"flat memory (anchor: importing the same file {imported:.1f} s)"))
+            linted = secs
+            first, then = hygiene_views(tmpdir / f"gold-{n}.db")
+            rows.append((f"the Gold hygiene page's lint of the store's {n:,} gold cases (`store.gold_hygiene`), "
+                         "its first view", n, first, n / first, "",
+                         f"the next view, the gold unchanged: **{then * 1000:.1f} ms** (kept with the gold's "
+                         f"revision); anchor: `toolgold lint` of the file {linted:.1f} s"))
             if not args.skip_export:
                 out, floor_out = tmpdir / "out.jsonl", tmpdir / "floor.jsonl"
                 best = best_floor = (float("inf"), 0.0, 0.0)
