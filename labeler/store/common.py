@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sqlalchemy import ColumnElement, Connection, and_, delete, exists, false, func, insert, select, update
 
 from labeler.store import tables as t
-from labeler.store.engine import StoreError, now_iso, upsert
+from labeler.store.engine import StoreError, before_commit, now_iso, upsert
 from scorer import canonical
 
 if TYPE_CHECKING:  # pydantic's domain types load when a record is read or written: `users`, `export` never do
@@ -134,7 +134,14 @@ def stored_transcript(external_id: str, body: str, tool_bodies: Sequence[str]) -
 
 def gold_changed(conn: Connection) -> None:
     """Note in the writing transaction that the live gold set changed (``GoldRevisionRow``): every writer of
-    ``gold_cases`` calls it, so what was derived from an older revision is derived again."""
+    ``gold_cases`` calls it, so what was derived from an older revision is derived again. The row is written once,
+    last, as the transaction commits (``engine.before_commit``): on PostgreSQL its lock is then never held while
+    the transaction waits for another row (an approval writing several cases, against a label writing one of
+    them), so two writers of gold cannot deadlock on it."""
+    before_commit(conn, "gold_revision", _count_up_gold_revision)
+
+
+def _count_up_gold_revision(conn: Connection) -> None:
     conn.execute(update(t.GoldRevisionRow).where(t.GoldRevisionRow.id == 1).values(
         revision=t.GoldRevisionRow.revision + 1, token=secrets.token_hex(16)))
 

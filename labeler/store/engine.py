@@ -20,7 +20,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -333,6 +333,30 @@ def upsert(conn: Connection, table: type[Base], row: dict[str, Any], *, key: Seq
 # -- the database -----------------------------------------------------------------------------------
 
 
+BEFORE_COMMIT = "toolgold_before_commit"
+"""``Connection.info`` key of the statements a write transaction owes at its end (``before_commit``)."""
+
+
+def before_commit(conn: Connection, name: str, statement: Callable[[Connection], None]) -> None:
+    """Run ``statement`` last in ``conn``'s write transaction, once however often it is asked for under ``name``
+    (``common.gold_changed``: a row every writer of the gold updates, locked only while the transaction commits)."""
+    conn.info.setdefault(BEFORE_COMMIT, {})[name] = statement
+
+
+@contextmanager
+def _finishing(conn: Connection) -> Iterator[None]:
+    """Around the body of a write transaction: what it owes (``before_commit``) runs once the body is done, just
+    before the commit; a body that raises owes nothing. ``Connection.info`` outlives the transaction (it is the
+    pooled connection's), so it is left empty either way."""
+    try:
+        yield
+        owed = conn.info.pop(BEFORE_COMMIT, None)
+        for statement in (owed or {}).values():
+            statement(conn)
+    finally:
+        conn.info.pop(BEFORE_COMMIT, None)
+
+
 class Database:
     """The engine and its transactions for one database URL; migrates on construction."""
 
@@ -415,7 +439,7 @@ class Database:
         timeout or a disk failure raises ``DatabaseBusy`` (one line; nothing was written)."""
         try:
             with self._one_at_a_time(), self.engine.connect().execution_options(toolgold_write=True) as conn, \
-                    conn.begin():
+                    conn.begin(), _finishing(conn):
                 yield conn
         except DBAPIError as exc:
             if not transient_write_error(exc):
@@ -442,7 +466,7 @@ class Database:
             assert raw is not None
             raw.execute(f"ATTACH DATABASE ? AS {alias}", (str(path),))
             try:
-                with conn.begin():
+                with conn.begin(), _finishing(conn):
                     yield conn
             finally:
                 raw.execute(f"DETACH DATABASE {alias}")

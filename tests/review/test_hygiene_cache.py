@@ -6,6 +6,7 @@ the revision it was read at: a view of gold that has not changed since is not li
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -13,7 +14,7 @@ import scorer.hygiene
 from labeler.labels import LabelBody
 from labeler.store import Store
 from labeler.store import gold as store_gold
-from labeler.store.common import put_gold, withdraw_gold
+from labeler.store.common import gold_state, put_gold, withdraw_gold
 from scorer.model import Answer, Call
 from tests.review.kit import gold, people, put, transcript
 
@@ -136,3 +137,70 @@ def test_the_hygiene_page_lints_once_until_the_gold_changes(store: Store, lints:
     app.run()
     assert "1 problems in 3 gold cases (1 cases affected)" in texts(app)
     assert lints == [2, 2, 3]
+
+
+def test_the_revision_moves_once_a_transaction_as_it_commits(any_store: Store) -> None:
+    # Taken last, the revision's row lock (PostgreSQL) is held only while the transaction commits: a transaction
+    # that writes several cases (an approval) never waits for a case's row while holding it, so two writers of
+    # gold cannot wait on each other in a cycle.
+    people(any_store)
+    put(any_store, gold("a#t2"))
+    before = any_store.gold_revision()
+    with any_store.write() as conn:
+        put_gold(conn, gold("b#t2", customer="C-5"), actor="rita", action="test")
+        put_gold(conn, gold("c#t2", customer="C-6"), actor="rita", action="test")
+        withdraw_gold(conn, "a#t2", actor="rita", note="test")
+        assert gold_state(conn) == (before, ANY)  # not yet: it is written as the transaction commits
+    assert any_store.gold_revision() == (before or 0) + 1
+    with pytest.raises(RuntimeError), any_store.write() as conn:
+        put_gold(conn, gold("d#t2", customer="C-7"), actor="rita", action="test")
+        raise RuntimeError("rolled back")
+    assert any_store.gold_revision() == (before or 0) + 1
+    with any_store.write() as conn:  # the next transaction on that connection owes no bump
+        pass
+    assert any_store.gold_revision() == (before or 0) + 1
+
+
+def test_two_writers_of_the_same_cases_do_not_deadlock_on_the_revision(any_store: Store) -> None:
+    # A label writes y and holds it; an approval writes x, then waits for y. With the revision counted up as each
+    # case was written, the label held the revision's row from its first case to its end, so the approval could
+    # not even write x (this test failed: it waited out the label); and a writer holding the revision's row while
+    # waiting for a case another writer holds, that one waiting for the revision, is a deadlock PostgreSQL ends by
+    # aborting one. SQLite's writers take the whole file at BEGIN: no such interleaving.
+    import threading
+
+    if any_store.is_sqlite:
+        pytest.skip("SQLite serializes writers at BEGIN IMMEDIATE: no row locks to interleave")
+    people(any_store)
+    put(any_store, gold("x#t2", customer="C-1"), gold("y#t2", customer="C-2"))
+    before = any_store.gold_revision() or 0
+    label_holds_y, approval_started = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def label() -> None:
+        try:
+            with any_store.write() as conn:
+                put_gold(conn, gold("y#t2", customer="C-3"), actor="ann", action="test")
+                label_holds_y.set()
+                assert approval_started.wait(10)
+        except BaseException as exc:  # reported by the test below
+            failures.append(exc)
+
+    def approval() -> None:
+        try:
+            assert label_holds_y.wait(10)
+            with any_store.write() as conn:
+                put_gold(conn, gold("x#t2", customer="C-4"), actor="rita", action="test")
+                approval_started.set()
+                put_gold(conn, gold("y#t2", customer="C-5"), actor="rita", action="test")  # waits for the label
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=label), threading.Thread(target=approval)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert failures == [] and not any(thread.is_alive() for thread in threads)
+    assert any_store.gold_revision() == before + 2
+    assert any_store.get_gold("y#t2").expected.calls[0].arguments == {"customer": "C-5"}
