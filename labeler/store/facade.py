@@ -89,6 +89,7 @@ class Store(Database):
     iter_gold_cases = _gold.iter_gold_cases
     gold_hygiene = _gold.gold_hygiene
     gold_revision = _gold.gold_revision
+    kept_gold_hygiene = _gold.kept_gold_hygiene
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
 

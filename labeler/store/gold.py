@@ -8,6 +8,7 @@ and by ``transcripts.import_items``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -16,7 +17,7 @@ from sqlalchemy.types import NullType
 
 from labeler.store import tables as t
 from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, PermissionDenied, audit, gold_state, require_role
-from labeler.store.engine import Database, StoreError
+from labeler.store.engine import Database, StoreError, now_iso
 
 if TYPE_CHECKING:
     from scorer.hygiene_problems import HygieneProblem
@@ -169,9 +170,40 @@ class GoldHygiene(NamedTuple):
     """How many gold cases were checked."""
 
 
-_HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHygiene]] = {}
+class KeptHygiene(NamedTuple):
+    """The last lint of a selection in this process (``gold_hygiene``), and where the gold has gone since."""
+
+    hygiene: GoldHygiene
+    state: tuple[int, str]
+    """The gold set's ``(revision, token)`` the lint read (``common.gold_state``)."""
+    current: tuple[int, str] | None
+    """The gold set's ``(revision, token)`` now."""
+    seconds: float
+    """What the lint took."""
+    checked_at: str
+
+    @property
+    def fresh(self) -> bool:
+        return self.state == self.current
+
+    @property
+    def changes(self) -> int | None:
+        """Writes to the gold since the lint (None when the count is not comparable: the store was replaced)."""
+        if self.current is None or self.current[0] < self.state[0]:
+            return None
+        return self.current[0] - self.state[0]
+
+    @property
+    def recheck_on_view(self) -> bool:
+        """Whether a view should lint again now: the gold moved and the lint is quick. A slow one (a large gold
+        set: ~73 s at 1,000,000 cases) waits for the reviewer to ask, the kept problems shown meanwhile."""
+        return not self.fresh and self.seconds <= HYGIENE_RECHECK_ON_VIEW_SECONDS
+
+
+HYGIENE_RECHECK_ON_VIEW_SECONDS = 3.0
+_HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHygiene, float, str]] = {}
 """The last lint of each selection in this process (by database URL, split and status), with the gold set's
-``(revision, token)`` it was read at (``common.gold_state``)."""
+``(revision, token)`` it was read at (``common.gold_state``), what it took and when."""
 HYGIENE_KEPT = 16
 """Selections kept (a page offers 3 splits × 3 statuses); the oldest goes first."""
 
@@ -195,6 +227,7 @@ def gold_hygiene(db: Database, *, split: str | None = None, status: str | None =
         kept = _HYGIENE.get(key)
         if kept is not None and state is not None and kept[0] == state:
             return GoldHygiene(list(kept[1].problems), kept[1].cases)
+        started = time.perf_counter()
         count = [0]
 
         def counted() -> Iterator[GoldCase]:
@@ -207,8 +240,19 @@ def gold_hygiene(db: Database, *, split: str | None = None, status: str | None =
         _HYGIENE.pop(key, None)
         while len(_HYGIENE) >= HYGIENE_KEPT:
             del _HYGIENE[next(iter(_HYGIENE))]
-        _HYGIENE[key] = (state, found)
+        _HYGIENE[key] = (state, found, time.perf_counter() - started, now_iso())
     return GoldHygiene(list(found.problems), found.cases)
+
+
+def kept_gold_hygiene(db: Database, *, split: str | None = None, status: str | None = None) -> KeptHygiene | None:
+    """The last lint of ``split`` and ``status`` in this process, fresh or not, without linting; None if none."""
+    kept = _HYGIENE.get((db.url, split or None, status or None))
+    if kept is None:
+        return None
+    with db.read() as conn:
+        current = gold_state(conn)
+    state, found, seconds, checked_at = kept
+    return KeptHygiene(GoldHygiene(list(found.problems), found.cases), state, current, seconds, checked_at)
 
 
 def forget_hygiene() -> None:
@@ -216,5 +260,6 @@ def forget_hygiene() -> None:
     _HYGIENE.clear()
 
 
-__all__ = ["EXPORT_BLOCK_BYTES", "GoldHygiene", "authorize_gold_export", "count_gold", "forget_hygiene", "get_gold",
-           "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines"]
+__all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_RECHECK_ON_VIEW_SECONDS", "GoldHygiene", "KeptHygiene", "authorize_gold_export",
+           "count_gold", "forget_hygiene", "get_gold", "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks",
+           "iter_gold_cases", "iter_gold_lines", "kept_gold_hygiene"]

@@ -204,3 +204,44 @@ def test_two_writers_of_the_same_cases_do_not_deadlock_on_the_revision(any_store
     assert failures == [] and not any(thread.is_alive() for thread in threads)
     assert any_store.gold_revision() == before + 2
     assert any_store.get_gold("y#t2").expected.calls[0].arguments == {"customer": "C-5"}
+
+
+def test_the_kept_lint_says_how_far_the_gold_has_moved(any_store: Store, lints: list[int]) -> None:
+    people(any_store)
+    assert any_store.kept_gold_hygiene() is None
+    put(any_store, gold("a#t2"))
+    first = any_store.gold_hygiene()
+    kept = any_store.kept_gold_hygiene()
+    assert kept is not None and kept.hygiene == first and kept.fresh and kept.changes == 0
+    assert not kept.recheck_on_view  # fresh: nothing to check
+    put(any_store, gold("b#t2", expected=CLARIFY))
+    with any_store.write() as conn:
+        withdraw_gold(conn, "a#t2", actor="rita", note="test")
+    kept = any_store.kept_gold_hygiene()
+    assert kept is not None and kept.hygiene == first and not kept.fresh and kept.changes == 2
+    assert kept.recheck_on_view  # a lint of one case is quick: the next view lints again
+    assert any_store.kept_gold_hygiene(split="rolling") is None
+    assert lints == [1]
+
+
+def test_a_slow_lint_of_moved_gold_waits_for_the_reviewer(store: Store, lints: list[int],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP_MAIN
+    from tests.review.test_review_pages import open_page, texts
+
+    monkeypatch.setattr(store_gold, "HYGIENE_RECHECK_ON_VIEW_SECONDS", 0.0)  # every lint counts as slow
+    people(store)
+    put(store, gold("a#t2"), gold("b#t2", expected=CLARIFY))
+    app = open_page(AppTest.from_file(str(APP_MAIN), default_timeout=30), "rita", "pages_/hygiene.py")
+    assert "1 problems in 2 gold cases (1 cases affected)" in texts(app) and not app.info
+    put(store, gold("c#t2", customer="C-9"))
+    app.run()  # the gold moved on: the kept problems, said to be older than the gold
+    assert "1 problems in 2 gold cases (1 cases affected)" in texts(app)
+    [notice] = [i.value for i in app.info]
+    assert notice.startswith("The gold has changed since this check (1 write since ")
+    assert lints == [2]
+    app.button(key="hy-recheck").click().run()
+    assert "1 problems in 3 gold cases (1 cases affected)" in texts(app) and not app.info
+    assert lints == [2, 3] and not app.exception

@@ -28,8 +28,22 @@ left, right = st.columns(2)
 split = left.selectbox("Split", ["", "regression", "rolling"], format_func=lambda s: s or "Both splits",
                        key="hy-split", bind="query-params")
 status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="hy-status", bind="query-params")
-with st.spinner("Checking the gold set (kept until the gold changes)…"):
-    problems, checked = store.gold_hygiene(split=split or None, status=status or None)
+kept = store.kept_gold_hygiene(split=split or None, status=status or None)
+notice = st.empty()
+shows_kept = kept is not None and not kept.fresh and not kept.recheck_on_view
+if kept is not None and shows_kept:  # a slow lint of gold that moved on: shown until the reviewer asks again
+    with notice.container(key="hygiene-stale"):
+        changes = kept.changes
+        st.info(f"The gold has changed since this check ({changes if changes is not None else 'some'} "
+                f"{'write' if changes == 1 else 'writes'} since {render.md_escape(kept.checked_at)}); checking "
+                f"again takes about {kept.seconds:.0f} s.")
+        shows_kept = not st.button("Check again", key="hy-recheck")
+if kept is not None and shows_kept:
+    problems, checked = kept.hygiene
+else:
+    notice.empty()
+    with st.spinner("Checking the gold set (kept until the gold changes)…"):
+        problems, checked = store.gold_hygiene(split=split or None, status=status or None)
 by_code = {code: sum(p.code == code for p in problems) for code in CODES}
 with st.container(key="hygiene-summary"):
     st.text(f"{len(problems)} problems in {checked} gold cases "
