@@ -206,6 +206,9 @@ _HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHy
 ``(revision, token)`` it was read at (``common.gold_state``), what it took and when."""
 HYGIENE_KEPT = 16
 """Selections kept (a page offers 3 splits × 3 statuses); the oldest goes first."""
+HYGIENE_KEPT_PROBLEMS = 150_000
+"""Problems kept over all selections (~2 KB each: ~300 MB), the oldest selection going first; the newest is kept
+whatever its size (a store of 1,000,000 cases: ~140,000 problems, the selection whose lint takes 73 s)."""
 
 
 def gold_revision(db: Database) -> int | None:
@@ -238,7 +241,8 @@ def gold_hygiene(db: Database, *, split: str | None = None, status: str | None =
         found = GoldHygiene(lint(counted()), count[0])
     if state is not None:
         _HYGIENE.pop(key, None)
-        while len(_HYGIENE) >= HYGIENE_KEPT:
+        while _HYGIENE and (len(_HYGIENE) >= HYGIENE_KEPT or len(found.problems) + sum(
+                len(other[1].problems) for other in _HYGIENE.values()) > HYGIENE_KEPT_PROBLEMS):
             del _HYGIENE[next(iter(_HYGIENE))]
         _HYGIENE[key] = (state, found, time.perf_counter() - started, now_iso())
     return GoldHygiene(list(found.problems), found.cases)
@@ -260,6 +264,7 @@ def forget_hygiene() -> None:
     _HYGIENE.clear()
 
 
-__all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_RECHECK_ON_VIEW_SECONDS", "GoldHygiene", "KeptHygiene", "authorize_gold_export",
-           "count_gold", "forget_hygiene", "get_gold", "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks",
-           "iter_gold_cases", "iter_gold_lines", "kept_gold_hygiene"]
+__all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_KEPT", "HYGIENE_KEPT_PROBLEMS", "HYGIENE_RECHECK_ON_VIEW_SECONDS",
+           "GoldHygiene", "KeptHygiene", "authorize_gold_export", "count_gold", "forget_hygiene", "get_gold",
+           "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines",
+           "kept_gold_hygiene"]

@@ -245,3 +245,20 @@ def test_a_slow_lint_of_moved_gold_waits_for_the_reviewer(store: Store, lints: l
     app.button(key="hy-recheck").click().run()
     assert "1 problems in 3 gold cases (1 cases affected)" in texts(app) and not app.info
     assert lints == [2, 3] and not app.exception
+
+
+def test_kept_lints_are_bounded_by_the_problems_they_hold(any_store: Store, lints: list[int],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # ~2 KB a problem: a store of 1,000,000 cases reports ~140,000, so a few selections kept would be gigabytes.
+    monkeypatch.setattr(store_gold, "HYGIENE_KEPT_PROBLEMS", 2)
+    put(any_store, gold("a#t2"), gold("b#t2", expected=CLARIFY), gold("c#t2", customer="C-9", split="rolling"),
+        gold("d#t2", customer="C-9", split="rolling", expected=CLARIFY))
+    assert len(any_store.gold_hygiene(split="regression").problems) == 1
+    assert len(any_store.gold_hygiene(split="rolling").problems) == 1  # 2 problems kept in all: both stay
+    assert any_store.kept_gold_hygiene(split="regression") is not None
+    assert len(any_store.gold_hygiene().problems) == 2  # the newest stays, whatever its size; the others go
+    assert any_store.kept_gold_hygiene(split="regression") is None
+    assert any_store.kept_gold_hygiene(split="rolling") is None
+    assert any_store.kept_gold_hygiene() is not None
+    any_store.gold_hygiene()
+    assert lints == [2, 2, 4]
