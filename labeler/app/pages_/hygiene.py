@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pandas as pd
 import streamlit as st
 
@@ -34,8 +36,9 @@ shows_kept = kept is not None and not kept.fresh and not kept.recheck_on_view
 if kept is not None and shows_kept:  # a slow lint of gold that moved on: shown until the reviewer asks again
     with notice.container(key="hygiene-stale"):
         changes = kept.changes
+        checked_at = datetime.fromisoformat(kept.checked_at.replace("Z", "+00:00"))
         st.info(f"The gold has changed since this check ({changes if changes is not None else 'some'} "
-                f"{'write' if changes == 1 else 'writes'} since {render.md_escape(kept.checked_at)}); checking "
+                f"{'write' if changes == 1 else 'writes'} since {checked_at:%Y-%m-%d %H:%M} UTC); checking "
                 f"again takes about {kept.seconds:.0f} s.")
         shows_kept = not st.button("Check again", key="hy-recheck")
 if kept is not None and shows_kept:
