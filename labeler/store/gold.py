@@ -8,6 +8,7 @@ and by ``transcripts.import_items``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -195,12 +196,31 @@ class KeptHygiene(NamedTuple):
 
     @property
     def recheck_on_view(self) -> bool:
-        """Whether a view should lint again now: the gold moved and the lint is quick. A slow one (a large gold
-        set: ~73 s at 1,000,000 cases) waits for the reviewer to ask, the kept problems shown meanwhile."""
-        return not self.fresh and self.seconds <= HYGIENE_RECHECK_ON_VIEW_SECONDS
+        """Whether a view should lint again now: the gold moved and the lint is quick (``recheck_on_view_seconds``).
+        A slow one (a large gold set: ~73 s at 1,000,000 cases) waits for the reviewer to ask, the kept problems
+        shown meanwhile."""
+        return not self.fresh and self.seconds <= recheck_on_view_seconds()
 
 
 HYGIENE_RECHECK_ON_VIEW_SECONDS = 3.0
+RECHECK_ENV = "TOOLGOLD_HYGIENE_RECHECK_SECONDS"
+
+
+def recheck_on_view_seconds() -> float:
+    """How long a lint may have taken for a view of gold that moved on to lint again by itself:
+    ``TOOLGOLD_HYGIENE_RECHECK_SECONDS`` (0: always wait for the reviewer), else 3 s."""
+    raw = os.environ.get(RECHECK_ENV, "").strip()
+    if not raw:
+        return HYGIENE_RECHECK_ON_VIEW_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise StoreError(f"{RECHECK_ENV} must be a number of seconds, 0 or more; it is {raw!r}")
+    return value
+
+
 _HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHygiene, float, str]] = {}
 """The last lint of each selection in this process (by database URL, split and status), with the gold set's
 ``(revision, token)`` it was read at (``common.gold_state``), what it took and when."""
@@ -264,7 +284,7 @@ def forget_hygiene() -> None:
     _HYGIENE.clear()
 
 
-__all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_KEPT", "HYGIENE_KEPT_PROBLEMS", "HYGIENE_RECHECK_ON_VIEW_SECONDS",
+__all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_KEPT", "HYGIENE_KEPT_PROBLEMS", "HYGIENE_RECHECK_ON_VIEW_SECONDS", "RECHECK_ENV",
            "GoldHygiene", "KeptHygiene", "authorize_gold_export", "count_gold", "forget_hygiene", "get_gold",
            "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines",
-           "kept_gold_hygiene"]
+           "kept_gold_hygiene", "recheck_on_view_seconds"]

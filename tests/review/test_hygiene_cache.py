@@ -262,3 +262,29 @@ def test_kept_lints_are_bounded_by_the_problems_they_hold(any_store: Store, lint
     assert any_store.kept_gold_hygiene() is not None
     any_store.gold_hygiene()
     assert lints == [2, 2, 4]
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("", 3.0), ("0", 0.0), (" 12.5 ", 12.5)])
+def test_how_slow_a_lint_may_be_to_run_again_by_itself_is_a_setting(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                                     seconds: float) -> None:
+    monkeypatch.setenv(store_gold.RECHECK_ENV, value)
+    assert store_gold.recheck_on_view_seconds() == seconds
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_setting_that_is_not_seconds_is_said_on_the_page(store: Store, monkeypatch: pytest.MonkeyPatch,
+                                                           value: str) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.conftest import APP_MAIN
+    from tests.review.test_review_pages import open_page
+
+    monkeypatch.setenv(store_gold.RECHECK_ENV, value)
+    people(store)
+    put(store, gold("a#t2"))
+    app = open_page(AppTest.from_file(str(APP_MAIN), default_timeout=30), "rita", "pages_/hygiene.py")
+    put(store, gold("b#t2", customer="C-9"))
+    app.run()
+    assert [e.value for e in app.error] == [
+        f"TOOLGOLD_HYGIENE_RECHECK_SECONDS must be a number of seconds, 0 or more; it is {value!r}"]
+    assert not app.exception

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from labeler.app import context, identity, render
+from labeler.store import StoreError
 
 CODES = {
     "conflicting_duplicate": "Same context, conflicting labels",
@@ -32,7 +33,11 @@ split = left.selectbox("Split", ["", "regression", "rolling"], format_func=lambd
 status = right.selectbox("Status", list(STATUSES), format_func=STATUSES.__getitem__, key="hy-status", bind="query-params")
 kept = store.kept_gold_hygiene(split=split or None, status=status or None)
 notice = st.empty()
-shows_kept = kept is not None and not kept.fresh and not kept.recheck_on_view
+try:
+    shows_kept = kept is not None and not kept.fresh and not kept.recheck_on_view
+except StoreError as exc:  # the setting is not a number of seconds: said, not a traceback
+    st.error(str(exc))
+    st.stop()
 if kept is not None and shows_kept:  # a slow lint of gold that moved on: shown until the reviewer asks again
     with notice.container(key="hygiene-stale"):
         changes = kept.changes

@@ -1,0 +1,44 @@
+"""The Gold hygiene page in real Chromium against ``streamlit run``: a view of gold that has not changed shows the
+kept lint; once the gold moves on, a lint slower than the page's limit (here 0 s: every lint) is shown as kept,
+under a notice, until the reviewer clicks Check again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from labeler.store import Store
+from tests.browser.conftest import goto_as, serve
+from tests.review.kit import gold, people, put
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_kept_lint_waits_for_check_again_once_the_gold_moves_on(browser: Browser, tmp_path: Path,
+                                                                      artifacts: Path) -> None:
+    db = tmp_path / "toolgold.db"
+    store = Store(db)
+    people(store)
+    put(store, gold("a#t2"), gold("b#t2", expected=gold("x").expected.model_copy(update={"behavior": "clarify",
+                                                                                          "calls": ()})))
+    with serve(db, tmp_path, env={"TOOLGOLD_HYGIENE_RECHECK_SECONDS": "0"}) as server:
+        page = browser.new_page()
+        goto_as(page, f"{server.url}/hygiene", "rita")
+        summary = page.locator(".st-key-hygiene-summary")
+        expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
+        expect(page.locator(".st-key-hygiene-stale")).to_have_count(0)
+
+        put(store, gold("c#t2", customer="C-9"))  # another writer: an import
+        goto_as(page, f"{server.url}/hygiene", "rita")
+        notice = page.locator(".st-key-hygiene-stale")
+        expect(notice).to_contain_text("The gold has changed since this check (1 write since ")
+        expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
+        page.screenshot(path=artifacts / "hygiene-kept.png", full_page=True)
+
+        notice.get_by_role("button", name="Check again").click()
+        expect(summary).to_have_text("1 problems in 3 gold cases (1 cases affected)")
+        expect(notice).to_have_count(0)
+        page.close()
+    store.close()
