@@ -9,6 +9,7 @@ and by ``transcripts.import_items``.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -221,6 +222,7 @@ def recheck_on_view_seconds() -> float:
     return value
 
 
+_HYGIENE_LOCK = threading.Lock()
 _HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHygiene, float, str]] = {}
 """The last lint of each selection in this process (by database URL, split and status), with the gold set's
 ``(revision, token)`` it was read at (``common.gold_state``), what it took and when."""
@@ -260,11 +262,16 @@ def gold_hygiene(db: Database, *, split: str | None = None, status: str | None =
 
         found = GoldHygiene(lint(counted()), count[0])
     if state is not None:
-        _HYGIENE.pop(key, None)
-        while _HYGIENE and (len(_HYGIENE) >= HYGIENE_KEPT or len(found.problems) + sum(
-                len(other[1].problems) for other in _HYGIENE.values()) > HYGIENE_KEPT_PROBLEMS):
-            del _HYGIENE[next(iter(_HYGIENE))]
-        _HYGIENE[key] = (state, found, time.perf_counter() - started, now_iso())
+        took = time.perf_counter() - started
+        with _HYGIENE_LOCK:  # the app's sessions run on threads of one process
+            newer = _HYGIENE.get(key)
+            if newer is not None and newer[0][0] > state[0]:  # another session kept a later lint meanwhile
+                return GoldHygiene(list(found.problems), found.cases)
+            _HYGIENE.pop(key, None)
+            while _HYGIENE and (len(_HYGIENE) >= HYGIENE_KEPT or len(found.problems) + sum(
+                    len(other[1].problems) for other in _HYGIENE.values()) > HYGIENE_KEPT_PROBLEMS):
+                del _HYGIENE[next(iter(_HYGIENE))]
+            _HYGIENE[key] = (state, found, took, now_iso())
     return GoldHygiene(list(found.problems), found.cases)
 
 
@@ -281,7 +288,8 @@ def kept_gold_hygiene(db: Database, *, split: str | None = None, status: str | N
 
 def forget_hygiene() -> None:
     """Drop every kept lint (tests; a process that rewrote the database behind the store's back)."""
-    _HYGIENE.clear()
+    with _HYGIENE_LOCK:
+        _HYGIENE.clear()
 
 
 __all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_KEPT", "HYGIENE_KEPT_PROBLEMS", "HYGIENE_RECHECK_ON_VIEW_SECONDS", "RECHECK_ENV",

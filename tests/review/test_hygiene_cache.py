@@ -288,3 +288,34 @@ def test_a_setting_that_is_not_seconds_is_said_on_the_page(store: Store, monkeyp
     assert [e.value for e in app.error] == [
         f"TOOLGOLD_HYGIENE_RECHECK_SECONDS must be a number of seconds, 0 or more; it is {value!r}"]
     assert not app.exception
+
+
+def test_sessions_linting_at_once_each_get_their_selection(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The app's sessions are threads of one process sharing the kept lints; two selections kept at most, so the
+    # threads evict each other's while they read and write.
+    import threading
+
+    monkeypatch.setattr(store_gold, "HYGIENE_KEPT", 2)
+    put(store, gold("a#t2"), gold("b#t2", expected=CLARIFY), gold("c#t2", customer="C-9", split="rolling"),
+        gold("d#t2", customer="C-8", status="submitted"))
+    selections = [(None, None), ("regression", None), ("rolling", None), (None, "submitted")]
+    expected = {s: store.gold_hygiene(split=s[0], status=s[1]).cases for s in selections}
+    failures: list[BaseException] = []
+    seen: list[tuple[tuple[str | None, str | None], int]] = []
+
+    def views(offset: int) -> None:
+        try:
+            for n in range(12):
+                split, status = selections[(n + offset) % len(selections)]
+                seen.append(((split, status), store.gold_hygiene(split=split, status=status).cases))
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=views, args=(k,)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failures == [] and len(seen) == 72
+    assert all(cases == expected[selection] for selection, cases in seen)
+    assert expected == {(None, None): 4, ("regression", None): 3, ("rolling", None): 1, (None, "submitted"): 1}
