@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from labeler.store import adjudication as _adjudication
     from labeler.store import drift as _drift
     from labeler.store import gold as _gold
+    from labeler.store import hygiene as _hygiene
     from labeler.store import judge as _judge
     from labeler.store import labels as _labels
     from labeler.store import review as _review
@@ -55,6 +56,7 @@ else:
     _adjudication = _Aggregate("adjudication")
     _drift = _Aggregate("drift")
     _gold = _Aggregate("gold")
+    _hygiene = _Aggregate("hygiene")
     _judge = _Aggregate("judge")
     _labels = _Aggregate("labels")
     _review = _Aggregate("review")
@@ -87,9 +89,9 @@ class Store(Database):
     get_gold = _gold.get_gold
     gold_cases = _gold.gold_cases
     iter_gold_cases = _gold.iter_gold_cases
-    gold_hygiene = _gold.gold_hygiene
+    gold_hygiene = _hygiene.gold_hygiene
     gold_revision = _gold.gold_revision
-    kept_gold_hygiene = _gold.kept_gold_hygiene
+    kept_gold_hygiene = _hygiene.kept_gold_hygiene
     tool_names = _transcripts.tool_names
     coverage = _transcripts.coverage
 

@@ -8,21 +8,17 @@ and by ``transcripts.import_items``.
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, LargeBinary, and_, case, cast, func, literal, select, type_coerce
 from sqlalchemy.types import NullType
 
 from labeler.store import tables as t
 from labeler.store.common import GOLD_BODY, REVIEWER_ROLES, PermissionDenied, audit, gold_state, require_role
-from labeler.store.engine import Database, StoreError, now_iso
+from labeler.store.engine import Database, StoreError
 
 if TYPE_CHECKING:
-    from scorer.hygiene_problems import HygieneProblem
     from scorer.model import GoldCase
 
 
@@ -148,7 +144,13 @@ def iter_gold_cases(db: Database, *, split: str | None = None, status: str | Non
     (``iter_gold_blocks``), through the import's reader (``formats.fast_record``: cases that offer the same
     tools share them), so memory stays flat however many there are."""
     with db.read() as conn:
-        yield from _cases_of(_gold_blocks(conn, split, status, None, 500))
+        yield from gold_cases_in(conn, split, status)
+
+
+def gold_cases_in(conn: Connection, split: str | None, status: str | None) -> Iterator[GoldCase]:
+    """``iter_gold_cases`` inside the caller's read transaction (the hygiene lint reads the gold's state and its
+    cases in one snapshot)."""
+    return _cases_of(_gold_blocks(conn, split, status, None, 500))
 
 
 def _cases_of(blocks: Iterator[tuple[int, bytes]]) -> Iterator[GoldCase]:
@@ -166,73 +168,6 @@ def gold_cases(db: Database, *, split: str | None = None, status: str | None = N
     return list(iter_gold_cases(db, split=split, status=status))
 
 
-class GoldHygiene(NamedTuple):
-    problems: list[HygieneProblem]
-    cases: int
-    """How many gold cases were checked."""
-
-
-class KeptHygiene(NamedTuple):
-    """The last lint of a selection in this process (``gold_hygiene``), and where the gold has gone since."""
-
-    hygiene: GoldHygiene
-    state: tuple[int, str]
-    """The gold set's ``(revision, token)`` the lint read (``common.gold_state``)."""
-    current: tuple[int, str] | None
-    """The gold set's ``(revision, token)`` now."""
-    seconds: float
-    """What the lint took."""
-    checked_at: str
-
-    @property
-    def fresh(self) -> bool:
-        return self.state == self.current
-
-    @property
-    def changes(self) -> int | None:
-        """Writes to the gold since the lint (None when the count is not comparable: the store was replaced)."""
-        if self.current is None or self.current[0] < self.state[0]:
-            return None
-        return self.current[0] - self.state[0]
-
-    @property
-    def recheck_on_view(self) -> bool:
-        """Whether a view should lint again now: the gold moved and the lint is quick (``recheck_on_view_seconds``).
-        A slow one (a large gold set: ~73 s at 1,000,000 cases) waits for the reviewer to ask, the kept problems
-        shown meanwhile."""
-        return not self.fresh and self.seconds <= recheck_on_view_seconds()
-
-
-HYGIENE_RECHECK_ON_VIEW_SECONDS = 3.0
-RECHECK_ENV = "TOOLGOLD_HYGIENE_RECHECK_SECONDS"
-
-
-def recheck_on_view_seconds() -> float:
-    """How long a lint may have taken for a view of gold that moved on to lint again by itself:
-    ``TOOLGOLD_HYGIENE_RECHECK_SECONDS`` (0: always wait for the reviewer), else 3 s."""
-    raw = os.environ.get(RECHECK_ENV, "").strip()
-    if not raw:
-        return HYGIENE_RECHECK_ON_VIEW_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise StoreError(f"{RECHECK_ENV} must be a number of seconds, 0 or more; it is {raw!r}")
-    return value
-
-
-_HYGIENE_LOCK = threading.Lock()
-_HYGIENE: dict[tuple[str, str | None, str | None], tuple[tuple[int, str], GoldHygiene, float, str]] = {}
-"""The last lint of each selection in this process (by database URL, split and status), with the gold set's
-``(revision, token)`` it was read at (``common.gold_state``), what it took and when."""
-HYGIENE_KEPT = 16
-"""Selections kept (a page offers 3 splits × 3 statuses); the oldest goes first."""
-HYGIENE_KEPT_PROBLEMS = 150_000
-"""Problems kept over all selections (~2 KB each: ~300 MB), the oldest selection going first; the newest is kept
-whatever its size (a store of 1,000,000 cases: ~140,000 problems, the selection whose lint takes 73 s)."""
-
-
 def gold_revision(db: Database) -> int | None:
     """How many times the live gold set has changed since revision 0007 (None without its row)."""
     with db.read() as conn:
@@ -240,59 +175,5 @@ def gold_revision(db: Database) -> int | None:
     return None if state is None else state[0]
 
 
-def gold_hygiene(db: Database, *, split: str | None = None, status: str | None = None) -> GoldHygiene:
-    """``scorer.hygiene.lint`` of the live gold cases of ``split`` and ``status``, read as checked (memory flat:
-    the cases are not kept). The result is kept with the gold set's revision and given again, without reading a
-    case, while no write to the gold has moved it: the Gold hygiene page asks on every view and every click."""
-    from scorer.hygiene import lint
-
-    key = (db.url, split or None, status or None)
-    with db.read() as conn:
-        state = gold_state(conn)  # read before the cases: a write after it makes the next call lint again
-        kept = _HYGIENE.get(key)
-        if kept is not None and state is not None and kept[0] == state:
-            return GoldHygiene(list(kept[1].problems), kept[1].cases)
-        started = time.perf_counter()
-        count = [0]
-
-        def counted() -> Iterator[GoldCase]:
-            for gold in _cases_of(_gold_blocks(conn, split, status, None, 500)):
-                count[0] += 1
-                yield gold
-
-        found = GoldHygiene(lint(counted()), count[0])
-    if state is not None:
-        took = time.perf_counter() - started
-        with _HYGIENE_LOCK:  # the app's sessions run on threads of one process
-            newer = _HYGIENE.get(key)
-            if newer is not None and newer[0][0] > state[0]:  # another session kept a later lint meanwhile
-                return GoldHygiene(list(found.problems), found.cases)
-            _HYGIENE.pop(key, None)
-            while _HYGIENE and (len(_HYGIENE) >= HYGIENE_KEPT or len(found.problems) + sum(
-                    len(other[1].problems) for other in _HYGIENE.values()) > HYGIENE_KEPT_PROBLEMS):
-                del _HYGIENE[next(iter(_HYGIENE))]
-            _HYGIENE[key] = (state, found, took, now_iso())
-    return GoldHygiene(list(found.problems), found.cases)
-
-
-def kept_gold_hygiene(db: Database, *, split: str | None = None, status: str | None = None) -> KeptHygiene | None:
-    """The last lint of ``split`` and ``status`` in this process, fresh or not, without linting; None if none."""
-    kept = _HYGIENE.get((db.url, split or None, status or None))
-    if kept is None:
-        return None
-    with db.read() as conn:
-        current = gold_state(conn)
-    state, found, seconds, checked_at = kept
-    return KeptHygiene(GoldHygiene(list(found.problems), found.cases), state, current, seconds, checked_at)
-
-
-def forget_hygiene() -> None:
-    """Drop every kept lint (tests; a process that rewrote the database behind the store's back)."""
-    with _HYGIENE_LOCK:
-        _HYGIENE.clear()
-
-
-__all__ = ["EXPORT_BLOCK_BYTES", "HYGIENE_KEPT", "HYGIENE_KEPT_PROBLEMS", "HYGIENE_RECHECK_ON_VIEW_SECONDS", "RECHECK_ENV",
-           "GoldHygiene", "KeptHygiene", "authorize_gold_export", "count_gold", "forget_hygiene", "get_gold",
-           "gold_cases", "gold_hygiene", "gold_revision", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines",
-           "kept_gold_hygiene", "recheck_on_view_seconds"]
+__all__ = ["EXPORT_BLOCK_BYTES", "authorize_gold_export", "count_gold", "get_gold", "gold_cases", "gold_cases_in",
+           "gold_revision", "iter_gold_blocks", "iter_gold_cases", "iter_gold_lines"]

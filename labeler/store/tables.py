@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Dialect, Float, ForeignKey, Index, UniqueConstraint
+from sqlalchemy import DateTime, Dialect, Float, ForeignKey, Index, LargeBinary, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -198,6 +198,25 @@ class GoldRevisionRow(Base):
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     revision: Mapped[int] = mapped_column()
     token: Mapped[str] = mapped_column()
+
+
+class KeptLintRow(Base):
+    """The last lint of the live gold (``scorer.hygiene.lint``) of one selection (revision 0008): ``split`` and
+    ``status``, each ``""`` for all. Kept with the gold set's ``(revision, token)`` it read
+    (``GoldRevisionRow``), so any process (a restarted server, a second one) shows it without linting while the
+    gold has not moved, and says how far the gold has moved once it has. ``body``: the problems, zlib-compressed
+    canonical JSON in the format ``hygiene.dump_kept_lint`` writes (with its version). Derived: a row that
+    cannot be read is linted again and replaced."""
+
+    __tablename__ = "kept_lints"
+    split: Mapped[str] = mapped_column(primary_key=True)
+    status: Mapped[str] = mapped_column(primary_key=True)
+    revision: Mapped[int] = mapped_column()
+    token: Mapped[str] = mapped_column()
+    cases: Mapped[int] = mapped_column()
+    seconds: Mapped[float] = mapped_column(Float)
+    checked_at: Mapped[str] = mapped_column(Timestamp)
+    body: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class GoldCaseTagRow(Base):
