@@ -1,6 +1,7 @@
 """The Gold hygiene page in real Chromium against ``streamlit run``: a view of gold that has not changed shows the
 kept lint; once the gold moves on, a lint slower than the page's limit (here 0 s: every lint) is shown as kept,
-under a notice, until the reviewer clicks Check again."""
+under a notice, until the reviewer clicks Check again; a restarted server shows the lint the one before it kept in
+the database."""
 
 from __future__ import annotations
 
@@ -37,6 +38,43 @@ def test_the_kept_lint_waits_for_check_again_once_the_gold_moves_on(browser: Bro
         expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
         page.screenshot(path=artifacts / "hygiene-kept.png", full_page=True)
 
+        notice.get_by_role("button", name="Check again").click()
+        expect(summary).to_have_text("1 problems in 3 gold cases (1 cases affected)")
+        expect(notice).to_have_count(0)
+        page.close()
+    store.close()
+
+
+def test_a_restarted_server_shows_the_lint_the_last_one_kept(browser: Browser, tmp_path: Path,
+                                                             artifacts: Path) -> None:
+    # With the limit at 0 a server that has no lint of its own lints on the first view and shows no notice; one
+    # that shows the notice read the lint the server before it kept in the database.
+    db = tmp_path / "toolgold.db"
+    store = Store(db)
+    people(store)
+    put(store, gold("a#t2"), gold("b#t2", expected=gold("x").expected.model_copy(update={"behavior": "clarify",
+                                                                                          "calls": ()})))
+    env = {"TOOLGOLD_HYGIENE_RECHECK_SECONDS": "0"}
+    with serve(db, tmp_path, env=env) as server:
+        page = browser.new_page()
+        goto_as(page, f"{server.url}/hygiene", "rita")
+        expect(page.locator(".st-key-hygiene-summary")).to_have_text("1 problems in 2 gold cases (1 cases affected)")
+        page.close()
+    with serve(db, tmp_path, env=env) as server:  # restarted, the gold unchanged: the kept lint, fresh
+        page = browser.new_page()
+        goto_as(page, f"{server.url}/hygiene", "rita")
+        expect(page.locator(".st-key-hygiene-summary")).to_have_text("1 problems in 2 gold cases (1 cases affected)")
+        expect(page.locator(".st-key-hygiene-stale")).to_have_count(0)
+        page.close()
+    put(store, gold("c#t2", customer="C-9"))  # a write while no server runs
+    with serve(db, tmp_path, env=env) as server:
+        page = browser.new_page()
+        goto_as(page, f"{server.url}/hygiene", "rita")
+        notice = page.locator(".st-key-hygiene-stale")
+        expect(notice).to_contain_text("The gold has changed since this check (1 write since ")
+        summary = page.locator(".st-key-hygiene-summary")
+        expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
+        page.screenshot(path=artifacts / "hygiene-kept-after-restart.png", full_page=True)
         notice.get_by_role("button", name="Check again").click()
         expect(summary).to_have_text("1 problems in 3 gold cases (1 cases affected)")
         expect(notice).to_have_count(0)
