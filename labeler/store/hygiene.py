@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from labeler.store import tables as t
 from labeler.store.common import gold_state
-from labeler.store.engine import Database, StoreError, now_iso
+from labeler.store.engine import Database, StoreError, dialect_insert, now_iso
 from labeler.store.gold import gold_cases_in
 
 if TYPE_CHECKING:
@@ -161,12 +161,14 @@ newest is kept whatever its size (a store of 1,000,000 cases: ~140,000 problems,
 73 s). What leaves the process stays in the database."""
 
 
-def _keep_in_process(key: tuple[str, str | None, str | None], kept: _Kept) -> bool:
-    """Keep ``kept`` unless a later lint of the selection is kept already; whether it was."""
+def _keep_in_process(key: tuple[str, str | None, str | None], kept: _Kept, current: tuple[int, str] | None,
+                     ) -> bool:
+    """Keep ``kept`` unless a later lint of the selection is kept already (of the gold's history up to
+    ``current``, its state now); whether it was."""
     with _HYGIENE_LOCK:  # the app's sessions run on threads of one process
         newer = _HYGIENE.get(key)
-        if newer is not None and newer[0][0] > kept[0][0]:  # another session kept a later lint meanwhile
-            return False
+        if newer is not None and kept[0][0] < newer[0][0] <= (current[0] if current is not None else newer[0][0]):
+            return False  # another session kept a later lint meanwhile
         _HYGIENE.pop(key, None)
         while _HYGIENE and (len(_HYGIENE) >= HYGIENE_KEPT or len(kept[1].problems) + sum(
                 len(other[1].problems) for other in _HYGIENE.values()) > HYGIENE_KEPT_PROBLEMS):
@@ -209,19 +211,21 @@ def keep_in_database(db: Database, split: str | None, status: str | None, kept: 
     if db.read_only:
         return
     body = zlib.compress(dump_kept_lint(kept.hygiene), 1)
+    row = {"split": split or "", "status": status or "", "revision": kept.state[0], "token": kept.state[1],
+           "cases": kept.hygiene.cases, "seconds": kept.seconds, "checked_at": kept.checked_at, "body": body}
     try:
         with db.write() as conn:
-            where = (t.KeptLintRow.split == (split or ""), t.KeptLintRow.status == (status or ""))
-            there = conn.execute(select(t.KeptLintRow.revision, t.KeptLintRow.token).where(*where)).first()
             current = gold_state(conn)
-            if there is not None:
-                # A later lint of the same history stays; one from another history (a restored backup) goes.
-                if kept.state[0] < there.revision <= (current[0] if current is not None else there.revision):
-                    return
-                conn.execute(delete(t.KeptLintRow).where(*where))
-            conn.execute(insert(t.KeptLintRow).values(
-                split=split or "", status=status or "", revision=kept.state[0], token=kept.state[1],
-                cases=kept.hygiene.cases, seconds=kept.seconds, checked_at=kept.checked_at, body=body))
+            stmt = dialect_insert(conn, t.KeptLintRow).values(**row)
+            offered = stmt.excluded  # this lint's row; the table's columns name the row there
+            # One statement, so two servers keeping a lint at once cannot interleave: the row there is replaced
+            # unless it read later gold of the same history (above the count now: a restored backup's history).
+            later = t.KeptLintRow.revision > offered.revision
+            if current is not None:
+                later = later & (t.KeptLintRow.revision <= current[0])
+            conn.execute(stmt.on_conflict_do_update(
+                index_elements=["split", "status"], where=~later,
+                set_={name: getattr(offered, name) for name in row if name not in ("split", "status")}))
     except (StoreError, SQLAlchemyError) as exc:
         log.warning("the lint of split %r, status %r is kept in this process only: %s", split or "any",
                     status or "any", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
@@ -245,7 +249,7 @@ def gold_hygiene(db: Database, *, split: str | None = None, status: str | None =
             return _given(kept[1])
         stored = _read_kept(conn, split, status, only=state) if state is not None else None
         if stored is not None:
-            _keep_in_process(key, stored)
+            _keep_in_process(key, stored, state)
             return _given(stored[1])
         started = time.perf_counter()
         count = [0]
@@ -258,7 +262,9 @@ def gold_hygiene(db: Database, *, split: str | None = None, status: str | None =
         found = GoldHygiene(lint(counted()), count[0])
     if state is not None:
         made: _Kept = (state, found, time.perf_counter() - started, now_iso())
-        if _keep_in_process(key, made):
+        with db.read() as conn:
+            now = gold_state(conn)  # what "later" means: a lint above it read another history (a restore)
+        if _keep_in_process(key, made, now):
             keep_in_database(db, split, status, KeptHygiene(found, state, None, made[2], made[3]))
     return _given(found)
 
@@ -278,7 +284,7 @@ def kept_gold_hygiene(db: Database, *, split: str | None = None, status: str | N
             kept = _read_kept(conn, split, status)
             if kept is None:
                 return None
-            _keep_in_process(key, kept)
+            _keep_in_process(key, kept, current)
     state, found, seconds, checked_at = kept
     return KeptHygiene(_given(found), state, current, seconds, checked_at)
 

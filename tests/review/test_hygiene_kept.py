@@ -122,6 +122,57 @@ def test_a_lint_of_older_gold_never_replaces_a_newer_one(any_store: Store, lints
     assert kept is not None and kept.fresh and kept.hygiene == new and kept.hygiene != old
 
 
+def test_servers_keeping_lints_at_once_leave_the_latest_and_no_error(any_store: Store, lints: list[int],
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    # Two servers finishing lints of the same selection at once, the older and the newer, again and again: each
+    # write is one statement (an upsert with a condition), so neither fails on the other's row, and the newer stays.
+    import threading
+
+    put(any_store, gold("a#t2"))
+    any_store.gold_hygiene()
+    old = any_store.kept_gold_hygiene()
+    put(any_store, gold("b#t2", expected=CLARIFY))
+    any_store.gold_hygiene()
+    new = any_store.kept_gold_hygiene()
+    assert old is not None and new is not None and new.state[0] > old.state[0]
+    with any_store.write() as conn:
+        conn.execute(text("DELETE FROM kept_lints"))
+    start = threading.Barrier(2)
+
+    def keep(kept: Any) -> None:
+        start.wait()
+        for _ in range(15):
+            store_hygiene.keep_in_database(any_store, None, None, kept)
+
+    threads = [threading.Thread(target=keep, args=(kept,)) for kept in (old, new)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not [r.getMessage() for r in caplog.records if r.name == "labeler.store.hygiene"]
+    restart()
+    kept = any_store.kept_gold_hygiene()
+    assert kept is not None and kept.fresh and kept.state == new.state
+
+
+def test_a_lint_kept_in_another_history_of_the_store_is_replaced(any_store: Store, lints: list[int]) -> None:
+    # A store restored from a backup counts its revisions up again from an older number: a lint kept at a revision
+    # above today's read other gold, whatever its number says, and the next lint replaces it.
+    put(any_store, gold("a#t2"), gold("b#t2", expected=CLARIFY))
+    any_store.gold_hygiene()
+    with any_store.write() as conn:
+        conn.execute(text("UPDATE kept_lints SET revision = revision + 1000, token = 'another-history'"))
+    restart()
+    kept = any_store.kept_gold_hygiene()
+    assert kept is not None and not kept.fresh and kept.changes is None  # shown as kept, with no count of writes
+    assert any_store.gold_hygiene().cases == 2
+    restart()
+    kept = any_store.kept_gold_hygiene()
+    assert kept is not None and kept.fresh
+    any_store.gold_hygiene()
+    assert lints == [2, 2]
+
+
 def test_a_read_only_store_lints_without_keeping(tmp_path: Path, lints: list[int]) -> None:
     import os
 
