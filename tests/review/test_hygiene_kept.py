@@ -139,7 +139,7 @@ def test_servers_keeping_lints_at_once_leave_the_latest_and_no_error(any_store: 
         conn.execute(text("DELETE FROM kept_lints"))
     start = threading.Barrier(2)
 
-    def keep(kept: Any) -> None:
+    def keep(kept: store_hygiene.KeptHygiene) -> None:
         start.wait()
         for _ in range(15):
             store_hygiene.keep_in_database(any_store, None, None, kept)
