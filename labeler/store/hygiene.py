@@ -186,14 +186,16 @@ def forget_hygiene() -> None:
 # -- kept in the database ---------------------------------------------------------------------------
 
 
-def _read_kept(conn: Connection, split: str | None, status: str | None,
-               only: tuple[int, str] | None = None) -> _Kept | None:
-    """The database's kept lint of the selection (only the one that read ``only``, when given); None if there is
-    none, or it cannot be read (said in the log: it is linted again)."""
+def _read_kept(conn: Connection, split: str | None, status: str | None, *, only: tuple[int, str] | None = None,
+               newer_than: tuple[int, str] | None = None) -> _Kept | None:
+    """The database's kept lint of the selection (only the one that read ``only``, or one that is not the lint of
+    ``newer_than`` nor older, when given); None if there is none, or it cannot be read (said in the log: it is
+    linted again)."""
     where = (t.KeptLintRow.split == (split or ""), t.KeptLintRow.status == (status or ""))
     head = conn.execute(select(t.KeptLintRow.revision, t.KeptLintRow.token, t.KeptLintRow.seconds,
                                t.KeptLintRow.checked_at).where(*where)).first()
-    if head is None or (only is not None and (head.revision, head.token) != only):
+    if head is None or (only is not None and (head.revision, head.token) != only) or (
+            newer_than is not None and ((head.revision, head.token) == newer_than or head.revision < newer_than[0])):
         return None  # the body (megabytes at a million cases) is read only when it is the one wanted
     body = conn.scalar(select(t.KeptLintRow.body).where(*where))
     try:
@@ -280,11 +282,13 @@ def kept_gold_hygiene(db: Database, *, split: str | None = None, status: str | N
     with db.read() as conn:
         current = gold_state(conn)
         kept = _HYGIENE.get(key)
+        if kept is None or kept[0] != current:  # none here, or older than the gold: another server's may be later
+            stored = _read_kept(conn, split, status, newer_than=kept[0] if kept is not None else None)
+            if stored is not None:
+                kept = stored
+                _keep_in_process(key, kept, current)
         if kept is None:
-            kept = _read_kept(conn, split, status)
-            if kept is None:
-                return None
-            _keep_in_process(key, kept, current)
+            return None
     state, found, seconds, checked_at = kept
     return KeptHygiene(_given(found), state, current, seconds, checked_at)
 

@@ -95,6 +95,27 @@ def test_another_process_reads_the_lint_this_one_kept(store: Store, lints: list[
     assert seen == {"linted": 0, "cases": 2, "problems": [p.model_dump(mode="json") for p in first.problems]}
 
 
+def test_a_server_holding_an_older_lint_takes_the_later_one_another_server_kept(store: Store,
+                                                                                 lints: list[int]) -> None:
+    # Two servers: this one linted, the gold moved, the other linted it again (Check again there). This one's own
+    # copy is older than the database's: it shows the later lint, fresh, without linting.
+    put(store, gold("a#t2"), gold("b#t2", expected=CLARIFY))
+    store.gold_hygiene()
+    put(store, gold("c#t2", customer="C-9"))
+    other = textwrap.dedent("""
+        import sys
+        from labeler.store import Store
+        print(Store(sys.argv[1]).gold_hygiene().cases)
+    """)
+    done = subprocess.run([sys.executable, "-c", other, store.url], capture_output=True, text=True, check=True,
+                          cwd=REPO, timeout=120)
+    assert done.stdout.split() == ["3"]
+    kept = store.kept_gold_hygiene()
+    assert kept is not None and kept.fresh and kept.hygiene.cases == 3
+    assert store.gold_hygiene().cases == 3
+    assert lints == [2]
+
+
 def test_a_kept_lint_that_cannot_be_read_is_linted_again(any_store: Store, lints: list[int]) -> None:
     put(any_store, gold("a#t2"), gold("b#t2", expected=CLARIFY))
     first = any_store.gold_hygiene()
