@@ -276,8 +276,9 @@ def _given(found: GoldHygiene) -> GoldHygiene:
 
 
 def kept_gold_hygiene(db: Database, *, split: str | None = None, status: str | None = None) -> KeptHygiene | None:
-    """The last lint of ``split`` and ``status``, fresh or not, without linting: this process's, else the
-    database's; None if there is none."""
+    """The last lint of ``split`` and ``status``, fresh or not, without linting: this process's while it is fresh,
+    else the database's when that one is later (another server's, or this one's after a restart); None if there is
+    none."""
     key = (db.url, split or None, status or None)
     with db.read() as conn:
         current = gold_state(conn)
