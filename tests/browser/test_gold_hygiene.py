@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from labeler.store import Store
 from tests.browser.conftest import goto_as, serve
@@ -17,13 +17,31 @@ from tests.review.kit import gold, people, put
 pytestmark = pytest.mark.browser
 
 
-def test_the_kept_lint_waits_for_check_again_once_the_gold_moves_on(browser: Browser, tmp_path: Path,
-                                                                      artifacts: Path) -> None:
-    db = tmp_path / "toolgold.db"
+def conflicting_pair(db: Path) -> Store:
+    """A store at ``db`` with the reviewers and two gold cases of one context expecting different answers."""
     store = Store(db)
     people(store)
     put(store, gold("a#t2"), gold("b#t2", expected=gold("x").expected.model_copy(update={"behavior": "clarify",
                                                                                           "calls": ()})))
+    return store
+
+
+def kept_then_checked_again(page: Page, shot: Path) -> None:
+    """The page shows the lint of the two cases under the notice of one write since; Check again lints the three."""
+    notice = page.locator(".st-key-hygiene-stale")
+    summary = page.locator(".st-key-hygiene-summary")
+    expect(notice).to_contain_text("The gold has changed since this check (1 write since ")
+    expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
+    page.screenshot(path=shot, full_page=True)
+    notice.get_by_role("button", name="Check again").click()
+    expect(summary).to_have_text("1 problems in 3 gold cases (1 cases affected)")
+    expect(notice).to_have_count(0)
+
+
+def test_the_kept_lint_waits_for_check_again_once_the_gold_moves_on(browser: Browser, tmp_path: Path,
+                                                                      artifacts: Path) -> None:
+    db = tmp_path / "toolgold.db"
+    store = conflicting_pair(db)
     with serve(db, tmp_path, env={"TOOLGOLD_HYGIENE_RECHECK_SECONDS": "0"}) as server:
         page = browser.new_page()
         goto_as(page, f"{server.url}/hygiene", "rita")
@@ -33,14 +51,7 @@ def test_the_kept_lint_waits_for_check_again_once_the_gold_moves_on(browser: Bro
 
         put(store, gold("c#t2", customer="C-9"))  # another writer: an import
         goto_as(page, f"{server.url}/hygiene", "rita")
-        notice = page.locator(".st-key-hygiene-stale")
-        expect(notice).to_contain_text("The gold has changed since this check (1 write since ")
-        expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
-        page.screenshot(path=artifacts / "hygiene-kept.png", full_page=True)
-
-        notice.get_by_role("button", name="Check again").click()
-        expect(summary).to_have_text("1 problems in 3 gold cases (1 cases affected)")
-        expect(notice).to_have_count(0)
+        kept_then_checked_again(page, artifacts / "hygiene-kept.png")
         page.close()
     store.close()
 
@@ -50,10 +61,7 @@ def test_a_restarted_server_shows_the_lint_the_last_one_kept(browser: Browser, t
     # With the limit at 0 a server that has no lint of its own lints on the first view and shows no notice; one
     # that shows the notice read the lint the server before it kept in the database.
     db = tmp_path / "toolgold.db"
-    store = Store(db)
-    people(store)
-    put(store, gold("a#t2"), gold("b#t2", expected=gold("x").expected.model_copy(update={"behavior": "clarify",
-                                                                                          "calls": ()})))
+    store = conflicting_pair(db)
     env = {"TOOLGOLD_HYGIENE_RECHECK_SECONDS": "0"}
     with serve(db, tmp_path, env=env) as server:
         page = browser.new_page()
@@ -70,13 +78,6 @@ def test_a_restarted_server_shows_the_lint_the_last_one_kept(browser: Browser, t
     with serve(db, tmp_path, env=env) as server:
         page = browser.new_page()
         goto_as(page, f"{server.url}/hygiene", "rita")
-        notice = page.locator(".st-key-hygiene-stale")
-        expect(notice).to_contain_text("The gold has changed since this check (1 write since ")
-        summary = page.locator(".st-key-hygiene-summary")
-        expect(summary).to_have_text("1 problems in 2 gold cases (1 cases affected)")
-        page.screenshot(path=artifacts / "hygiene-kept-after-restart.png", full_page=True)
-        notice.get_by_role("button", name="Check again").click()
-        expect(summary).to_have_text("1 problems in 3 gold cases (1 cases affected)")
-        expect(notice).to_have_count(0)
+        kept_then_checked_again(page, artifacts / "hygiene-kept-after-restart.png")
         page.close()
     store.close()
