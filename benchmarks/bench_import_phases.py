@@ -107,7 +107,7 @@ class AfterLoad(importlib.abc.MetaPathFinder):
 inner_get = None
 def next_result(self):
     # blocked in the queue read: the wall time this process waits on the workers
-    real = [q.get for q in self.results]
+    queues = self.results if isinstance(self.results, list) else [self.results]  # one queue since stop 41
     def get(q_get):
         def g(*a, **k):
             w, c = time.perf_counter(), time.process_time()
@@ -116,12 +116,12 @@ def next_result(self):
             finally:
                 add("queue read (wait + unpickle)", time.perf_counter() - w, time.process_time() - c)
         return g
-    for q in self.results:
+    for q in queues:
         q.get = get(q.__class__.get.__get__(q))
     try:
         return orig_next(self)
     finally:
-        for q in self.results:
+        for q in queues:
             del q.get
 orig_next = ip.ImportPool.next_result
 ip.ImportPool.next_result = next_result

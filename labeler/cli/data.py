@@ -18,6 +18,7 @@ from labeler.cli.import_pool import (
     WORKERS,
     ImportPool,
     Prepared,
+    importing_gc,
     iter_pooled,
     parallel_paths,
     schema_problems,
@@ -203,26 +204,28 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     with (ImportPool(workers, options) if pooled and big and workers > 1 else contextlib.nullcontext()) as pool:
         if pool is not None:
             pool.prime(next(path for path in paths if path in pooled))
-        from labeler.store import Store
+        with importing_gc() as set_aside:
+            from labeler.store import Store
 
-        store = Store(db)
-        if user is not None and ((known := store.get_user(user)) is None or not known.active):
-            raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
-        actor = user or "import"
-        if target is None:
-            result, rejects = _import(store, paths, fmt, options, RejectList(), skip_invalid, actor, pool, pooled)
-        else:
-            with output_file(target, exclusive=True) as fh:
-                # Each reject is on disk as it is found, before the import commits (the store reads the whole
-                # stream before its transaction): a full disk stops the import here, with nothing written.
-                result, rejects = _import(store, paths, fmt, options, RejectList(fh), skip_invalid, actor, pool,
-                                          pooled)
-                try:
-                    for reject in result.rejects:  # conflicts the store found: known only after the commit
-                        rejects.append(reject)
-                except OSError:  # the import has committed: keep those rejects on stderr instead
-                    click.echo("".join(f"rejected: {r}\n" for r in result.rejects), err=True, nl=False)
-                    raise
+            store = Store(db)
+            set_aside()  # what loading the store made lives as long as the import: never walked again
+            if user is not None and ((known := store.get_user(user)) is None or not known.active):
+                raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
+            actor = user or "import"
+            if target is None:
+                result, rejects = _import(store, paths, fmt, options, RejectList(), skip_invalid, actor, pool, pooled)
+            else:
+                with output_file(target, exclusive=True) as fh:
+                    # Each reject is on disk as it is found, before the import commits (the store reads the whole
+                    # stream before its transaction): a full disk stops the import here, with nothing written.
+                    result, rejects = _import(store, paths, fmt, options, RejectList(fh), skip_invalid, actor, pool,
+                                              pooled)
+                    try:
+                        for reject in result.rejects:  # conflicts the store found: known only after the commit
+                            rejects.append(reject)
+                    except OSError:  # the import has committed: keep those rejects on stderr instead
+                        click.echo("".join(f"rejected: {r}\n" for r in result.rejects), err=True, nl=False)
+                        raise
     result.rejects = list(rejects)
     click.echo(result.summary)
     if rejects and target is not None:

@@ -3,16 +3,17 @@
 ``toolgold import`` spends most of its time converting records (parse, validate, canonical JSON, hash), not
 writing them. For files whose every line is a record of its own (the toolgold JSON Lines format: what
 ``toolgold export`` and ``toolgold sample`` write), this process finds where the chunks of lines lie in the
-file and hands them, round robin, to forked worker processes that read those bytes themselves (the lines never
-pass through a pipe) and turn them into the rows they become (``prepare_item``). Once the store names the
+file and puts them in one queue for forked worker processes, each taking the next when it is free, that read
+those bytes themselves (the lines never pass through a pipe) and turn them into the rows they become (``prepare_item``). Once the store names the
 import's stage file (``ImportPool.use_stage``; SQLite), each worker writes its chunk's rows into it, and their
 bodies (most of the bytes) straight into the store, pending until the publish, and sends back only what stands
 for each record (``StagedItem``: id, content hash, line, body id), so neither rows nor bodies pass through this
 process, and no body is written twice; otherwise (PostgreSQL) it sends the rows. When the import fails this
-process stops the workers (``ImportPool.stop``) before it deletes the bodies they wrote. This process takes the results back in the
-order it handed the chunks out, so the records are checked and stored in input order and the first bad line of
-the input is the one reported, whichever worker finished first. Few chunks are out at a time (``AHEAD`` per
-worker), so memory stays flat however large the input.
+process stops the workers (``ImportPool.stop``) before it deletes the bodies they wrote. This process takes the
+results back in the order it handed the chunks out, so the records are checked and stored in input order and the
+first bad line of the input is the one reported, whichever worker finished first. Few chunks are out at a time
+(``PRIMED`` per worker with a stage, when a result is a few strings a record; ``AHEAD`` without, when it holds
+the rows), so memory stays flat however large the input.
 
 Other formats (whole-file documents, logs whose lines merge into one transcript) are converted here, in
 this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than it
@@ -63,11 +64,15 @@ CHUNK_BYTES = 4 * 1024 * 1024
 SCAN_BYTES = 256 * 1024
 """The block this process reads at a time to find where chunks end."""
 AHEAD = 2
-"""Chunks out per worker: one to work on while the next waits, so no worker idles while this process writes."""
-PRIMED = 3
-"""Chunks handed to each worker the moment it is forked (``ImportPool.prime``), before this process has loaded the
-store (SQLAlchemy, the tables: ~0.3 s) and made its stage file: the workers convert them meanwhile, and write them
-once the store names its stage."""
+"""Chunks out per worker when the results carry the rows (no stage: PostgreSQL): one to work on while the next
+waits, so no worker idles while this process writes."""
+PRIMED = 8
+"""Chunks out per worker from the moment they are forked (``ImportPool.prime``), before this process has loaded the
+store (SQLAlchemy, the tables: ~0.25 s) and made its stage file: the workers convert them meanwhile (~35 ms a chunk
+of tau-bench transcripts or gold cases) and write them once the store names its stage. With 3, both workers sat
+idle for the last ~0.1 s of that wait (their converted chunks held). With a stage as many stay out to the end
+(``ImportPool.full``): a result is then a few strings a record, and with two a chunk the workers ran dry while
+this process worked through the primed ones before it handed out the next."""
 DEFERRED: Final = "deferred"
 """The stage of a chunk handed out before the store named one (or said it has none): the worker asks once."""
 MIN_BYTES = 4 * 1024 * 1024
@@ -168,8 +173,12 @@ class ImportPool:
         # moment the other is done (SQLite's own wait for a file lock polls, sleeping up to 100 ms a time).
         self.stage_lock = ctx.Lock()
         self.store_lock = ctx.Lock()  # likewise around a worker's write of bodies into the store
-        self.tasks: list[Any] = [ctx.Queue() for _ in range(workers)]
-        self.results: list[Any] = [ctx.Queue() for _ in range(workers)]
+        # One queue of chunks for all the workers, each taking the next when it is free: a worker given the
+        # heavier chunks is not left with a queue of its own while the other idles (the import's last
+        # second). The results come back in one queue, each under its chunk's number, and are taken back in
+        # the order the chunks were handed out (``next_result``).
+        self.tasks: Any = ctx.Queue()
+        self.results: Any = ctx.Queue()
         # What the store decided about its stage, told once to each worker that got chunks before (``prime``).
         self.stage_notes: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.decided = False
@@ -186,7 +195,8 @@ class ImportPool:
         finally:
             gc.unfreeze()
         self.sent = 0
-        self.out: deque[int] = deque()
+        self.out: deque[int] = deque()  # the numbers of the chunks handed out and not yet taken back, oldest first
+        self.early: dict[int, tuple[str, Any]] = {}  # results that came back before an older chunk's
 
     def use_stage(self, path: Path, store: Path) -> None:
         """From now on the workers write the rows of the records they convert into the import's stage file
@@ -234,7 +244,7 @@ class ImportPool:
         with contextlib.suppress(OSError):
             os.nice(WORKER_NICENESS)
         worker_gc()
-        tasks, results = self.tasks[index], self.results[index]
+        tasks, results = self.tasks, self.results
         # Chunks handed out before the store decided where rows go (``prime``), converted, their rows held: all
         # of them are converted while the importing process loads the store, then written in the order given.
         held: list[tuple[int, tuple[str, Any]]] = []
@@ -242,7 +252,8 @@ class ImportPool:
         def write_held() -> None:
             stage = self._stage_decided()
             for number, (status, body) in held:
-                results.put(self._outcome(self._written, *body, stage, number) if status == "ok" else (status, body))
+                results.put((number, *(self._outcome(self._written, *body, stage, number) if status == "ok"
+                                       else (status, body))))
             held.clear()
 
         while True:
@@ -264,7 +275,7 @@ class ImportPool:
                 continue
             if held:  # a chunk sent after the decision: those before it go first
                 write_held()
-            results.put(self._outcome(self._convert, chunk, stage, number))
+            results.put((number, *self._outcome(self._convert, chunk, stage, number)))
 
     @staticmethod
     def _outcome(work: Callable[..., Any], *args: Any) -> tuple[str, Any]:
@@ -351,14 +362,17 @@ class ImportPool:
     # -- in the importing process
 
     def submit(self, chunk: Chunk) -> None:
-        worker = self.sent % len(self.procs)
-        self.tasks[worker].put((chunk, self.stage if self.decided else DEFERRED, self.sent))
-        self.out.append(worker)
+        self.tasks.put((chunk, self.stage if self.decided else DEFERRED, self.sent))
+        self.out.append(self.sent)
         self.sent += 1
 
     @property
     def full(self) -> bool:
-        return len(self.out) >= AHEAD * len(self.procs)
+        # Writing into a stage, a worker sends back a few short strings a record: as many chunks stay out as
+        # ``prime`` handed out, so no worker runs dry while this process works through the results before
+        # its next chunk. Without one (PostgreSQL) results carry the rows: few out, memory flat.
+        ahead = PRIMED if self.decided and self.stage is not None else AHEAD
+        return len(self.out) >= ahead * len(self.procs)
 
     def __len__(self) -> int:
         return len(self.out)
@@ -367,15 +381,18 @@ class ImportPool:
         """The results of the oldest chunk out, in line order."""
         # The store makes its stage file (``use_stage``) before it reads the first record: none by now is none.
         self._decide()
-        worker = self.out.popleft()
-        while True:
+        number = self.out.popleft()
+        while number not in self.early:
             try:
-                status, body = self.results[worker].get(timeout=POLL_SECONDS)
-                break
+                done, status, body = self.results.get(timeout=POLL_SECONDS)
             except queue.Empty:
-                if not self.procs[worker].is_alive():
+                # A worker leaves only when told to (``close``): one gone now took its chunk with it.
+                if not all(proc.is_alive() for proc in self.procs):
                     raise StoreError("an import worker process died (killed, or out of memory); nothing was "
                                      "imported: run the import again") from None
+                continue
+            self.early[done] = (status, body)
+        status, body = self.early.pop(number)
         if status == "stage":
             raise StageFailed(body)
         if status == "store":
@@ -389,15 +406,15 @@ class ImportPool:
         if self.out:  # the import stopped early (a bad record): the chunks still out are nobody's
             for proc in self.procs:
                 proc.kill()
-        for proc, tasks in zip(self.procs, self.tasks, strict=True):
+        for proc in self.procs:
             if proc.is_alive():
-                tasks.put(None)
+                self.tasks.put(None)  # one each: a worker takes one and leaves
         for proc in self.procs:
             proc.join(timeout=POLL_SECONDS)
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-        for q in (*self.tasks, *self.results, *self.stage_notes):
+        for q in (self.tasks, self.results, *self.stage_notes):
             q.close()
             q.cancel_join_thread()
 
@@ -419,6 +436,24 @@ def worker_gc() -> None:
     bench_import_convert's transcripts). The rare cycle (a caught error's traceback) waits for the next
     collection."""
     gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+@contextlib.contextmanager
+def importing_gc() -> Iterator[Callable[[], None]]:
+    """The importing process's collector while it imports: collections as seldom as a worker's (``worker_gc``),
+    and what it has loaded set aside (the function yielded, called once the store is loaded: SQLAlchemy, the
+    tables, pydantic's models), never walked again. The import's own objects (results, rows, statements) are
+    freed by reference counting as each chunk is done; with the defaults this process's collector walked the
+    store's objects again and again, on the path every result takes: 39 ms of its CPU for 10,000 transcripts,
+    78 ms for 20,000 gold cases (``gc.callbacks``). Restored as it was when the import ends, however it ends (a
+    test process runs many imports)."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(WORKER_GC_THRESHOLD, *threshold[1:])
+    try:
+        yield gc.freeze
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 def _die_with(parent: int) -> None:
