@@ -20,6 +20,7 @@ import os
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -357,6 +358,19 @@ def _finishing(conn: Connection) -> Iterator[None]:
         conn.info.pop(BEFORE_COMMIT, None)
 
 
+_OPENED: weakref.WeakSet[Database] = weakref.WeakSet()
+"""Every ``Database`` of this process still referenced (``close_every_database``)."""
+
+
+def close_every_database() -> None:
+    """Close the connections of every ``Database`` this process opened: a command line's last step, so that
+    each SQLite file's last connection closes cleanly (its WAL copied in and removed) without waiting for the
+    interpreter's final collection to find the engines (``labeler.cli.main``). A ``Database`` used after this
+    opens new connections as needed."""
+    for database in list(_OPENED):
+        database.close()
+
+
 class Database:
     """The engine and its transactions for one database URL; migrates on construction."""
 
@@ -366,6 +380,7 @@ class Database:
         self.read_only = self.is_sqlite and _read_only_file(self.url)
         try:
             self.engine = self._create_engine()
+            _OPENED.add(self)
             self._in_transaction = threading.local()
             if self.read_only:  # nothing can be migrated there: read it if it is current
                 self._require_current()
