@@ -438,17 +438,24 @@ def worker_gc() -> None:
     gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
 
 
+IMPORTING_GC_THRESHOLD = 5_000
+"""Allocations between the importing process's young-generation collections during an import (Python's default
+is 700). Not a worker's 50,000: the importing process holds on to some of what each chunk makes for a while (the
+checks' statements and results), and what that leaves in cycles waited for a full collection; at 50,000 its peak
+RSS grew with the input (93 MB at 300,000 gold cases and 146 MB at 1,000,000, against 78-80 MB at 300,000 with
+the default or this), where at 5,000 it stays as before."""
+
+
 @contextlib.contextmanager
 def importing_gc() -> Iterator[Callable[[], None]]:
-    """The importing process's collector while it imports: collections as seldom as a worker's (``worker_gc``),
-    and what it has loaded set aside (the function yielded, called once the store is loaded: SQLAlchemy, the
-    tables, pydantic's models), never walked again. The import's own objects (results, rows, statements) are
-    freed by reference counting as each chunk is done; with the defaults this process's collector walked the
+    """The importing process's collector while it imports: what it has loaded set aside (the function yielded,
+    called once the store is loaded: SQLAlchemy, the tables, pydantic's models), never walked again, and
+    young collections less often (``IMPORTING_GC_THRESHOLD``). With the defaults its collector walked the
     store's objects again and again, on the path every result takes: 39 ms of its CPU for 10,000 transcripts,
-    78 ms for 20,000 gold cases (``gc.callbacks``). Restored as it was when the import ends, however it ends (a
-    test process runs many imports)."""
+    78 ms for 20,000 gold cases (``gc.callbacks``), 42 ms now, most of it before the import (loading the
+    modules). Restored as it was when the import ends, however it ends (a test process runs many imports)."""
     threshold = gc.get_threshold()
-    gc.set_threshold(WORKER_GC_THRESHOLD, *threshold[1:])
+    gc.set_threshold(IMPORTING_GC_THRESHOLD, *threshold[1:])
     try:
         yield gc.freeze
     finally:

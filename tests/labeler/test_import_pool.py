@@ -653,7 +653,7 @@ def test_an_import_sets_aside_what_the_store_loaded_collects_seldom_and_then_res
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, good: bool) -> None:
     # The importing process's collector walked SQLAlchemy's and the tables' objects again and again while the
     # import ran (39 ms of its CPU for 10,000 transcripts, 78 ms for 20,000 gold cases): they are set aside
-    # (frozen) once the store is loaded and collections run as seldom as a worker's; afterwards, however the
+    # (frozen) once the store is loaded and young collections run less often; afterwards, however the
     # import ended, the collector is as it was (a test process, or a caller, runs many imports).
     src = _numbered(tmp_path / "in.jsonl", 5, {} if good else {3: "{not json"})
     during: list[tuple[int, int]] = []
@@ -668,7 +668,7 @@ def test_an_import_sets_aside_what_the_store_loaded_collects_seldom_and_then_res
     code, _, err = run("import", str(src), "--db", str(tmp_path / "s.db"))
     assert code == (0 if good else 2), err
     threshold, frozen = during[0]
-    assert threshold == import_pool.WORKER_GC_THRESHOLD
+    assert threshold == import_pool.IMPORTING_GC_THRESHOLD
     assert frozen > before[1] + 10_000  # the modules, classes and tables loaded by then
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
