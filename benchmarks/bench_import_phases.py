@@ -8,8 +8,9 @@ the same run's floor (``bench_store``'s: the rows the import wrote, streamed DB-
 ``executemany`` in one transaction).
 
 Under each heading, the whole process as a user waits for it (timed from outside: Python's own start before the
-probe's clock and the interpreter's exit after the import's last step included), and the bound (``cpu_bound_line``): the import's CPU seconds over the usable cores, about the least
-wall time any schedule of the same work could take (a process's CPU seconds grow a little when it shares the machine:
+probe's clock and the interpreter's exit after the import's last step included), and the bound
+(``cpu_bound_line``): the import's CPU seconds over the usable cores, about the least wall time any schedule of
+the same work could take (a process's CPU seconds grow a little when it shares the machine:
 a worker converts a transcript in ~350 µs during an import, ~330 µs alone); above ``TARGET`` × the floor, only less
 work reaches the target.
 
@@ -109,7 +110,7 @@ class AfterLoad(importlib.abc.MetaPathFinder):
 inner_get = None
 def next_result(self):
     # blocked in the queue read: the wall time this process waits on the workers
-    queues = self.results if isinstance(self.results, list) else [self.results]  # one queue since stop 41
+    queues = [self.results]  # one queue for all the workers since stop 41
     def get(q_get):
         def g(*a, **k):
             w, c = time.perf_counter(), time.process_time()

@@ -4,9 +4,10 @@
 writing them. For files whose every line is a record of its own (the toolgold JSON Lines format: what
 ``toolgold export`` and ``toolgold sample`` write), this process finds where the chunks of lines lie in the
 file and puts them in one queue for forked worker processes, each taking the next when it is free, that read
-those bytes themselves (the lines never pass through a pipe) and turn them into the rows they become (``prepare_item``). Once the store names the
-import's stage file (``ImportPool.use_stage``; SQLite), each worker writes its chunk's rows into it, and their
-bodies (most of the bytes) straight into the store, pending until the publish, and sends back only what stands
+those bytes themselves (the lines never pass through a pipe) and turn them into the rows they become
+(``prepare_item``). Once the store names the import's stage file (``ImportPool.use_stage``; SQLite), each
+worker writes its chunk's rows into it, and their bodies (most of the bytes) straight into the store, pending
+until the publish, and sends back only what stands
 for each record (``StagedItem``: id, content hash, line, body id), so neither rows nor bodies pass through this
 process, and no body is written twice; otherwise (PostgreSQL) it sends the rows. When the import fails this
 process stops the workers (``ImportPool.stop``) before it deletes the bodies they wrote. This process takes the
@@ -371,7 +372,7 @@ class ImportPool:
         # Writing into a stage, a worker sends back a few short strings a record: as many chunks stay out as
         # ``prime`` handed out, so no worker runs dry while this process works through the results before
         # its next chunk. Without one (PostgreSQL) results carry the rows: few out, memory flat.
-        ahead = PRIMED if self.decided and self.stage is not None else AHEAD
+        ahead = PRIMED if self.stage is not None else AHEAD  # a stage is only ever named by ``use_stage``
         return len(self.out) >= ahead * len(self.procs)
 
     def __len__(self) -> int:
