@@ -116,7 +116,7 @@ def _converter(stage: tuple[Path, Path] | None = None) -> Callable[[list[bytes]]
         out = []
         for first in range(0, len(lines), CHUNK):
             # a chunk as a worker gets it (here its lines come from memory, not the file)
-            chunk = SimpleNamespace(source="bench.jsonl", first=first + 1,
+            chunk = SimpleNamespace(source="bench.jsonl", first=first + 1, form="lines",
                                     lines=lambda first=first: lines[first:first + CHUNK])
             out += ImportPool._convert(worker, chunk, where, next(numbers))  # type: ignore[arg-type]
         bad = [entry for entry in out if isinstance(entry, tuple)]

@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
@@ -18,6 +18,7 @@ from labeler.cli.import_pool import (
     WORKERS,
     ImportPool,
     Prepared,
+    ReadHere,
     importing_gc,
     iter_pooled,
     parallel_paths,
@@ -112,14 +113,16 @@ def convert_files(paths: list[Path], fmt: str | None, options: ImportOptions,
 
 def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, rejects: list[InvalidRecord], *,
                    raise_first: bool, warnings: GoldSchemaWarnings | None = None, pool: ImportPool | None = None,
-                   pooled: Collection[Path] = ()) -> Iterator[ImportItem | PreparedItem | StagedItem]:
+                   pooled: Mapping[Path, str] | None = None) -> Iterator[ImportItem | PreparedItem | StagedItem]:
     """The good items of every file, one at a time; bad records are raised (``raise_first``) or collected
     into ``rejects``. Nothing is held: a million records take the memory of one. The files in ``pooled``
-    (each line a record) are converted by ``pool``'s workers, which yield them already prepared."""
+    (with the form of their chunks: ``parallel_paths``) are converted by ``pool``'s workers, which yield them
+    already prepared."""
     with _progress(desc="reading", unit=" records") as bar:
         for path in paths:
             seen = 0
-            converted: Iterator[Any] = (iter_pooled(pool, path) if pool is not None and path in pooled
+            converted: Iterator[Any] = (iter_pooled(pool, path, pooled[path])
+                                        if pool is not None and pooled is not None and path in pooled
                                         else importers.convert(path, fmt, options))
             for item in converted:
                 seen += 1
@@ -203,7 +206,8 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
     # convert records meanwhile (tests/labeler/test_import_early_fork.py).
     with (ImportPool(workers, options) if pooled and big and workers > 1 else contextlib.nullcontext()) as pool:
         if pool is not None:
-            pool.prime(next(path for path in paths if path in pooled))
+            first = next(path for path in paths if path in pooled)
+            pool.prime(first, pooled[first])
         with importing_gc() as set_aside:
             from labeler.store import Store
 
@@ -213,13 +217,14 @@ def import_cmd(files: tuple[Path, ...], fmt: str | None, tools_file: Path | None
                 raise StoreError(f"--user {user!r} is not an active user (toolgold users list)")
             actor = user or "import"
             if target is None:
-                result, rejects = _import(store, paths, fmt, options, RejectList(), skip_invalid, actor, pool, pooled)
+                result, rejects = _import_here_if_need_be(store, paths, fmt, options, RejectList(), skip_invalid,
+                                                          actor, pool, pooled)
             else:
                 with output_file(target, exclusive=True) as fh:
                     # Each reject is on disk as it is found, before the import commits (the store reads the whole
                     # stream before its transaction): a full disk stops the import here, with nothing written.
-                    result, rejects = _import(store, paths, fmt, options, RejectList(fh), skip_invalid, actor, pool,
-                                              pooled)
+                    result, rejects = _import_here_if_need_be(store, paths, fmt, options, RejectList(fh),
+                                                              skip_invalid, actor, pool, pooled)
                     try:
                         for reject in result.rejects:  # conflicts the store found: known only after the commit
                             rejects.append(reject)
@@ -240,6 +245,13 @@ class RejectList(list[InvalidRecord]):
         super().__init__()
         self.fh = fh
 
+    def restart(self) -> None:
+        """Forget every reject, in the file too: the import is run again from its first record."""
+        self.clear()
+        if self.fh is not None:
+            self.fh.seek(0)
+            self.fh.truncate()
+
     def append(self, reject: InvalidRecord) -> None:
         if self.fh is not None:
             self.fh.write(f"{reject}\n")
@@ -248,8 +260,22 @@ class RejectList(list[InvalidRecord]):
         super().append(reject)
 
 
+def _import_here_if_need_be(store: Store, paths: list[Path], fmt: str | None, options: ImportOptions,
+                            rejects: RejectList, skip_invalid: bool, actor: str, pool: ImportPool | None,
+                            pooled: dict[Path, str]) -> tuple[ImportResult, RejectList]:
+    """``_import``; run again with every file converted here when the workers find an array's items were not
+    where its indentation said (``ReadHere``: the first run wrote nothing, its stage and bodies are gone)."""
+    try:
+        return _import(store, paths, fmt, options, rejects, skip_invalid, actor, pool, pooled)
+    except ReadHere:
+        assert pool is not None  # only a worker finds it
+    pool.stop()  # (SQLite's import stopped them already; PostgreSQL's did not)
+    rejects.restart()
+    return _import(store, paths, fmt, options, rejects, skip_invalid, actor, None, {})
+
+
 def _import(store: Store, paths: list[Path], fmt: str | None, options: ImportOptions, rejects: RejectList,
-            skip_invalid: bool, actor: str, pool: ImportPool | None, pooled: set[Path],
+            skip_invalid: bool, actor: str, pool: ImportPool | None, pooled: dict[Path, str],
             ) -> tuple[ImportResult, RejectList]:
     schemas_before = store.stats()["tool_schemas"]
     # Streams: the store spools the items before it writes, so a bad record raised here (without

@@ -16,9 +16,12 @@ first bad line of the input is the one reported, whichever worker finished first
 (``PRIMED`` per worker with a stage, when a result is a few strings a record; ``AHEAD`` without, when it holds
 the rows), so memory stays flat however large the input.
 
-Other formats (whole-file documents, logs whose lines merge into one transcript) are converted here, in
-this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than it
-saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
+tau-bench's trajectories file (one JSON array, written indented) goes to the workers too: this process finds
+where its items lie from the indentation alone (``iter_array_chunks``), each worker checks that its chunk is
+whole items (else the import runs again in this process: ``ReadHere``), and this process keeps each task's gold
+case once, as the importer does (``iter_pooled``). Other formats (whole-file documents, logs whose lines merge
+into one transcript) are converted here, in this process, as before; so are small inputs (``MIN_BYTES``), for
+which starting workers costs more than it saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
 by name when told to, and leave when this process does (killed or not). They are forked before this process
 loads the store (SQLAlchemy, its tables) too, and handed their first chunks at once (``ImportPool.prime``): they
 convert those while it loads, then learn where to write them (the stage, or nowhere: PostgreSQL).
@@ -32,6 +35,7 @@ import gc
 import multiprocessing
 import os
 import queue
+import re
 import signal
 import traceback
 from collections import deque
@@ -50,10 +54,10 @@ from labeler.store.staging import (
     StageWriter,
     prepare_item,
 )
-from scorer import importers
+from scorer import importers, strict_json
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.hygiene import schema_violations
-from scorer.importers import Converted, ImportOptions
+from scorer.importers import Converted, ImportOptions, Item, tau_bench
 from scorer.importers.native import convert_line
 from scorer.model import GoldCase
 
@@ -108,9 +112,22 @@ class Prepared:
         return Prepared, (self.item, self.line, self.case_id, self.problems)
 
 
+LINES: Final = "lines"
+"""A chunk of a file whose every line is a record (the toolgold JSON Lines format)."""
+TAU_TRAJECTORIES: Final = "tau-bench"
+"""A chunk of whole items of a tau-bench trajectories file (one indented JSON array: ``iter_array_chunks``)."""
+
+
+class ReadHere(Exception):
+    """A chunk of a JSON array's items that is not whole items after all (the file's indentation misled the split,
+    or the file is not what it looked like): the import is run again with every file converted in the importing
+    process, which reads the array as a whole and reports what it finds as it always has."""
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """Where a chunk of a file's lines lies: ``count`` lines from line ``first``, ``size`` bytes at ``offset``.
+    """Where a chunk of a file's records lies: ``count`` records from line ``first``, ``size`` bytes at
+    ``offset``: lines (``form`` ``LINES``), or whole items of a JSON array, the first of the file if ``lead``.
     A worker reads them itself, so the importing process never copies them into a pipe."""
 
     source: str
@@ -118,9 +135,11 @@ class Chunk:
     count: int
     offset: int
     size: int
+    form: str = LINES
+    lead: bool = False
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return Chunk, (self.source, self.first, self.count, self.offset, self.size)
+        return Chunk, (self.source, self.first, self.count, self.offset, self.size, self.form, self.lead)
 
     def lines(self) -> Iterator[bytes]:
         """The chunk's lines, each with its line end, as iterating the file in binary gives them (only
@@ -139,6 +158,45 @@ class Chunk:
                 left -= len(line)
                 yield line
 
+    def items(self) -> Iterator[tuple[int, Any]]:
+        """``(line, value)`` of each item of an array chunk, as ``jsondoc.array_items`` gives them: the chunk must be
+        ``count`` whole values, comma-separated, checked as ``strict_json`` checks them; ``ReadHere`` if not."""
+        with open(self.source, "rb") as fh:
+            fh.seek(self.offset)
+            raw = fh.read(self.size)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ReadHere(f"{self.source}: not UTF-8 at line {self.first} or after") from None
+        if len(raw) != self.size:  # the file changed under the import
+            raise ReadHere(f"{self.source}: shorter than when the import began")
+        at, line, counted, given = _after_space(text, 0), self.first, 0, 0
+        while at < len(text) and given < self.count:
+            line += text.count("\n", counted, at)
+            counted = at
+            try:
+                value, end = strict_json.decode_at(text, at, source=self.source)
+            except InvalidRecord:
+                raise ReadHere(f"{self.source}: not whole items from line {line}") from None
+            yield line, value
+            given += 1
+            at = _after_space(text, end)
+            if at < len(text) and text[at] == ",":
+                at = _after_space(text, at + 1)
+            elif at < len(text):
+                break
+        if at < len(text) or given != self.count:
+            raise ReadHere(f"{self.source}: not {self.count} whole items from line {self.first}")
+
+
+_NOT_SPACE: Final = re.compile(r"[^ \t\r\n]")
+
+
+def _after_space(text: str, pos: int) -> int:
+    """The first position from ``pos`` on that is not JSON white space (the text's end if none)."""
+    found = _NOT_SPACE.search(text, pos)
+    return len(text) if found is None else found.start()
+
 
 def usable_cores() -> int:
     try:
@@ -147,17 +205,21 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def parallel_paths(paths: list[Path], fmt: str | None) -> set[Path]:
-    """The files whose lines are each a record on its own (converted by workers); unreadable or
-    unrecognized files are left to the in-process path, which reports them where they come."""
-    found = set()
+def parallel_paths(paths: list[Path], fmt: str | None) -> dict[Path, str]:
+    """The files whose records workers can convert, each with its chunks' form: every line a record of its own
+    (``LINES``), or a tau-bench trajectories file laid out an item a line (``TAU_TRAJECTORIES``:
+    ``iter_array_chunks`` finds where its items lie). Unreadable or unrecognized files, and any other, are left to
+    the in-process path, which reports them where they come."""
+    found = {}
     for path in paths:
         try:
             importer = importers.importer_named(fmt) if fmt else importers.detect(path)
+            if importer.NAME == "toolgold":
+                found[path] = LINES
+            elif importer.NAME == tau_bench.NAME and iter_array_chunks(path) is not None:
+                found[path] = TAU_TRAJECTORIES
         except (ToolgoldError, OSError):
             continue
-        if importer.NAME == "toolgold":
-            found.add(path)
     return found
 
 
@@ -184,6 +246,7 @@ class ImportPool:
         self.stage_notes: list[Any] = [ctx.Queue() for _ in range(workers)]
         self.decided = False
         self.primed: dict[Path, Iterator[Chunk]] = {}
+        self.converters: dict[str, Callable[[int, Any], list[Item]]] = {}  # in a worker: each array file's
         self.told: tuple[str, str] | str | None = DEFERRED  # in a worker: the decision, once told
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
                       for i in range(workers)]
@@ -215,14 +278,14 @@ class ImportPool:
         for notes in self.stage_notes:
             notes.put(self.stage)
 
-    def prime(self, path: Path) -> None:
+    def prime(self, path: Path, form: str = LINES) -> None:
         """Hand out ``path``'s first chunks now, ``PRIMED`` per worker, before the store is loaded: the workers
         convert them while it loads, and ``iter_pooled`` takes the file up from there."""
-        chunks = iter_file_chunks(path)
+        chunks = chunks_of(path, form)
         try:
             while len(self.out) < PRIMED * len(self.procs) and (chunk := next(chunks, None)) is not None:
                 self.submit(chunk)
-        except OSError as exc:  # raised where the import reads the file, as it would have been
+        except (OSError, ReadHere) as exc:  # raised where the import reads the file, as it would have been
             chunks = _raising(exc)
         self.primed[path] = chunks
 
@@ -288,6 +351,8 @@ class ImportPool:
             return ("store", str(exc))
         except StageFailed as exc:  # the stage file (a full disk, say): one line, from the importing process
             return ("stage", str(exc))
+        except ReadHere as exc:  # not whole items: the importing process reads the file itself
+            return ("read here", str(exc))
         except BaseException:  # a bug: shown by the importing process
             return ("crash", traceback.format_exc())
 
@@ -314,24 +379,24 @@ class ImportPool:
                  ) -> list[Prepared | tuple[Any, ...]]:
         """A chunk's results: its records converted, and their rows written into ``stage`` (or, None, kept
         in the results; ``DEFERRED``: where the store decides)."""
-        out, rows = self._converted(chunk, stage is not None)
+        out, rows, gold_in_store = self._converted(chunk, stage is not None)
         if stage == DEFERRED:
             stage = self._stage_decided()
         assert not isinstance(stage, str)
-        return self._written(out, rows, stage, chunk_number)
+        return self._written(out, rows, gold_in_store, stage, chunk_number)
 
-    def _converted(self, chunk: Chunk, keep_rows: bool) -> tuple[list[Prepared | tuple[Any, ...]], list[PreparedItem]]:
+    def _converted(self, chunk: Chunk, keep_rows: bool,
+                   ) -> tuple[list[Prepared | tuple[Any, ...]], list[PreparedItem], bool]:
+        """A chunk's records converted and prepared, the rows to write (all, with ``keep_rows``), and whether its
+        gold cases' bodies go into the store: not an array's, whose cases the importing process takes or drops
+        (``iter_pooled``), so a dropped one is never written there."""
         out: list[Prepared | tuple[Any, ...]] = []
         source = chunk.source
         rows: list[PreparedItem] = []
-        for number, raw in enumerate(chunk.lines(), start=chunk.first):
-            item = convert_line(number, raw, source, self.options)
-            if item is None:
-                continue
+        for item in self._items(chunk):
             if isinstance(item, InvalidRecord):  # sent as its parts: an exception pickles by its args
                 out.append((type(item), item.message, item.source, item.line))
                 continue
-            assert isinstance(item, Converted)
             record = item.record
             try:
                 prepared = prepare_item(ImportItem(record, source, item.line))
@@ -344,10 +409,32 @@ class ImportPool:
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
             else:
                 out.append(Prepared(prepared, item.line, None, None))
-        return out, rows
+        return out, rows, chunk.form == LINES
 
-    def _written(self, out: list[Prepared | tuple[Any, ...]], rows: list[PreparedItem], stage: tuple[str, str] | None,
-                 chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
+    def _items(self, chunk: Chunk) -> Iterator[Converted | InvalidRecord]:
+        """The items a chunk's records convert to, in order."""
+        source = chunk.source
+        if chunk.form == LINES:
+            for number, raw in enumerate(chunk.lines(), start=chunk.first):
+                item = convert_line(number, raw, source, self.options)
+                if item is not None:
+                    yield item
+            return
+        convert = self.converters.get(source)
+        if convert is None:
+            try:  # the file's tools, read once a worker
+                convert = self.converters[source] = tau_bench.trajectory_converter(Path(source), self.options)
+            except InvalidRecord as exc:  # reported as the importing process reports it
+                raise ReadHere(str(exc)) from None
+        for line, value in chunk.items():
+            if chunk.lead and line == chunk.first and tau_bench.is_task(value):
+                raise ReadHere(f"{source}: a tau-bench task file, not trajectories")
+            for item in convert(line, value):
+                if isinstance(item, (Converted, InvalidRecord)):
+                    yield item
+
+    def _written(self, out: list[Prepared | tuple[Any, ...]], rows: list[PreparedItem], gold_in_store: bool,
+                 stage: tuple[str, str] | None, chunk_number: int) -> list[Prepared | tuple[Any, ...]]:
         """``out`` with each record's rows written into ``stage`` (its bodies into the store): what stands for
         it instead (``StagedItem``). No stage (PostgreSQL): ``out`` as it is, the rows in it."""
         if stage is None or not rows:
@@ -356,7 +443,8 @@ class ImportPool:
         if writer is None:
             writer = self.writers[stage] = StageWriter(*stage)
         # committed before the importing process hears of them
-        written = iter(writer.write(chunk_number, rows, store_turn=self.store_lock, stage_turn=self.stage_lock))
+        written = iter(writer.write(chunk_number, rows, store_turn=self.store_lock, stage_turn=self.stage_lock,
+                                    gold_in_store=gold_in_store))
         return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
                 if isinstance(entry, Prepared) else entry for entry in out]
 
@@ -400,6 +488,8 @@ class ImportPool:
             raise BodyWriteFailed(body)
         if status == "crash":
             raise RuntimeError(f"an import worker failed:\n{body}")
+        if status == "read here":
+            raise ReadHere(body)
         return [entry if isinstance(entry, Prepared) else entry[0](entry[1], source=entry[2], line=entry[3])
                 for entry in body]
 
@@ -505,11 +595,30 @@ def iter_file_chunks(path: Path) -> Iterator[Chunk]:
         yield Chunk(source, first, count, start, at - start)
 
 
-def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidRecord]:
-    """The converted records of ``path`` (a line-per-record file), in line order; chunks are handed out
-    ahead of what is taken back, ``AHEAD`` per worker. Nothing of the file is out when it returns."""
+def chunks_of(path: Path, form: str) -> Iterator[Chunk]:
+    """Where the chunks of ``path`` lie, by its form (``parallel_paths``)."""
+    if form == LINES:
+        return iter_file_chunks(path)
+    chunks = iter_array_chunks(path)
+    if chunks is None:  # the file changed since ``parallel_paths`` looked: read here
+        raise ReadHere(f"{path}: no longer laid out an item a line")
+    return chunks
+
+
+def iter_pooled(pool: ImportPool, path: Path, form: str = LINES) -> Iterator[Prepared | InvalidRecord]:
+    """The converted records of ``path`` (a line-per-record file, or an array's items), in input order; chunks
+    are handed out ahead of what is taken back, ``AHEAD`` per worker. Nothing of the file is out when it returns.
+    Of a tau-bench trajectories file, each task's gold case is kept once (``tau_bench.FirstCases``), as the
+    importer keeps it: the workers wrote none of them."""
+    converted = _pooled(pool, path, form)
+    if form == LINES:
+        return converted
+    return _first_cases(converted, str(path))
+
+
+def _pooled(pool: ImportPool, path: Path, form: str) -> Iterator[Prepared | InvalidRecord]:
     chunks = pool.primed.pop(path, None)  # the first chunks may be out already (``ImportPool.prime``)
-    for chunk in chunks if chunks is not None else iter_file_chunks(path):
+    for chunk in chunks if chunks is not None else chunks_of(path, form):
         while pool.full:
             yield from pool.next_result()
         pool.submit(chunk)
@@ -517,6 +626,86 @@ def iter_pooled(pool: ImportPool, path: Path) -> Iterator[Prepared | InvalidReco
         yield from pool.next_result()
 
 
-def _raising(exc: OSError) -> Iterator[Chunk]:
+def _first_cases(converted: Iterator[Prepared | InvalidRecord], source: str) -> Iterator[Prepared | InvalidRecord]:
+    cases = tau_bench.FirstCases(source)
+    for entry in converted:
+        if isinstance(entry, Prepared) and entry.case_id is not None and entry.line is not None:
+            item = entry.item
+            taken = cases.take(entry.case_id, entry.line,
+                               item.staged.digest if isinstance(item, PreparedItem) else item.digest)
+            if taken is True:
+                yield entry
+            elif taken is not False:
+                yield taken
+        else:
+            yield entry
+
+
+def _raising(exc: Exception) -> Iterator[Chunk]:
     raise exc
     yield  # a generator: raises when first asked for a chunk
+
+
+ARRAY_HEAD: Final = re.compile(rb"[ \t\r\n]*\[[ \t\r\n]*?(\r?\n)([ \t]+)\{")
+"""An array's opening: ``[``, white space, and the first item ``{`` at the start of a line after its indentation."""
+
+
+def iter_array_chunks(path: Path, items: int | None = None) -> Iterator[Chunk] | None:
+    """The chunks of the JSON array that is the file ``path``, each ``items`` (``CHUNK_LINES``) whole items or about
+    ``CHUNK_BYTES``, or None when the file is not laid out an item a line: its first item must open a line after
+    ``[`` and the next one must follow within ``CHUNK_BYTES``, as ``json.dump(..., indent=N)`` writes them.
+
+    The items are told apart without parsing: one ends where a line holding only the first's indentation and
+    ``},`` is followed by a line opening the next (``{`` at that indentation). A pretty-printer puts nothing
+    deeper at that indentation, but any writer may: so each worker checks that its chunk is whole items and says
+    ``ReadHere`` when it is not, and the import converts the file in the importing process instead. (The pieces
+    being whole values separated by commas, they are the array's items: JSON reads one way only.)"""
+    with path.open("rb") as fh:
+        head = fh.read(CHUNK_BYTES)
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, size - 4096))
+        tail = fh.read()
+    bom = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+    opening = ARRAY_HEAD.match(head, bom)
+    closing = tail.rstrip(b" \t\r\n")
+    if opening is None or not closing.endswith(b"]"):
+        return None
+    newline, indent = opening.group(1), opening.group(2)
+    start = opening.end() - 1
+    end = size - (len(tail) - len(closing)) - 1  # the closing bracket
+    separator = newline + indent + b"}," + newline + indent + b"{"
+    if head.find(separator, start) < 0 or end <= start:
+        return None
+    return _array_chunks(path, start, 1 + head.count(b"\n", 0, start), end, separator,
+                         len(newline) + len(indent) + 1, items or CHUNK_LINES)
+
+
+def _array_chunks(path: Path, start: int, line: int, end: int, separator: bytes, closed: int,
+                  per_chunk: int) -> Iterator[Chunk]:
+    """``iter_array_chunks``' chunks: the file scanned a block at a time for ``separator`` (an item's ``}`` is
+    ``closed`` bytes after a separator's start, the next item's ``{`` is its last byte)."""
+    source = str(path)
+    chunk_start, chunk_line, count, lead = start, line, 1, True  # the chunk being found
+    counted = start  # ``line`` is the line of this offset
+    with path.open("rb", buffering=0) as fh:
+        fh.seek(start)
+        base, data = start, b""  # ``data`` holds the file from offset ``base``
+        while (left := end - base - len(data)) > 0 and (block := fh.read(min(SCAN_BYTES, left))):
+            data += block
+            pos = 0
+            while (at := data.find(separator, pos)) >= 0:
+                item_end, next_start = base + at + closed, base + at + len(separator) - 1
+                line += data.count(b"\n", counted - base, next_start - base)
+                counted = next_start
+                if count >= per_chunk or item_end - chunk_start >= CHUNK_BYTES:
+                    yield Chunk(source, chunk_line, count, chunk_start, item_end - chunk_start, TAU_TRAJECTORIES,
+                                lead)
+                    chunk_start, chunk_line, count, lead = next_start, line, 1, False
+                else:
+                    count += 1
+                pos = at + len(separator) - 1
+            cut = max(pos, len(data) - len(separator) + 1)  # what may still hold the start of a separator is kept
+            line += data.count(b"\n", counted - base, cut)
+            counted = base + cut
+            data, base = data[cut:], base + cut
+    yield Chunk(source, chunk_line, count, chunk_start, end - chunk_start, TAU_TRAJECTORIES, lead)

@@ -202,13 +202,16 @@ class StageWriter:
                 raise BodyWriteFailed(exc) from None
 
     def _bodies_into_store(self, records: Sequence[PreparedItem], turn: AbstractContextManager[Any],
-                           ) -> list[int | None]:
+                           gold: bool = True) -> list[int | None]:
         """Write the bodies of ``records`` into the store (see the class), each chunk's transcripts' and gold
-        cases' in short transactions; the id of each, or None for one kept in the stage (stored unchanged)."""
+        cases' (unless not ``gold``) in short transactions; the id of each, or None for one kept in the stage
+        (stored unchanged, or a gold case left there)."""
         assert self.store is not None
         ids: list[int | None] = [None] * len(records)
         try:
             for transcript, kind in ((True, TRANSCRIPT_BODY_TABLES), (False, GOLD_BODY_TABLES)):
+                if not transcript and not gold:
+                    continue
                 picked = [n for n, prepared in enumerate(records) if prepared.transcript is transcript]
                 if not picked:
                     continue
@@ -232,15 +235,18 @@ class StageWriter:
 
     def write(self, number: int, records: Sequence[PreparedItem], *,
               store_turn: AbstractContextManager[Any] | None = None,
-              stage_turn: AbstractContextManager[Any] | None = None) -> list[StagedItem]:
+              stage_turn: AbstractContextManager[Any] | None = None, gold_in_store: bool = True) -> list[StagedItem]:
         """Write the rows of chunk ``number``'s records (each number used once in an import) in one
         transaction; return what stands for each. The writes into the store and into the stage are made
-        holding ``store_turn`` and ``stage_turn`` (the workers' locks: they take turns without polling)."""
+        holding ``store_turn`` and ``stage_turn`` (the workers' locks: they take turns without polling).
+        Not ``gold_in_store``: the gold cases' bodies stay in the stage, where a case the importing process drops
+        costs no write into the store and no delete (tau-bench's trajectories bring their task's case again
+        each)."""
         if len(records) >= 1 << CHILD_BITS or not 0 <= number < 2 * MAIN_CHUNKS:
             raise ValueError(f"chunk {number} of {len(records)} records: beyond what a stage key numbers")
         store_turn = store_turn or contextlib.nullcontext()
         stage_turn = stage_turn or contextlib.nullcontext()
-        body_ids = (self._bodies_into_store(records, store_turn) if self.store is not None
+        body_ids = (self._bodies_into_store(records, store_turn, gold_in_store) if self.store is not None
                     else [None] * len(records))
         transcripts, bodies, tools, turns, gold, gold_bodies, tags, out = [], [], {}, [], [], [], [], []
         for index, prepared in enumerate(records):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         first = next(items, None)
         if first is None:
             return
-        is_task_file = isinstance(first[1], dict) and "traj" not in first[1] and "actions" in first[1]
+        is_task_file = is_task(first[1])
         entries = _chain(first, items)
         if is_task_file:
             yield from _task_file(path, entries, options)
@@ -71,6 +71,11 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
             yield from _trajectories(path, entries, options)
     except InvalidRecord as err:
         yield err.located(str(path), None)
+
+
+def is_task(first: Any) -> bool:
+    """Whether a file whose first item is ``first`` is a task file (else trajectories)."""
+    return isinstance(first, dict) and "traj" not in first and "actions" in first
 
 
 def _chain(first: tuple[int, Any], rest: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
@@ -103,24 +108,52 @@ def find_tools(path: Path, domain: str, options: ImportOptions) -> tuple[ToolSpe
     return ()
 
 
-def _trajectories(path: Path, entries: Iterator[tuple[int, Any]], options: ImportOptions) -> Iterator[Item]:
+def trajectory_converter(path: Path, options: ImportOptions) -> Callable[[int, Any], list[Item]]:
+    """What one trajectory of the trajectories file ``path`` becomes: ``convert(line, value)`` gives its transcript
+    and its task's gold case (or the one error at its line). Each trajectory alone: an import may convert them in
+    several processes; ``FirstCases`` then keeps each task's case once, where they come back in order."""
     source = str(path)
     domain, model = domain_and_model(path)
     tools = find_tools(path, domain, options)
-    cases: dict[str, tuple[int, str]] = {}  # case id -> (line, canonical content's hash) of its first trajectory
+
+    def convert(line: int, value: Any) -> list[Item]:
+        return guard(source, line, _trajectory_records, value, domain, model, tools, options)
+
+    return convert
+
+
+class FirstCases:
+    """Every run of a task brings the task's gold case again, tools and all: the first is kept, a later one with
+    the same content is dropped, one with other content is refused at its line."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.cases: dict[str, tuple[int, str]] = {}  # case id -> (line, content hash) of its first trajectory
+
+    def take(self, case_id: str, line: int, digest: str) -> bool | InvalidRecord:
+        """Whether to keep the case at ``line`` (content hash ``digest``: the sha256 of the text the store writes,
+        ``record_json_text``), or why it is refused."""
+        first = self.cases.setdefault(case_id, (line, digest))
+        if first[1] != digest:
+            return InvalidRecord(f"task {case_id!r} has other gold actions than at line {first[0]}",
+                                 source=self.source, line=line)
+        return first[0] == line
+
+
+def _trajectories(path: Path, entries: Iterator[tuple[int, Any]], options: ImportOptions) -> Iterator[Item]:
+    convert = trajectory_converter(path, options)
+    cases = FirstCases(str(path))
     for line, value in entries:
-        items = guard(source, line, _trajectory_records, value, domain, model, tools, options)
-        for item in items:
+        for item in convert(line, value):
             if isinstance(item, Converted) and isinstance(item.record, GoldCase):
-                # Every run of a task brings its case again, tools and all: hashed as the store will write it
-                # (``record_json_text``: the tools' text kept from the run before), ~10x the reference encoder.
+                # Hashed as the store will write it (``record_json_text``: the tools' text kept from the run
+                # before), ~10x the reference encoder.
                 digest = hashlib.sha256(record_json_text(item.record)[0].encode("utf-8")).hexdigest()
-                first = cases.setdefault(item.record.id, (line, digest))
-                if first[1] != digest:
-                    yield InvalidRecord(f"task {item.record.id!r} has other gold actions than at line {first[0]}",
-                                        source=source, line=line)
-                elif first[0] == line:
+                taken = cases.take(item.record.id, line, digest)
+                if taken is True:
                     yield item
+                elif taken is not False:
+                    yield taken
             else:
                 yield item
 
