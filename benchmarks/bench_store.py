@@ -28,7 +28,7 @@ cases; the 1,000,000 run needs ~30 GB of free disk and tens of minutes), ``--qui
   workers since stop 42 (their chunks found from the indentation: ``import_pool.iter_array_chunks``). Peak RSS at
   two sizes: flat. Against the same sqlite3 floor.
 - the same for a tau2-bench results file (one object: info, tasks, then K simulations, the repository's real
-  airline ones under new ids), at the same two sizes, converted in the importing process (read a block at a time).
+  airline ones under new ids), at the same two sizes; its simulations converted by the workers since stop 42.
 - after each gold import, the repository's 6 tau-bench trajectories imported into that store: their tools are new
   there, so a drift check runs; it reads the gold the import could have changed (the cases labeled on those
   transcripts, and those of their source whose conversations are not stored), not the store's other sources'

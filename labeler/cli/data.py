@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sys
@@ -19,6 +20,7 @@ from labeler.cli.import_pool import (
     ImportPool,
     Prepared,
     ReadHere,
+    head_items,
     importing_gc,
     iter_pooled,
     parallel_paths,
@@ -121,9 +123,10 @@ def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, r
     with _progress(desc="reading", unit=" records") as bar:
         for path in paths:
             seen = 0
-            converted: Iterator[Any] = (iter_pooled(pool, path, pooled[path])
-                                        if pool is not None and pooled is not None and path in pooled
-                                        else importers.convert(path, fmt, options))
+            converted: Iterator[Any] = (
+                itertools.chain(head_items(path, pooled[path], options), iter_pooled(pool, path, pooled[path]))
+                if pool is not None and pooled is not None and path in pooled
+                else importers.convert(path, fmt, options))
             for item in converted:
                 seen += 1
                 bar.update()

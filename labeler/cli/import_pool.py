@@ -16,10 +16,11 @@ first bad line of the input is the one reported, whichever worker finished first
 (``PRIMED`` per worker with a stage, when a result is a few strings a record; ``AHEAD`` without, when it holds
 the rows), so memory stays flat however large the input.
 
-tau-bench's trajectories file (one JSON array, written indented) goes to the workers too: this process finds
-where its items lie from the indentation alone (``iter_array_chunks``), each worker checks that its chunk is
-whole items (else the import runs again in this process: ``ReadHere``), and this process keeps each task's gold
-case once, as the importer does (``iter_pooled``). Other formats (whole-file documents, logs whose lines merge
+tau-bench's trajectories file (one JSON array, written indented) and tau2-bench's results file (its
+``simulations``) go to the workers too: this process finds where their items lie from the indentation alone
+(``iter_array_chunks``), each worker checks that its chunk is whole items (else the import runs again in this
+process: ``ReadHere``), and this process keeps each tau-bench task's gold case once, as the importer does
+(``iter_pooled``), and converts a results file's task cases itself (``head_items``). Other formats (whole-file documents, logs whose lines merge
 into one transcript) are converted here, in this process, as before; so are small inputs (``MIN_BYTES``), for
 which starting workers costs more than it saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
 by name when told to, and leave when this process does (killed or not). They are forked before this process
@@ -32,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import json
 import multiprocessing
 import os
 import queue
@@ -57,7 +59,7 @@ from labeler.store.staging import (
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.hygiene import schema_violations
-from scorer.importers import Converted, ImportOptions, Item, tau_bench
+from scorer.importers import Converted, ImportOptions, Item, tau2_bench, tau_bench
 from scorer.importers.native import convert_line
 from scorer.model import GoldCase
 
@@ -116,6 +118,11 @@ LINES: Final = "lines"
 """A chunk of a file whose every line is a record (the toolgold JSON Lines format)."""
 TAU_TRAJECTORIES: Final = "tau-bench"
 """A chunk of whole items of a tau-bench trajectories file (one indented JSON array: ``iter_array_chunks``)."""
+TAU2_SIMULATIONS: Final = "tau2-bench"
+"""A chunk of whole simulations of a tau2-bench results file (an indented object, ``simulations`` its last
+member: ``iter_array_chunks(path, member="simulations")``)."""
+MEMBERS: Final = {TAU_TRAJECTORIES: None, TAU2_SIMULATIONS: "simulations"}
+"""The array each form's chunks are items of: the file itself (None), or the member of the file's object named."""
 
 
 class ReadHere(Exception):
@@ -170,6 +177,8 @@ class Chunk:
             raise ReadHere(f"{self.source}: not UTF-8 at line {self.first} or after") from None
         if len(raw) != self.size:  # the file changed under the import
             raise ReadHere(f"{self.source}: shorter than when the import began")
+        if self.lead and MEMBERS[self.form] is not None:
+            self._check_head()
         at, line, counted, given = _after_space(text, 0), self.first, 0, 0
         while at < len(text) and given < self.count:
             line += text.count("\n", counted, at)
@@ -187,6 +196,23 @@ class Chunk:
                 break
         if at < len(text) or given != self.count:
             raise ReadHere(f"{self.source}: not {self.count} whole items from line {self.first}")
+
+
+    def _check_head(self) -> None:
+        """That the file before the first chunk of a member's items opens that member's array as the last member of
+        the file's object (the chunks then being whole items, they are that array's, and nothing else's);
+        ``ReadHere`` if not. What comes before is read whole: a results file's info and tasks, a few hundred KB."""
+        with open(self.source, "rb") as fh:
+            raw = fh.read(self.offset)
+        try:
+            text = raw.decode("utf-8").removeprefix("\ufeff").rstrip(" \t\r\n")
+            if not text.endswith("["):
+                raise ValueError
+            head = strict_json.loads(text + "]}", source=self.source)
+        except (ValueError, InvalidRecord):  # (UnicodeDecodeError is a ValueError)
+            raise ReadHere(f"{self.source}: the {MEMBERS[self.form]} do not start at line {self.first}") from None
+        if not isinstance(head, dict) or list(head)[-1:] != [MEMBERS[self.form]]:
+            raise ReadHere(f"{self.source}: the {MEMBERS[self.form]} do not start at line {self.first}")
 
 
 _NOT_SPACE: Final = re.compile(r"[^ \t\r\n]")
@@ -207,17 +233,17 @@ def usable_cores() -> int:
 
 def parallel_paths(paths: list[Path], fmt: str | None) -> dict[Path, str]:
     """The files whose records workers can convert, each with its chunks' form: every line a record of its own
-    (``LINES``), or a tau-bench trajectories file laid out an item a line (``TAU_TRAJECTORIES``:
-    ``iter_array_chunks`` finds where its items lie). Unreadable or unrecognized files, and any other, are left to
-    the in-process path, which reports them where they come."""
+    (``LINES``), or a tau-bench trajectories file or a tau2-bench results file laid out an item a line
+    (``TAU_TRAJECTORIES``, ``TAU2_SIMULATIONS``: ``iter_array_chunks`` finds where its items lie). Unreadable or
+    unrecognized files, and any other, are left to the in-process path, which reports them where they come."""
     found = {}
     for path in paths:
         try:
             importer = importers.importer_named(fmt) if fmt else importers.detect(path)
             if importer.NAME == "toolgold":
                 found[path] = LINES
-            elif importer.NAME == tau_bench.NAME and iter_array_chunks(path) is not None:
-                found[path] = TAU_TRAJECTORIES
+            elif importer.NAME in MEMBERS and iter_array_chunks(path, member=MEMBERS[importer.NAME]) is not None:
+                found[path] = importer.NAME
         except (ToolgoldError, OSError):
             continue
     return found
@@ -421,13 +447,10 @@ class ImportPool:
                     yield item
             return
         convert = self.converters.get(source)
-        if convert is None:
-            try:  # the file's tools, read once a worker
-                convert = self.converters[source] = tau_bench.trajectory_converter(Path(source), self.options)
-            except InvalidRecord as exc:  # reported as the importing process reports it
-                raise ReadHere(str(exc)) from None
+        if convert is None:  # what converting the file's items needs, read once a worker (tools; info and tasks)
+            convert = self.converters[source] = _item_converter(Path(source), chunk.form, self.options)
         for line, value in chunk.items():
-            if chunk.lead and line == chunk.first and tau_bench.is_task(value):
+            if chunk.form == TAU_TRAJECTORIES and chunk.lead and line == chunk.first and tau_bench.is_task(value):
                 raise ReadHere(f"{source}: a tau-bench task file, not trajectories")
             for item in convert(line, value):
                 if isinstance(item, (Converted, InvalidRecord)):
@@ -595,11 +618,36 @@ def iter_file_chunks(path: Path) -> Iterator[Chunk]:
         yield Chunk(source, first, count, start, at - start)
 
 
+def _item_converter(path: Path, form: str, options: ImportOptions) -> Callable[[int, Any], list[Item]]:
+    """How one item of an array file of ``form`` converts (in a worker); ``ReadHere`` when the file says something
+    the importing process must report (its tools cannot be read, a results file's info is not what it must be)."""
+    if form == TAU_TRAJECTORIES:
+        try:
+            return tau_bench.trajectory_converter(path, options)
+        except InvalidRecord as exc:
+            raise ReadHere(str(exc)) from None
+    results = tau2_bench.results_head(path, options)
+    if results is None:
+        raise ReadHere(f"{path}: its info and tasks are not read here")
+    return results.convert
+
+
+def head_items(path: Path, form: str, options: ImportOptions) -> Iterator[Item]:
+    """What the importing process converts of an array file before the workers' items: a tau2-bench results
+    file's task cases (its ``tasks``), as the importer yields them first."""
+    if form != TAU2_SIMULATIONS:
+        return iter(())
+    results = tau2_bench.results_head(path, options)
+    if results is None:
+        raise ReadHere(f"{path}: its info and tasks are not read here")
+    return results.cases()
+
+
 def chunks_of(path: Path, form: str) -> Iterator[Chunk]:
     """Where the chunks of ``path`` lie, by its form (``parallel_paths``)."""
     if form == LINES:
         return iter_file_chunks(path)
-    chunks = iter_array_chunks(path)
+    chunks = iter_array_chunks(path, member=MEMBERS[form])
     if chunks is None:  # the file changed since ``parallel_paths`` looked: read here
         raise ReadHere(f"{path}: no longer laid out an item a line")
     return chunks
@@ -611,7 +659,7 @@ def iter_pooled(pool: ImportPool, path: Path, form: str = LINES) -> Iterator[Pre
     Of a tau-bench trajectories file, each task's gold case is kept once (``tau_bench.FirstCases``), as the
     importer keeps it: the workers wrote none of them."""
     converted = _pooled(pool, path, form)
-    if form == LINES:
+    if form != TAU_TRAJECTORIES:
         return converted
     return _first_cases(converted, str(path))
 
@@ -648,40 +696,52 @@ def _raising(exc: Exception) -> Iterator[Chunk]:
 
 ARRAY_HEAD: Final = re.compile(rb"[ \t\r\n]*\[[ \t\r\n]*?(\r?\n)([ \t]+)\{")
 """An array's opening: ``[``, white space, and the first item ``{`` at the start of a line after its indentation."""
+HEAD_BYTES: Final = 64 * 1024 * 1024
+"""How far into a file the opening of a member's array is looked for (a results file's info and tasks)."""
 
 
-def iter_array_chunks(path: Path, items: int | None = None) -> Iterator[Chunk] | None:
-    """The chunks of the JSON array that is the file ``path``, each ``items`` (``CHUNK_LINES``) whole items or about
-    ``CHUNK_BYTES``, or None when the file is not laid out an item a line: its first item must open a line after
-    ``[`` and the next one must follow within ``CHUNK_BYTES``, as ``json.dump(..., indent=N)`` writes them.
+def iter_array_chunks(path: Path, items: int | None = None, *, member: str | None = None) -> Iterator[Chunk] | None:
+    """The chunks of the JSON array that is the file ``path`` (or, ``member`` named, that member of the object
+    that is the file, its last), each ``items`` (``CHUNK_LINES``) whole items or about ``CHUNK_BYTES``, or None
+    when the file is not laid out an item a line: its first item must open a line after ``[`` and the next one
+    must follow within ``CHUNK_BYTES``, as ``json.dump(..., indent=N)`` writes them.
 
     The items are told apart without parsing: one ends where a line holding only the first's indentation and
     ``},`` is followed by a line opening the next (``{`` at that indentation). A pretty-printer puts nothing
-    deeper at that indentation, but any writer may: so each worker checks that its chunk is whole items and says
-    ``ReadHere`` when it is not, and the import converts the file in the importing process instead. (The pieces
-    being whole values separated by commas, they are the array's items: JSON reads one way only.)"""
+    deeper at that indentation, but any writer may: so each worker checks that its chunk is whole items, and the
+    first chunk's that the member's array opens where it starts (``Chunk.items``), and says ``ReadHere`` when
+    not; the import then converts the file in the importing process instead. (The pieces being whole values
+    separated by commas, they are the array's items: JSON reads one way only.)"""
     with path.open("rb") as fh:
-        head = fh.read(CHUNK_BYTES)
+        head = fh.read(CHUNK_BYTES if member is None else HEAD_BYTES)
         size = fh.seek(0, os.SEEK_END)
         fh.seek(max(0, size - 4096))
         tail = fh.read()
     bom = 3 if head.startswith(b"\xef\xbb\xbf") else 0
-    opening = ARRAY_HEAD.match(head, bom)
     closing = tail.rstrip(b" \t\r\n")
+    if member is None:
+        opening = ARRAY_HEAD.match(head, bom)
+    else:  # the member's key at the start of a line, then its array's first item at the start of the next
+        key = re.escape(json.dumps(member).encode("utf-8"))
+        opening = re.compile(rb"\n[ \t]*" + key + rb"[ \t]*:[ \t]*\[[ \t\r\n]*?(\r?\n)([ \t]+)\{").search(head, bom)
+        if not closing.endswith(b"}") or not head[bom:].lstrip(b" \t\r\n").startswith(b"{"):
+            return None
+        closing = closing[:-1].rstrip(b" \t\r\n")
     if opening is None or not closing.endswith(b"]"):
         return None
     newline, indent = opening.group(1), opening.group(2)
     start = opening.end() - 1
-    end = size - (len(tail) - len(closing)) - 1  # the closing bracket
+    end = len(closing) - 1 + max(0, size - 4096)  # the array's closing bracket
     separator = newline + indent + b"}," + newline + indent + b"{"
-    if head.find(separator, start) < 0 or end <= start:
+    if end <= start or head.find(separator, start, start + CHUNK_BYTES) < 0:
         return None
     return _array_chunks(path, start, 1 + head.count(b"\n", 0, start), end, separator,
-                         len(newline) + len(indent) + 1, items or CHUNK_LINES)
+                         len(newline) + len(indent) + 1, items or CHUNK_LINES,
+                         TAU_TRAJECTORIES if member is None else TAU2_SIMULATIONS)
 
 
 def _array_chunks(path: Path, start: int, line: int, end: int, separator: bytes, closed: int,
-                  per_chunk: int) -> Iterator[Chunk]:
+                  per_chunk: int, form: str) -> Iterator[Chunk]:
     """``iter_array_chunks``' chunks: the file scanned a block at a time for ``separator`` (an item's ``}`` is
     ``closed`` bytes after a separator's start, the next item's ``{`` is its last byte)."""
     source = str(path)
@@ -698,8 +758,7 @@ def _array_chunks(path: Path, start: int, line: int, end: int, separator: bytes,
                 line += data.count(b"\n", counted - base, next_start - base)
                 counted = next_start
                 if count >= per_chunk or item_end - chunk_start >= CHUNK_BYTES:
-                    yield Chunk(source, chunk_line, count, chunk_start, item_end - chunk_start, TAU_TRAJECTORIES,
-                                lead)
+                    yield Chunk(source, chunk_line, count, chunk_start, item_end - chunk_start, form, lead)
                     chunk_start, chunk_line, count, lead = next_start, line, 1, False
                 else:
                     count += 1
@@ -708,4 +767,4 @@ def _array_chunks(path: Path, start: int, line: int, end: int, separator: bytes,
             line += data.count(b"\n", counted - base, cut)
             counted = base + cut
             data, base = data[cut:], base + cut
-    yield Chunk(source, chunk_line, count, chunk_start, end - chunk_start, TAU_TRAJECTORIES, lead)
+    yield Chunk(source, chunk_line, count, chunk_start, end - chunk_start, form, lead)

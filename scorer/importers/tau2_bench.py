@@ -93,24 +93,52 @@ def convert(path: Path, options: ImportOptions) -> Iterator[Item]:
         yield err.located(str(path), None)
 
 
+class Results:
+    """What a results file's ``info`` and ``tasks`` say: the task cases (``cases``, what the file yields before its
+    simulations) and how each simulation converts (``convert(line, value)``, alone: an import may convert them
+    in several processes)."""
+
+    def __init__(self, source: str, info_value: Any, task_items: list[tuple[int, Any]], options: ImportOptions
+                 ) -> None:
+        info = need_dict(info_value, "info")
+        environment = need_dict(info.get("environment_info"), "info.environment_info")
+        self.source = source
+        self.domain = need_str(environment.get("domain_name"), "info.environment_info.domain_name")
+        self.policy = environment.get("policy") if isinstance(environment.get("policy"), str) else None
+        self.solo = need_dict(info.get("user_info") or {}, "info.user_info").get("implementation") == "dummy_user"
+        agent = need_dict(info.get("agent_info") or {}, "info.agent_info")
+        self.model = str(agent.get("llm") or "unknown")
+        self.options = options
+        self.task_items = task_items
+        self.tasks = {str(task["id"]): task for _, task in task_items if isinstance(task, dict) and "id" in task}
+
+    def cases(self) -> Iterator[Item]:
+        for line, task in self.task_items:
+            yield from guard(self.source, line, _case, task, self.domain, solo=self.solo, options=self.options)
+
+    def convert(self, line: int, simulation: Any) -> list[Item]:
+        return guard(self.source, line, _transcript, simulation, domain=self.domain, model=self.model,
+                     solo=self.solo, policy=self.policy, tasks=self.tasks, options=self.options)
+
+
+def results_head(path: Path, options: ImportOptions) -> Results | None:
+    """A results file's ``Results``, its info and tasks read a block at a time (``member_items``), or None when
+    they do not come first as tau2-bench writes them or say no domain: ``convert`` reads the file then."""
+    streamed = member_items(path, "simulations", ("info", "tasks"), listed=("tasks",))
+    if streamed is None:
+        return None
+    try:
+        return Results(str(path), streamed[0]["info"], streamed[0]["tasks"], options)
+    except InvalidRecord:
+        return None
+
+
 def _results(source: str, info_value: Any, task_items: list[tuple[int, Any]],
              simulations: Iterable[tuple[int, Any]], options: ImportOptions) -> Iterator[Item]:
-    info = need_dict(info_value, "info")
-    environment = need_dict(info.get("environment_info"), "info.environment_info")
-    domain = need_str(environment.get("domain_name"), "info.environment_info.domain_name")
-    policy = environment.get("policy") if isinstance(environment.get("policy"), str) else None
-    solo = need_dict(info.get("user_info") or {}, "info.user_info").get("implementation") == "dummy_user"
-    agent = need_dict(info.get("agent_info") or {}, "info.agent_info")
-    model = str(agent.get("llm") or "unknown")
-    tasks = {}
-    for line, task in task_items:
-        items = guard(source, line, _case, task, domain, solo=solo, options=options)
-        yield from items
-        if isinstance(task, dict) and "id" in task:
-            tasks[str(task["id"])] = task
+    results = Results(source, info_value, task_items, options)
+    yield from results.cases()
     for line, simulation in simulations:
-        yield from guard(source, line, _transcript, simulation, domain=domain, model=model, solo=solo,
-                         policy=policy, tasks=tasks, options=options)
+        yield from results.convert(line, simulation)
 
 
 def _prefix(domain: str, solo: bool) -> str:

@@ -58,11 +58,13 @@ def force_pool(monkeypatch: pytest.MonkeyPatch) -> list[import_pool.Chunk]:
     in the list returned, and each run of an import in ``RUNS``."""
     chunks: list[import_pool.Chunk] = []
     submit = import_pool.ImportPool.submit
-    run_import = data_cmd._import
+    run_import = getattr(data_cmd._import, "original", data_cmd._import)  # (not counted twice if forced again)
 
     def counted(*args: Any) -> Any:
         RUNS.append("here" if args[7] is None else "workers")
         return run_import(*args)
+
+    counted.original = run_import  # type: ignore[attr-defined]
 
     RUNS.clear()
     monkeypatch.setattr(data_cmd, "_import", counted)
@@ -280,3 +282,117 @@ def test_with_skip_invalid_each_reject_is_listed_once_even_when_the_file_is_read
     assert listed == (tmp_path / "alone" / "toolgold-rejects.txt").read_text(encoding="utf-8")
     assert listed.count("\n") == 1
     assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
+
+
+TAU2 = REPO / "tests" / "data" / "real" / "tau2-bench" / "results" / "gpt-4.1_airline_default_gpt-4.1_1trials.json"
+
+
+def results(n: int, *, tasks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A tau2-bench results file with ``n`` real airline simulations, each under an id and trial of its own."""
+    base = json.loads(TAU2.read_text(encoding="utf-8"))
+    sims = base.pop("simulations")
+    if tasks is not None:
+        base["tasks"] = tasks
+    return {**base, "simulations": [{**sims[i % len(sims)], "id": f"sim-{i}", "trial": i // len(sims)}
+                                    for i in range(n)]}
+
+
+def write_results(folder: Path, text: str) -> Path:
+    path = folder / "airline" / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_tau2_results_file_s_simulations_go_to_the_workers_and_store_what_converting_here_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = results(20)
+    path = write_results(tmp_path / "in", json.dumps(doc, indent=2))
+    alone, pooled, chunks = both(tmp_path, monkeypatch, path)
+    assert alone[0] == 0 and alone[1].startswith("20 transcripts added")
+    assert f"{len(doc['tasks'])} gold cases added" in alone[1]
+    assert len(chunks) == 7 and RUNS == ["workers"]
+    assert pooled == alone
+    assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
+
+
+def test_a_tau2_results_file_s_chunks_are_whole_simulations_at_their_lines(tmp_path: Path) -> None:
+    doc = results(7)
+    text = json.dumps(doc, indent=2)
+    path = write_results(tmp_path, text)
+    lines = text.splitlines()
+    opened = lines.index('  "simulations": [') + 1
+    starts = [n for n, line in enumerate(lines, start=1) if line == "    {" and n > opened]
+    chunks = list(import_pool.iter_array_chunks(path, items=3, member="simulations") or ())
+    assert [(c.first, c.count, c.lead) for c in chunks] == [(starts[0], 3, True), (starts[3], 3, False),
+                                                            (starts[6], 1, False)]
+    assert [v for c in chunks for _, v in c.items()] == doc["simulations"]
+    assert import_pool.iter_array_chunks(path, items=3) is None  # the file is an object, not an array
+    # simulations not the last member: the array closing the file is the tasks', so the chunk where the
+    # simulations end is not whole items (and the file is read here)
+    moved = {"simulations": doc["simulations"], **{k: v for k, v in doc.items() if k != "simulations"}}
+    path.write_text(json.dumps(moved, indent=2), encoding="utf-8")
+    chunks = list(import_pool.iter_array_chunks(path, items=3, member="simulations") or ())
+    with pytest.raises(import_pool.ReadHere):
+        for chunk in chunks:
+            list(chunk.items())
+
+
+def test_a_simulations_key_inside_a_task_that_misleads_the_split_is_noticed_and_the_file_read_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = json.loads(TAU2.read_text(encoding="utf-8"))
+    tasks = base["tasks"]
+    tasks[0] = {**tasks[0], "simulations": [{"note": "a"}, {"note": "b"}]}
+    path = write_results(tmp_path / "in", json.dumps(results(9, tasks=tasks), indent=2))
+    chunks = list(import_pool.iter_array_chunks(path, items=3, member="simulations") or ())
+    assert chunks and chunks[0].lead  # the task's own list taken for the simulations
+    with pytest.raises(import_pool.ReadHere):
+        list(chunks[0].items())
+    alone, pooled, handed = both(tmp_path, monkeypatch, path)
+    assert alone[0] == 0 and alone[1].startswith("9 transcripts added")
+    assert handed and RUNS == ["workers", "here"]
+    assert pooled == alone
+    assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
+
+
+def test_a_tau2_results_file_with_a_simulation_cut_by_the_split_or_a_bad_info_is_reported_as_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = results(12)
+    text = json.dumps(doc, indent=2)
+    sim = doc["simulations"][7]
+    plain = json.dumps(sim, indent=2).replace("\n", "\n    ")
+    flat = {**sim, "messages": "@M@"}
+    messages = ",\n".join("    {\n      " + json.dumps(m)[1:-1] + "\n    }" for m in sim["messages"])
+    odd = json.dumps(flat, indent=2).replace("\n", "\n    ").replace('"@M@"', "[\n" + messages + "\n      ]")
+    assert text.count(plain) == 1 and json.loads(text.replace(plain, odd)) == doc
+    path = write_results(tmp_path / "cut", text.replace(plain, odd))
+    alone, pooled, _ = both(tmp_path / "cut", monkeypatch, path)
+    assert alone[0] == 0 and RUNS == ["workers", "here"]
+    assert pooled == alone
+    bad = {**doc, "info": {**doc["info"], "environment_info": "airline"}}
+    path = write_results(tmp_path / "bad", json.dumps(bad, indent=2))
+    alone, pooled, _ = both(tmp_path / "bad", monkeypatch, path)
+    assert alone[0] == 2 and "environment_info" in alone[2]
+    assert RUNS == ["workers", "here"]
+    assert pooled == alone
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_on_either_backend_the_workers_store_every_simulation_and_each_task_case_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str, request: pytest.FixtureRequest) -> None:
+    db = str(tmp_path / "s.db") if backend == "sqlite" else request.getfixturevalue("postgres_url")
+    doc = results(20)
+    path = write_results(tmp_path / "in", json.dumps(doc, indent=2))
+    monkeypatch.setattr(data_cmd, "MIN_BYTES", 1 << 60)
+    alone = run("import", str(path), "--db", str(tmp_path / "alone.db"))
+    force_pool(monkeypatch)
+    assert run("import", str(path), "--db", db) == alone
+    assert RUNS == ["workers"]
+    store, reference = Store(db), Store(tmp_path / "alone.db")
+    try:
+        assert store.count_transcripts() == reference.count_transcripts() == 20
+        assert [c.model_dump() for c in store.iter_gold_cases()] == \
+            [c.model_dump() for c in reference.iter_gold_cases()]
+    finally:
+        store.close()
+        reference.close()
