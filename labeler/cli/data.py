@@ -20,6 +20,7 @@ from labeler.cli.import_pool import (
     ImportPool,
     Prepared,
     ReadHere,
+    Repeated,
     head_items,
     importing_gc,
     iter_pooled,
@@ -133,6 +134,8 @@ def iter_converted(paths: list[Path], fmt: str | None, options: ImportOptions, r
                 if isinstance(item, Prepared):
                     if warnings is not None and item.problems is not None:
                         warnings.note(str(path), item.line, str(item.case_id), item.problems)
+                    if isinstance(item.item, Repeated):  # (``iter_pooled`` drops them)
+                        raise RuntimeError(f"a repeated case reached the store: {item.item.id!r}")
                     yield item.item
                 elif isinstance(item, Converted):
                     if warnings is not None and isinstance(item.record, GoldCase):

@@ -105,7 +105,7 @@ class Prepared:
     """A record converted by a worker: its rows (or, once the import has a stage file, where the worker wrote
     them), and for a gold case the schema problems to warn of."""
 
-    item: PreparedItem | StagedItem
+    item: PreparedItem | StagedItem | Repeated
     line: int | None
     case_id: str | None
     problems: list[str] | None
@@ -129,6 +129,19 @@ class ReadHere(Exception):
     """A chunk of a JSON array's items that is not whole items after all (the file's indentation misled the split,
     or the file is not what it looked like): the import is run again with every file converted in the importing
     process, which reads the array as a whole and reports what it finds as it always has."""
+
+
+@dataclass(frozen=True, slots=True)
+class Repeated:
+    """A tau-bench task's case a worker converted before in this import (the same object: the converter gives an
+    equal task's again): the earlier one comes back first, so ``FirstCases`` drops this one; only its content
+    hash is sent back, its rows are not written."""
+
+    id: str
+    digest: str
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Repeated, (self.id, self.digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +278,7 @@ class ImportPool:
         self.decided = False
         self.primed: dict[Path, Iterator[Chunk]] = {}
         self.converters: dict[str, Callable[[int, Any], list[Item]]] = {}  # in a worker: each array file's
+        self.repeated: dict[int, tuple[GoldCase, Repeated]] = {}  # in a worker: the tau-bench cases prepared
         self.told: tuple[str, str] | str | None = DEFERRED  # in a worker: the decision, once told
         self.procs = [ctx.Process(target=self._work, args=(i,), daemon=True, name=f"toolgold-import-{i}")
                       for i in range(workers)]
@@ -416,6 +430,10 @@ class ImportPool:
                 out.append((type(item), item.message, item.source, item.line))
                 continue
             record = item.record
+            repeated = self.repeated.get(id(record)) if chunk.form == TAU_TRAJECTORIES else None
+            if repeated is not None:
+                out.append(Prepared(repeated[1], item.line, repeated[1].id, None))
+                continue
             try:
                 prepared = prepare_item(ImportItem(record, source, item.line))
             except InvalidRecord as exc:  # more children than a stage key numbers
@@ -424,6 +442,10 @@ class ImportPool:
             if keep_rows:
                 rows.append(prepared)
             if isinstance(record, GoldCase):
+                if chunk.form == TAU_TRAJECTORIES:
+                    if len(self.repeated) >= tau_bench.CASES_KEPT:
+                        self.repeated.clear()
+                    self.repeated[id(record)] = (record, Repeated(record.id, prepared.staged.digest))
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
             else:
                 out.append(Prepared(prepared, item.line, None, None))
@@ -461,7 +483,7 @@ class ImportPool:
         written = iter(writer.write(chunk_number, rows, store_turn=self.store_lock, stage_turn=self.stage_lock,
                                     gold_in_store=gold_in_store))
         return [Prepared(next(written), entry.line, entry.case_id, entry.problems)
-                if isinstance(entry, Prepared) else entry for entry in out]
+                if isinstance(entry, Prepared) and not isinstance(entry.item, Repeated) else entry for entry in out]
 
     # -- in the importing process
 
@@ -674,6 +696,9 @@ def _first_cases(converted: Iterator[Prepared | InvalidRecord], source: str) -> 
             taken = cases.take(entry.case_id, entry.line,
                                item.staged.digest if isinstance(item, PreparedItem) else item.digest)
             if taken is True:
+                if isinstance(item, Repeated):  # its worker converted an equal task before: never the first
+                    raise RuntimeError(f"an import worker sent back a case it had sent before as the first: "
+                                       f"{item.id!r} at line {entry.line}")
                 yield entry
             elif taken is not False:
                 yield taken

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from scorer.errors import InvalidRecord
 from scorer.formats import record_json_text
 from scorer.importers.base import Converted, ImportOptions, Item
@@ -115,11 +117,17 @@ def trajectory_converter(path: Path, options: ImportOptions) -> Callable[[int, A
     source = str(path)
     domain, model = domain_and_model(path)
     tools = find_tools(path, domain, options)
+    cases: dict[bytes, GoldCase] = {}
 
     def convert(line: int, value: Any) -> list[Item]:
-        return guard(source, line, _trajectory_records, value, domain, model, tools, options)
+        return guard(source, line, _trajectory_records, value, domain, model, tools, options, cases)
 
     return convert
+
+
+CASES_KEPT = 512
+"""Task cases a converter keeps to give again (``_trajectory_records``): tau-bench writes every task's first run, then
+every task's second..., and a domain has 50 (airline) or 115 (retail) tasks. A case with its objects is ~7 KB."""
 
 
 class FirstCases:
@@ -143,12 +151,19 @@ class FirstCases:
 def _trajectories(path: Path, entries: Iterator[tuple[int, Any]], options: ImportOptions) -> Iterator[Item]:
     convert = trajectory_converter(path, options)
     cases = FirstCases(str(path))
+    hashed: dict[int, tuple[GoldCase, str]] = {}  # by the case object (kept alive here): an equal task's is the same
     for line, value in entries:
         for item in convert(line, value):
             if isinstance(item, Converted) and isinstance(item.record, GoldCase):
-                # Hashed as the store will write it (``record_json_text``: the tools' text kept from the run
-                # before), ~10x the reference encoder.
-                digest = hashlib.sha256(record_json_text(item.record)[0].encode("utf-8")).hexdigest()
+                known = hashed.get(id(item.record))
+                if known is None:
+                    if len(hashed) >= CASES_KEPT:
+                        hashed.clear()
+                    # Hashed as the store will write it (``record_json_text``: the tools' text kept from the run
+                    # before), ~10x the reference encoder.
+                    known = hashed[id(item.record)] = (
+                        item.record, hashlib.sha256(record_json_text(item.record)[0].encode("utf-8")).hexdigest())
+                digest = known[1]
                 taken = cases.take(item.record.id, line, digest)
                 if taken is True:
                     yield item
@@ -159,7 +174,11 @@ def _trajectories(path: Path, entries: Iterator[tuple[int, Any]], options: Impor
 
 
 def _trajectory_records(value: Any, domain: str, model: str, tools: tuple[ToolSpec, ...],
-                        options: ImportOptions) -> list[Transcript | GoldCase]:
+                        options: ImportOptions, cases: dict[bytes, GoldCase] | None = None,
+                        ) -> list[Transcript | GoldCase]:
+    """A run's transcript and its task's case; the very case object made for an equal task before (``cases``,
+    by the task's JSON: every run of a task brings it again), so what is learnt of it once holds for the runs
+    after (``FirstCases`` drops them; an import's worker sends back only their content hash)."""
     run = need_dict(value, "trajectory")
     task_id = need_key(run, "task_id", "trajectory")
     trial = run.get("trial", 0)
@@ -175,7 +194,18 @@ def _trajectory_records(value: Any, domain: str, model: str, tools: tuple[ToolSp
         metadata["timestamp"] = now
     transcript = Transcript(id=f"tau-bench/{domain}/{model}/task-{task_id}/trial-{trial}", messages=messages,
                             tools=tools, metadata=metadata)
-    return [transcript, _case(task, domain, task_id, tools, options, split_name="test")]
+    if cases is None:
+        return [transcript, _case(task, domain, task_id, tools, options, split_name="test")]
+    try:
+        key = orjson.dumps([task_id, task])
+    except (TypeError, orjson.JSONEncodeError):  # an integer beyond 64 bits: not kept
+        return [transcript, _case(task, domain, task_id, tools, options, split_name="test")]
+    case = cases.get(key)
+    if case is None:
+        if len(cases) >= CASES_KEPT:
+            cases.clear()
+        case = cases[key] = _case(task, domain, task_id, tools, options, split_name="test")
+    return [transcript, case]
 
 
 def _task_file(path: Path, entries: Iterator[tuple[int, Any]], options: ImportOptions) -> Iterator[Item]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import MethodType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import labeler.cli.data as data_cmd
 from labeler.cli import cli, import_pool
 from labeler.store import Store
 from labeler.store import transcripts as store_transcripts
+from scorer.importers import ImportOptions
 from tests.labeler.import_golden import REPO, digests
 from tests.labeler.test_import_pool import _bodies_in
 
@@ -133,8 +135,26 @@ def test_a_trajectory_body_goes_once_into_the_store_and_each_task_case_stays_in_
     code, out, err = run("import", str(path), "--db", str(tmp_path / "store.db"))
     assert (code, err) == (0, "")
     assert out.startswith("24 transcripts added") and "16 gold cases added" in out
-    assert staged == [(0, 24)]
+    assert len(staged) == 1 and staged[0][0] == 0
+    assert 16 <= staged[0][1] <= 24  # each task's case once at least; once a worker, at most (see below)
     assert _bodies_in(tmp_path / "store.db") == (24, 0, 16, 0)
+
+
+def test_a_worker_sends_back_only_the_content_hash_of_a_task_case_it_converted_before(tmp_path: Path) -> None:
+    path = write(tmp_path / "in", trajectories(12))  # tasks 0 and 1 come twice in each 6
+    worker = SimpleNamespace(options=ImportOptions(), converters={}, repeated={})
+    for name in ("_converted", "_items"):
+        setattr(worker, name, MethodType(getattr(import_pool.ImportPool, name), worker))
+    chunks = list(import_pool.iter_array_chunks(path, items=12) or ())
+    assert len(chunks) == 1
+    out, rows, gold_in_store = worker._converted(chunks[0], True)
+    assert not gold_in_store
+    cases = [entry for entry in out if entry.case_id is not None]
+    repeated = [entry for entry in cases if isinstance(entry.item, import_pool.Repeated)]
+    assert [entry.line for entry in repeated] == [cases[4].line, cases[5].line, cases[10].line, cases[11].line]
+    first = {entry.case_id: entry.item.staged.digest for entry in cases if entry not in repeated}
+    assert len(first) == 8 and all(entry.item.digest == first[entry.case_id] for entry in repeated)
+    assert len(rows) == 12 + 8  # every transcript, each task's case once
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
