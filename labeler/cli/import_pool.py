@@ -16,8 +16,8 @@ first bad line of the input is the one reported, whichever worker finished first
 (``PRIMED`` per worker with a stage, when a result is a few strings a record; ``AHEAD`` without, when it holds
 the rows), so memory stays flat however large the input.
 
-tau-bench's trajectories file (one JSON array, written indented) and tau2-bench's results file (its
-``simulations``) go to the workers too: this process finds where their items lie from the indentation alone
+tau-bench's trajectories file (one JSON array, written indented), tau2-bench's results file (its
+``simulations``) and inspect_ai's ``.json`` eval log (its ``samples``) go to the workers too: this process finds where their items lie from the indentation alone
 (``iter_array_chunks``), each worker checks that its chunk is whole items (else the import runs again in this
 process: ``ReadHere``), and this process keeps each tau-bench task's gold case once, as the importer does
 (``iter_pooled``), and converts a results file's task cases itself (``head_items``). Other formats (whole-file documents, logs whose lines merge
@@ -59,7 +59,7 @@ from labeler.store.staging import (
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.hygiene import schema_violations
-from scorer.importers import Converted, ImportOptions, Item, tau2_bench, tau_bench
+from scorer.importers import Converted, ImportOptions, Item, inspect_ai, tau2_bench, tau_bench
 from scorer.importers.native import convert_line
 from scorer.model import GoldCase
 
@@ -119,9 +119,10 @@ LINES: Final = "lines"
 TAU_TRAJECTORIES: Final = "tau-bench"
 """A chunk of whole items of a tau-bench trajectories file (one indented JSON array: ``iter_array_chunks``)."""
 TAU2_SIMULATIONS: Final = "tau2-bench"
-"""A chunk of whole simulations of a tau2-bench results file (an indented object, ``simulations`` its last
-member: ``iter_array_chunks(path, member="simulations")``)."""
-MEMBERS: Final = {TAU_TRAJECTORIES: None, TAU2_SIMULATIONS: "simulations"}
+"""A chunk of whole simulations of a tau2-bench results file (an indented object, ``simulations`` a member)."""
+INSPECT_SAMPLES: Final = "inspect-ai"
+"""A chunk of whole samples of an inspect_ai ``.json`` eval log (an indented object, ``samples`` among its members)."""
+MEMBERS: Final = {TAU_TRAJECTORIES: None, TAU2_SIMULATIONS: "simulations", INSPECT_SAMPLES: "samples"}
 """The array each form's chunks are items of: the file itself (None), or the member of the file's object named."""
 
 
@@ -159,10 +160,12 @@ class Chunk:
     lead: bool = False
     separator: bytes = b""
     """Between two items of an array chunk: ``},`` and ``{`` each opening a line at the items' indentation."""
+    last: bool = False
+    """The array's last chunk: the array's ``]`` follows it."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Chunk, (self.source, self.first, self.count, self.offset, self.size, self.form, self.lead,
-                       self.separator)
+                       self.separator, self.last)
 
     def lines(self) -> Iterator[bytes]:
         """The chunk's lines, each with its line end, as iterating the file in binary gives them (only
@@ -191,8 +194,11 @@ class Chunk:
         with open(self.source, "rb") as fh:
             fh.seek(self.offset)
             raw = fh.read(self.size)
+            rest = fh.read() if self.last else b""
         if len(raw) != self.size:  # the file changed under the import
             raise ReadHere(f"{self.source}: shorter than when the import began")
+        if self.last:
+            self._check_tail(rest)
         separator = self.separator
         closed = (len(separator) - 1) // 2  # from a separator's start to just past its ``}``
         pos, line, given = 0, self.first, 0
@@ -211,6 +217,19 @@ class Chunk:
             pos = at + len(separator) - 1
         if given != self.count:
             raise ReadHere(f"{self.source}: not {self.count} whole items from line {self.first}")
+
+    def _check_tail(self, rest: bytes) -> None:
+        """That what follows the last chunk (``rest``) closes the array and then the document: only white space
+        (the file is the array), or the object's other members and its ``}``; ``ReadHere`` if not."""
+        member = MEMBERS[self.form]
+        try:
+            if member is None:
+                if rest.rstrip(b" \t\r\n") != b"]":
+                    raise ValueError
+            elif not isinstance(strict_json.loads(b'{"":[' + rest, source=self.source), dict):
+                raise ValueError
+        except (ValueError, InvalidRecord):
+            raise ReadHere(f"{self.source}: the {member or 'array'} do not end where its layout says") from None
 
     def _check_head(self) -> None:
         """That the file before the first chunk of a member's items opens that member's array as the last member of
@@ -247,7 +266,7 @@ def parallel_paths(paths: list[Path], fmt: str | None) -> dict[Path, str]:
             importer = importers.importer_named(fmt) if fmt else importers.detect(path)
             if importer.NAME == "toolgold":
                 found[path] = LINES
-            elif importer.NAME in MEMBERS and iter_array_chunks(path, member=MEMBERS[importer.NAME]) is not None:
+            elif importer.NAME in MEMBERS and iter_array_chunks(path, importer.NAME) is not None:
                 found[path] = importer.NAME
         except (ToolgoldError, OSError):
             continue
@@ -640,6 +659,11 @@ def _item_converter(path: Path, form: str, options: ImportOptions) -> Callable[[
             return tau_bench.trajectory_converter(path, options)
         except InvalidRecord as exc:
             raise ReadHere(str(exc)) from None
+    if form == INSPECT_SAMPLES:
+        converter = inspect_ai.sample_converter(path, options)
+        if converter is None:
+            raise ReadHere(f"{path}: its eval is not read here")
+        return converter
     results = tau2_bench.results_head(path, options)
     if results is None:
         raise ReadHere(f"{path}: its info and tasks are not read here")
@@ -661,7 +685,7 @@ def chunks_of(path: Path, form: str) -> Iterator[Chunk]:
     """Where the chunks of ``path`` lie, by its form (``parallel_paths``)."""
     if form == LINES:
         return iter_file_chunks(path)
-    chunks = iter_array_chunks(path, member=MEMBERS[form])
+    chunks = iter_array_chunks(path, form)
     if chunks is None:  # the file changed since ``parallel_paths`` looked: read here
         raise ReadHere(f"{path}: no longer laid out an item a line")
     return chunks
@@ -714,63 +738,73 @@ def _raising(exc: Exception) -> Iterator[Chunk]:
 ARRAY_HEAD: Final = re.compile(rb"[ \t\r\n]*\[[ \t\r\n]*?(\r?\n)([ \t]+)\{")
 """An array's opening: ``[``, white space, and the first item ``{`` at the start of a line after its indentation."""
 HEAD_BYTES: Final = 64 * 1024 * 1024
-"""How far into a file the opening of a member's array is looked for (a results file's info and tasks)."""
+"""How far into a file the opening of a member's array is looked for (a results file's info and tasks, an eval
+log's eval, plan, results and stats)."""
 
 
-def iter_array_chunks(path: Path, items: int | None = None, *, member: str | None = None) -> Iterator[Chunk] | None:
-    """The chunks of the JSON array that is the file ``path`` (or, ``member`` named, that member of the object
-    that is the file, its last), each ``items`` (``CHUNK_LINES``) whole items or about ``CHUNK_BYTES``, or None
-    when the file is not laid out an item a line: its first item must open a line after ``[`` and the next one
-    must follow within ``CHUNK_BYTES``, as ``json.dump(..., indent=N)`` writes them.
+def iter_array_chunks(path: Path, form: str = TAU_TRAJECTORIES, items: int | None = None) -> Iterator[Chunk] | None:
+    """The chunks of the JSON array that is the file ``path`` (or, for a form whose ``MEMBERS`` names a member,
+    that member of the object that is the file), each ``items`` (``CHUNK_LINES``) whole items or about
+    ``CHUNK_BYTES``, or None when the file is not laid out an item a line: the array's first item must open a line
+    after ``[`` and the next one must follow within ``CHUNK_BYTES``, as ``json.dump(..., indent=N)`` writes them.
 
     The items are told apart without parsing: one ends where a line holding only the first's indentation and
-    ``},`` is followed by a line opening the next (``{`` at that indentation). A pretty-printer puts nothing
-    deeper at that indentation, but any writer may: so each worker checks that its chunk is whole items, and the
-    first chunk's that the member's array opens where it starts (``Chunk.items``), and says ``ReadHere`` when
-    not; the import then converts the file in the importing process instead. (The pieces being whole values
-    separated by commas, they are the array's items: JSON reads one way only.)"""
+    ``},`` is followed by a line opening the next (``{`` at that indentation); the last, where such a ``}`` is
+    followed by a line closing the array (``]`` at the indentation of the array's key, or none). A pretty-printer
+    puts nothing deeper at those indentations, but any writer may: so each worker checks that its chunk is whole
+    items, the first chunk's that the array opens where it starts and the last chunk's that what follows it ends
+    the document (``Chunk.items``), and says ``ReadHere`` when not; the import then converts the file in the
+    importing process instead. (The pieces being whole values separated by commas, they are the array's items:
+    JSON reads one way only.)"""
+    member = MEMBERS[form]
     with path.open("rb") as fh:
-        head = fh.read(CHUNK_BYTES if member is None else HEAD_BYTES)
-        size = fh.seek(0, os.SEEK_END)
-        fh.seek(max(0, size - 4096))
-        tail = fh.read()
-    bom = 3 if head.startswith(b"\xef\xbb\xbf") else 0
-    closing = tail.rstrip(b" \t\r\n")
-    if member is None:
-        opening = ARRAY_HEAD.match(head, bom)
-    else:  # the member's key at the start of a line, then its array's first item at the start of the next
-        key = re.escape(json.dumps(member).encode("utf-8"))
-        opening = re.compile(rb"\n[ \t]*" + key + rb"[ \t]*:[ \t]*\[[ \t\r\n]*?(\r?\n)([ \t]+)\{").search(head, bom)
-        if not closing.endswith(b"}") or not head[bom:].lstrip(b" \t\r\n").startswith(b"{"):
-            return None
-        closing = closing[:-1].rstrip(b" \t\r\n")
-    if opening is None or not closing.endswith(b"]"):
+        head = fh.read(CHUNK_BYTES)
+        if member is None:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - 4096))
+            if not fh.read().rstrip(b" \t\r\n").endswith(b"]"):
+                return None
+            opening = ARRAY_HEAD.match(head, 3 if head.startswith(b"\xef\xbb\xbf") else 0)
+            outer = b""
+        else:  # the member's key at the start of a line, then its array's first item at the start of the next
+            pattern = re.compile(rb"\n([ \t]*)" + re.escape(json.dumps(member).encode("utf-8"))
+                                 + rb"[ \t]*:[ \t]*\[[ \t\r\n]*?(\r?\n)([ \t]+)\{")
+            opening = pattern.search(head)
+            if opening is None and len(head) == CHUNK_BYTES:
+                head += fh.read(HEAD_BYTES - CHUNK_BYTES)
+                opening = pattern.search(head)
+            outer = b"" if opening is None else opening.group(1)
+    if opening is None:
         return None
-    newline, indent = opening.group(1), opening.group(2)
+    newline, indent = opening.groups()[-2:]
     start = opening.end() - 1
-    end = len(closing) - 1 + max(0, size - 4096)  # the array's closing bracket
     separator = newline + indent + b"}," + newline + indent + b"{"
-    if end <= start or head.find(separator, start, start + CHUNK_BYTES) < 0:
+    if head.find(separator, start, start + CHUNK_BYTES) < 0:
         return None
-    return _array_chunks(path, start, 1 + head.count(b"\n", 0, start), end, separator,
-                         len(newline) + len(indent) + 1, items or CHUNK_LINES,
-                         TAU_TRAJECTORIES if member is None else TAU2_SIMULATIONS)
+    return _array_chunks(path, start, 1 + head.count(b"\n", 0, start), separator,
+                         newline + indent + b"}" + newline + outer + b"]", items or CHUNK_LINES, form)
 
 
-def _array_chunks(path: Path, start: int, line: int, end: int, separator: bytes, closed: int,
-                  per_chunk: int, form: str) -> Iterator[Chunk]:
+def _array_chunks(path: Path, start: int, line: int, separator: bytes, closer: bytes, per_chunk: int, form: str,
+                  ) -> Iterator[Chunk]:
     """``iter_array_chunks``' chunks: the file scanned a block at a time for ``separator`` (an item's ``}`` is
-    ``closed`` bytes after a separator's start, the next item's ``{`` is its last byte)."""
+    ``closed`` bytes after a separator's start, the next item's ``{`` is its last byte) up to ``closer`` (the
+    last item's ``}`` and the array's ``]``; the file's end if there is none: the last chunk's worker refuses it)."""
     source = str(path)
+    closed = (len(separator) - 1) // 2
     chunk_start, chunk_line, count, lead = start, line, 1, True  # the chunk being found
     counted = start  # ``line`` is the line of this offset
+    end = None  # the array's ``]``, once found
     with path.open("rb", buffering=0) as fh:
         fh.seek(start)
         base, data = start, b""  # ``data`` holds the file from offset ``base``
-        while (left := end - base - len(data)) > 0 and (block := fh.read(min(SCAN_BYTES, left))):
+        while end is None and (block := fh.read(SCAN_BYTES)):
             data += block
             pos = 0
-            while (at := data.find(separator, pos)) >= 0:
+            stop = data.find(closer)
+            if stop >= 0:
+                end = base + stop + len(closer) - 1
+            while (at := data.find(separator, pos, len(data) if stop < 0 else stop + closed)) >= 0:
                 item_end, next_start = base + at + closed, base + at + len(separator) - 1
                 line += data.count(b"\n", counted - base, next_start - base)
                 counted = next_start
@@ -780,8 +814,11 @@ def _array_chunks(path: Path, start: int, line: int, end: int, separator: bytes,
                 else:
                     count += 1
                 pos = at + len(separator) - 1
-            cut = max(pos, len(data) - len(separator) + 1)  # what may still hold the start of a separator is kept
+            # what may still hold the start of a separator or of the closer is kept
+            cut = max(pos, len(data) - max(len(separator), len(closer)) + 1)
             line += data.count(b"\n", counted - base, cut)
             counted = base + cut
             data, base = data[cut:], base + cut
-    yield Chunk(source, chunk_line, count, chunk_start, end - chunk_start, form, lead, separator)
+        if end is None:
+            end = fh.seek(0, os.SEEK_END)
+    yield Chunk(source, chunk_line, count, chunk_start, end - chunk_start, form, lead, separator, last=True)

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,21 @@ def _eval_json(path: Path, options: ImportOptions) -> Iterator[Item]:
         return
     for line, sample in samples:
         yield from _guarded(lambda s=sample: sample_transcript(s, header, options), source, line)
+
+
+def sample_converter(path: Path, options: ImportOptions) -> Callable[[int, Any], list[Item]] | None:
+    """How one sample of the ``.json`` eval log ``path`` converts (alone: an import may convert them in several
+    processes), its ``eval`` read a block at a time; None when the log is not laid out as inspect writes it
+    (``convert`` reads it whole then)."""
+    streamed = member_items(path, "samples", ("eval",)) if starts_with(path, b"{") else None
+    if streamed is None:
+        return None
+    head, source = streamed[0], str(path)
+
+    def convert(line: int, sample: Any) -> list[Item]:
+        return _guarded(lambda: sample_transcript(sample, head, options), source, line)
+
+    return convert
 
 
 def _eval_zip(path: Path, options: ImportOptions) -> Iterator[Item]:

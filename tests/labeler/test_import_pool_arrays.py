@@ -343,19 +343,23 @@ def test_a_tau2_results_file_s_chunks_are_whole_simulations_at_their_lines(tmp_p
     lines = text.splitlines()
     opened = lines.index('  "simulations": [') + 1
     starts = [n for n, line in enumerate(lines, start=1) if line == "    {" and n > opened]
-    chunks = list(import_pool.iter_array_chunks(path, items=3, member="simulations") or ())
+    chunks = list(import_pool.iter_array_chunks(path, import_pool.TAU2_SIMULATIONS, items=3) or ())
     assert [(c.first, c.count, c.lead) for c in chunks] == [(starts[0], 3, True), (starts[3], 3, False),
                                                             (starts[6], 1, False)]
     assert [v for c in chunks for _, v in c.items()] == doc["simulations"]
     assert import_pool.iter_array_chunks(path, items=3) is None  # the file is an object, not an array
-    # simulations not the last member: the array closing the file is the tasks', so the chunk where the
-    # simulations end is not whole items (and the file is read here)
+    # other members after the simulations: their end is where the last one's "}" meets the array's "]"
     moved = {"simulations": doc["simulations"], **{k: v for k, v in doc.items() if k != "simulations"}}
     path.write_text(json.dumps(moved, indent=2), encoding="utf-8")
-    chunks = list(import_pool.iter_array_chunks(path, items=3, member="simulations") or ())
+    chunks = list(import_pool.iter_array_chunks(path, import_pool.TAU2_SIMULATIONS, items=3) or ())
+    assert [c.last for c in chunks] == [False, False, True]
+    assert [v for c in chunks for _, v in c.items()] == doc["simulations"]
+    # what follows the last chunk must end the document: a truncated file is refused by the last chunk's worker
+    path.write_text(json.dumps(moved, indent=2)[:-40], encoding="utf-8")
+    chunks = list(import_pool.iter_array_chunks(path, import_pool.TAU2_SIMULATIONS, items=3) or ())
+    assert chunks[-1].last
     with pytest.raises(import_pool.ReadHere):
-        for chunk in chunks:
-            list(chunk.items())
+        list(chunks[-1].items())
 
 
 def test_a_simulations_key_inside_a_task_that_misleads_the_split_is_noticed_and_the_file_read_here(
@@ -364,7 +368,7 @@ def test_a_simulations_key_inside_a_task_that_misleads_the_split_is_noticed_and_
     tasks = base["tasks"]
     tasks[0] = {**tasks[0], "simulations": [{"note": "a"}, {"note": "b"}]}
     path = write_results(tmp_path / "in", json.dumps(results(9, tasks=tasks), indent=2))
-    chunks = list(import_pool.iter_array_chunks(path, items=3, member="simulations") or ())
+    chunks = list(import_pool.iter_array_chunks(path, import_pool.TAU2_SIMULATIONS, items=3) or ())
     assert chunks and chunks[0].lead  # the task's own list taken for the simulations
     with pytest.raises(import_pool.ReadHere):
         list(chunks[0].items())
@@ -416,3 +420,32 @@ def test_on_either_backend_the_workers_store_every_simulation_and_each_task_case
     finally:
         store.close()
         reference.close()
+
+
+INSPECT = REPO / "tests" / "data" / "real" / "traces" / "inspect-ai" / "2025-05-12T20-27-36-04-00_browser.json"
+
+
+def test_an_inspect_log_s_samples_go_to_the_workers_and_store_what_converting_here_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As inspect writes it: eval, plan, results and stats, then the samples, then the reductions.
+    base = json.loads(INSPECT.read_text(encoding="utf-8"))
+    assert list(base)[-2:] == ["samples", "reductions"]
+    sample = base["samples"][0]
+    base["samples"] = [{**sample, "id": f"s-{i}", "epoch": 1 + i % 2} for i in range(7)]
+    path = tmp_path / "in" / "log.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(base, indent=2), encoding="utf-8")
+    chunks = list(import_pool.iter_array_chunks(path, import_pool.INSPECT_SAMPLES, items=3) or ())
+    assert [(c.count, c.lead, c.last) for c in chunks] == [(3, True, False), (3, False, False), (1, False, True)]
+    alone, pooled, handed = both(tmp_path, monkeypatch, path)
+    assert alone[0] == 0 and alone[1].startswith("7 transcripts added")
+    assert len(handed) == 3 and RUNS == ["workers"]
+    assert pooled == alone
+    assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
+    # Broken after the samples (the reductions cut short): the workers' file is read here, refused as here.
+    path.write_text(json.dumps(base, indent=2)[:-200], encoding="utf-8")
+    (tmp_path / "cut").mkdir()
+    alone, pooled, _ = both(tmp_path / "cut", monkeypatch, path)
+    assert alone[0] == 2 and alone[2].startswith(f"error: {path}:")
+    assert RUNS == ["workers", "here"]
+    assert pooled == alone
