@@ -17,12 +17,13 @@ first bad line of the input is the one reported, whichever worker finished first
 the rows), so memory stays flat however large the input.
 
 tau-bench's trajectories file (one JSON array, written indented), tau2-bench's results file (its
-``simulations``) and inspect_ai's ``.json`` eval log (its ``samples``) go to the workers too: this process finds where their items lie from the indentation alone
-(``iter_array_chunks``), each worker checks that its chunk is whole items (else the import runs again in this
-process: ``ReadHere``), and this process keeps each tau-bench task's gold case once, as the importer does
-(``iter_pooled``), and converts a results file's task cases itself (``head_items``). Other formats (whole-file documents, logs whose lines merge
-into one transcript) are converted here, in this process, as before; so are small inputs (``MIN_BYTES``), for
-which starting workers costs more than it saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
+``simulations``) and inspect_ai's ``.json`` eval log (its ``samples``) go to the workers too: this process finds
+where their items lie from the indentation alone (``iter_array_chunks``), each worker checks that its chunk is
+whole items (else the import runs again in this process: ``ReadHere``), and this process keeps each tau-bench
+task's gold case once, as the importer does (``iter_pooled``), and converts a results file's task cases itself
+(``head_items``). Other formats (whole-file documents, logs whose lines merge into one transcript) are converted
+here, in this process, as before; so are small inputs (``MIN_BYTES``), for which starting workers costs more than
+it saves. The workers are forked before the import makes its stage file (they must not inherit its lock), open it
 by name when told to, and leave when this process does (killed or not). They are forked before this process
 loads the store (SQLAlchemy, its tables) too, and handed their first chunks at once (``ImportPool.prime``): they
 convert those while it loads, then learn where to write them (the stage, or nowhere: PostgreSQL).
@@ -232,9 +233,9 @@ class Chunk:
             raise ReadHere(f"{self.source}: the {member or 'array'} do not end where its layout says") from None
 
     def _check_head(self) -> None:
-        """That the file before the first chunk of a member's items opens that member's array as the last member of
-        the file's object (the chunks then being whole items, they are that array's, and nothing else's);
-        ``ReadHere`` if not. What comes before is read whole: a results file's info and tasks, a few hundred KB."""
+        """That the file before the first chunk of a member's items is the file's object up to that member's array,
+        open (the chunks then being whole items, they are that array's, and nothing else's); ``ReadHere`` if not.
+        What comes before is read whole: a results file's info and tasks, an eval log's eval and stats."""
         with open(self.source, "rb") as fh:
             raw = fh.read(self.offset)
         try:
@@ -257,9 +258,10 @@ def usable_cores() -> int:
 
 def parallel_paths(paths: list[Path], fmt: str | None) -> dict[Path, str]:
     """The files whose records workers can convert, each with its chunks' form: every line a record of its own
-    (``LINES``), or a tau-bench trajectories file or a tau2-bench results file laid out an item a line
-    (``TAU_TRAJECTORIES``, ``TAU2_SIMULATIONS``: ``iter_array_chunks`` finds where its items lie). Unreadable or
-    unrecognized files, and any other, are left to the in-process path, which reports them where they come."""
+    (``LINES``), or a tau-bench trajectories file, a tau2-bench results file or an inspect_ai ``.json`` eval log
+    laid out an item a line (the forms of ``MEMBERS``: ``iter_array_chunks`` finds where their items lie).
+    Unreadable or unrecognized files, and any other, are left to the in-process path, which reports them where
+    they come."""
     found = {}
     for path in paths:
         try:
