@@ -104,8 +104,8 @@ def _converter(stage: tuple[Path, Path] | None = None) -> Callable[[list[bytes]]
     if hasattr(import_pool, "worker_gc"):  # the collector as a worker sets it (trees before it had none)
         import_pool.worker_gc()
     worker = SimpleNamespace(options=ImportOptions(), writers={}, stage_lock=threading.Lock(),
-                             store_lock=threading.Lock())
-    for phase in ("_converted", "_written"):  # what _convert calls (since stop 35)
+                             store_lock=threading.Lock(), converters={}, repeated={})
+    for phase in ("_converted", "_written", "_items"):  # what _convert calls (since stop 35; _items: stop 42)
         if hasattr(ImportPool, phase):
             setattr(worker, phase, MethodType(getattr(ImportPool, phase), worker))
     where = None if stage is None else (str(stage[0]), str(stage[1]))

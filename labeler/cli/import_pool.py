@@ -60,7 +60,7 @@ from labeler.store.staging import (
 from scorer import importers, strict_json
 from scorer.errors import InvalidRecord, ToolgoldError
 from scorer.hygiene import schema_violations
-from scorer.importers import Converted, ImportOptions, Item, inspect_ai, tau2_bench, tau_bench
+from scorer.importers import Converted, ImportOptions, Item
 from scorer.importers.native import convert_line
 from scorer.model import GoldCase
 
@@ -131,6 +131,11 @@ class ReadHere(Exception):
     """A chunk of a JSON array's items that is not whole items after all (the file's indentation misled the split,
     or the file is not what it looked like): the import is run again with every file converted in the importing
     process, which reads the array as a whole and reports what it finds as it always has."""
+
+
+REPEATED_KEPT: Final = 512
+"""The tau-bench cases a worker remembers having prepared (``Repeated``): as many as its converter gives again
+(``tau_bench.CASES_KEPT``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,7 +469,7 @@ class ImportPool:
                 rows.append(prepared)
             if isinstance(record, GoldCase):
                 if chunk.form == TAU_TRAJECTORIES:
-                    if len(self.repeated) >= tau_bench.CASES_KEPT:
+                    if len(self.repeated) >= REPEATED_KEPT:
                         self.repeated.clear()
                     self.repeated[id(record)] = (record, Repeated(record.id, prepared.staged.digest))
                 out.append(Prepared(prepared, item.line, record.id, schema_problems(record)))
@@ -484,6 +489,8 @@ class ImportPool:
         convert = self.converters.get(source)
         if convert is None:  # what converting the file's items needs, read once a worker (tools; info and tasks)
             convert = self.converters[source] = _item_converter(Path(source), chunk.form, self.options)
+        from scorer.importers import tau_bench  # only here: a toolgold file loads no other importer
+
         for line, value in chunk.items():
             if chunk.form == TAU_TRAJECTORIES and chunk.lead and line == chunk.first and tau_bench.is_task(value):
                 raise ReadHere(f"{source}: a tau-bench task file, not trajectories")
@@ -656,6 +663,8 @@ def iter_file_chunks(path: Path) -> Iterator[Chunk]:
 def _item_converter(path: Path, form: str, options: ImportOptions) -> Callable[[int, Any], list[Item]]:
     """How one item of an array file of ``form`` converts (in a worker); ``ReadHere`` when the file says something
     the importing process must report (its tools cannot be read, a results file's info is not what it must be)."""
+    from scorer.importers import inspect_ai, tau2_bench, tau_bench  # only here: as the registry loads them
+
     if form == TAU_TRAJECTORIES:
         try:
             return tau_bench.trajectory_converter(path, options)
@@ -677,6 +686,8 @@ def head_items(path: Path, form: str, options: ImportOptions) -> Iterator[Item]:
     file's task cases (its ``tasks``), as the importer yields them first."""
     if form != TAU2_SIMULATIONS:
         return iter(())
+    from scorer.importers import tau2_bench  # only here: as the registry loads it
+
     results = tau2_bench.results_head(path, options)
     if results is None:
         raise ReadHere(f"{path}: its info and tasks are not read here")
@@ -715,6 +726,8 @@ def _pooled(pool: ImportPool, path: Path, form: str) -> Iterator[Prepared | Inva
 
 
 def _first_cases(converted: Iterator[Prepared | InvalidRecord], source: str) -> Iterator[Prepared | InvalidRecord]:
+    from scorer.importers import tau_bench  # only here: as the registry loads it
+
     cases = tau_bench.FirstCases(source)
     for entry in converted:
         if isinstance(entry, Prepared) and entry.case_id is not None and entry.line is not None:
