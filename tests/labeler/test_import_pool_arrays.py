@@ -19,7 +19,7 @@ from labeler.store import Store
 from labeler.store import transcripts as store_transcripts
 from scorer.importers import ImportOptions
 from tests.labeler.import_golden import REPO, digests
-from tests.labeler.test_import_pool import _bodies_in
+from tests.labeler.test_import_pool import _bodies_in, _force_pool
 
 TAU = REPO / "tests" / "data" / "real" / "tau-bench"
 REAL = json.loads((TAU / "historical_trajectories" / "gpt-4o-airline.json").read_text(encoding="utf-8"))
@@ -50,6 +50,7 @@ def write(folder: Path, items: list[dict[str, Any]], *, text: str | None = None)
     return path
 
 
+SUBMIT = import_pool.ImportPool.submit
 RUNS: list[str] = []
 """How each import run converted its files, in order: "workers" or "here" (an import read again here after
 ``ReadHere`` runs twice)."""
@@ -59,7 +60,6 @@ def force_pool(monkeypatch: pytest.MonkeyPatch) -> list[import_pool.Chunk]:
     """From now on the imports go through two workers in chunks of 3 items; the chunks handed out are recorded
     in the list returned, and each run of an import in ``RUNS``."""
     chunks: list[import_pool.Chunk] = []
-    submit = import_pool.ImportPool.submit
     run_import = getattr(data_cmd._import, "original", data_cmd._import)  # (not counted twice if forced again)
 
     def counted(*args: Any) -> Any:
@@ -73,12 +73,9 @@ def force_pool(monkeypatch: pytest.MonkeyPatch) -> list[import_pool.Chunk]:
 
     def recorded(self: import_pool.ImportPool, chunk: import_pool.Chunk) -> None:
         chunks.append(chunk)
-        submit(self, chunk)
+        SUBMIT(self, chunk)
 
-    monkeypatch.setattr(data_cmd, "MIN_BYTES", 0)
-    monkeypatch.setattr(data_cmd, "WORKERS", 2)
-    monkeypatch.setattr(data_cmd, "usable_cores", lambda: 2)
-    monkeypatch.setattr(import_pool, "CHUNK_LINES", 3)
+    _force_pool(monkeypatch, [])  # two workers, chunks of 3 records
     monkeypatch.setattr(import_pool.ImportPool, "submit", recorded)
     return chunks
 
