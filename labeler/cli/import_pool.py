@@ -273,11 +273,19 @@ def parallel_paths(paths: list[Path], fmt: str | None) -> dict[Path, str]:
             importer = importers.importer_named(fmt) if fmt else importers.detect(path)
             if importer.NAME == "toolgold":
                 found[path] = LINES
-            elif importer.NAME in MEMBERS and iter_array_chunks(path, importer.NAME) is not None:
+            elif importer.NAME in MEMBERS and iter_array_chunks(path, importer.NAME) is not None and (
+                    importer.NAME != TAU_TRAJECTORIES or _has_runs(path)):
                 found[path] = importer.NAME
         except (ToolgoldError, OSError):
             continue
     return found
+
+
+def _has_runs(path: Path) -> bool:
+    """Whether a tau-bench file's first MB names a run's messages (``"traj"``): a task file has none, and the workers
+    convert runs only (the first chunk's worker would send a task file back: ``ReadHere``)."""
+    with path.open("rb") as fh:
+        return b'"traj"' in fh.read(1 << 20)
 
 
 class ImportPool:

@@ -249,9 +249,17 @@ def test_a_task_file_is_converted_as_tasks_whichever_way_it_goes(tmp_path: Path,
     shutil.copy(TAU / "converted" / "airline_tools.json", folder / "airline_tools.json")
     alone, pooled, chunks = both(tmp_path, monkeypatch, path)
     assert alone[0] == 0 and f"{len(tasks)} gold cases added" in alone[1]
-    assert chunks and RUNS == ["workers", "here"]
+    assert not chunks and RUNS == ["here"]  # no run's messages in it: not handed to the workers
     assert pooled == alone
     assert digests(tmp_path / "pooled.db") == digests(tmp_path / "alone.db")
+    # One with "traj" as a value: handed out, then sent back by the first chunk's worker.
+    tasks[0]["user_id"] = "traj"
+    path.write_text(json.dumps(tasks, indent=2), encoding="utf-8")
+    (tmp_path / "again").mkdir()
+    alone, pooled, chunks = both(tmp_path / "again", monkeypatch, path)
+    assert alone[0] == 0 and chunks and RUNS == ["workers", "here"]
+    assert pooled == alone
+    assert digests(tmp_path / "again" / "pooled.db") == digests(tmp_path / "again" / "alone.db")
 
 
 def test_a_file_broken_half_way_is_refused_at_the_same_line_with_nothing_imported(
