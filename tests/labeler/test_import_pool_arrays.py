@@ -90,15 +90,15 @@ def both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path,
     return alone, run("import", str(path), "--db", str(tmp_path / "pooled.db")), chunks
 
 
-def trapped(text: str, item: dict[str, Any]) -> str:
-    """``text`` (the items at indent 2) with ``item``'s messages written at the items' own indentation: still the
-    same JSON, but a split at "  },\\n  {" would cut that trajectory in pieces."""
-    plain = json.dumps(item, indent=2).replace("\n", "\n  ")
-    flat = dict(item)
-    flat["traj"] = "@TRAJ@"
-    messages = ",\n".join("  {\n    " + json.dumps(m)[1:-1] + "\n  }" for m in item["traj"])
-    odd = json.dumps(flat, indent=2).replace("\n", "\n  ").replace('"@TRAJ@"', "[\n" + messages + "\n    ]")
-    assert text.count(plain) == 1
+def trapped(text: str, item: dict[str, Any], key: str = "traj", indent: str = "  ") -> str:
+    """``text`` (the items at ``indent``) with ``item``'s ``key`` list (its messages) written at the items' own
+    indentation: still the same JSON, but a split at the items' "},\\n{" would cut that item in pieces."""
+    plain = json.dumps(item, indent=2).replace("\n", "\n" + indent)
+    inner = indent + "  "
+    messages = ",\n".join(f"{indent}{{\n{inner}" + json.dumps(m)[1:-1] + f"\n{indent}}}" for m in item[key])
+    odd = json.dumps({**item, key: "@LIST@"}, indent=2).replace("\n", "\n" + indent).replace(
+        '"@LIST@"', "[\n" + messages + "\n" + inner + "]")
+    assert text.count(plain) == 1 and json.loads(text.replace(plain, odd)) == json.loads(text)
     return text.replace(plain, odd)
 
 
@@ -388,13 +388,7 @@ def test_a_tau2_results_file_with_a_simulation_cut_by_the_split_or_a_bad_info_is
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     doc = results(12)
     text = json.dumps(doc, indent=2)
-    sim = doc["simulations"][7]
-    plain = json.dumps(sim, indent=2).replace("\n", "\n    ")
-    flat = {**sim, "messages": "@M@"}
-    messages = ",\n".join("    {\n      " + json.dumps(m)[1:-1] + "\n    }" for m in sim["messages"])
-    odd = json.dumps(flat, indent=2).replace("\n", "\n    ").replace('"@M@"', "[\n" + messages + "\n      ]")
-    assert text.count(plain) == 1 and json.loads(text.replace(plain, odd)) == doc
-    path = write_results(tmp_path / "cut", text.replace(plain, odd))
+    path = write_results(tmp_path / "cut", trapped(text, doc["simulations"][7], "messages", "    "))
     alone, pooled, _ = both(tmp_path / "cut", monkeypatch, path)
     assert alone[0] == 0 and RUNS == ["workers", "here"]
     assert pooled == alone
